@@ -1,0 +1,271 @@
+namespace Pmpi.Collectives;
+
+/// <summary>
+/// The collective algorithms, written on point-to-point in the communicator's collective context. Reductions combine
+/// in rank order, op(lower, higher), so non-commutative operations are exact (MPI-4.1 §6.9.1). Costs in rounds for
+/// n ranks: barrier, broadcast, gather, scatter, reduce, allreduce and scan ⌈log2 n⌉; allgather and alltoall n - 1.
+/// </summary>
+internal static class CollectiveAlgorithms
+{
+    // One tag per algorithm keeps a mismatched collective call visible as a type or tag error instead of a silent swap.
+    private const int BarrierTag = 1, BroadcastTag = 2, ReduceTag = 3, AllreduceTag = 4, GatherTag = 5, ScatterTag = 6,
+        AllgatherTag = 7, AlltoallTag = 8, ScanTag = 9;
+
+    /// <summary>Dissemination barrier: in round k each rank signals rank + 2^k and waits for rank - 2^k.</summary>
+    public static void Barrier(Intracommunicator comm)
+    {
+        for (int distance = 1; distance < comm.Size; distance <<= 1)
+            Exchange(comm, true, (comm.Rank + distance) % comm.Size, (comm.Rank - distance + comm.Size) % comm.Size, BarrierTag);
+    }
+
+    /// <summary>Binomial tree rooted at <paramref name="root"/>, on ranks relative to it.</summary>
+    public static T Broadcast<T>(Intracommunicator comm, T value, int root)
+    {
+        int size = comm.Size, relative = Relative(comm.Rank, root, size);
+        int mask = 1;
+        for (; mask < size; mask <<= 1)
+        {
+            if ((relative & mask) != 0)
+            {
+                value = Receive<T>(comm, Absolute(relative - mask, root, size), BroadcastTag);
+                break;
+            }
+        }
+        for (mask >>= 1; mask > 0; mask >>= 1)
+            if (relative + mask < size) Send(comm, value, Absolute(relative + mask, root, size), BroadcastTag);
+        return value;
+    }
+
+    /// <summary>
+    /// Binomial tree towards rank 0, where rank r has combined ranks [r, r + 2^k) after round k, so the order is
+    /// kept for any operation; then rank 0 hands the result to a different root.
+    /// </summary>
+    public static T Reduce<T>(Intracommunicator comm, T value, ReductionOperation<T> op, int root)
+    {
+        int rank = comm.Rank, size = comm.Size;
+        for (int mask = 1; mask < size; mask <<= 1)
+        {
+            if ((rank & mask) != 0)
+            {
+                Send(comm, value, rank - mask, ReduceTag);
+                break;
+            }
+            if (rank + mask < size) value = op(value, Receive<T>(comm, rank + mask, ReduceTag));
+        }
+        if (root != 0)
+        {
+            if (rank == 0) Send(comm, value, root, ReduceTag);
+            else if (rank == root) value = Receive<T>(comm, 0, ReduceTag);
+        }
+        return rank == root ? value : default!;
+    }
+
+    /// <summary>
+    /// Recursive doubling (MPICH's algorithm): the first 2r ranks, r = n - 2^⌊log2 n⌋, fold pairwise so a power of
+    /// two remain; those exchange with partners 2^k apart; the folded ranks get the result back.
+    /// </summary>
+    public static T Allreduce<T>(Intracommunicator comm, T value, ReductionOperation<T> op)
+    {
+        int rank = comm.Rank, size = comm.Size;
+        int powerOfTwo = 1;
+        while (powerOfTwo * 2 <= size) powerOfTwo *= 2;
+        int remainder = size - powerOfTwo;
+
+        int folded;
+        if (rank < 2 * remainder)
+        {
+            if (rank % 2 == 0)
+            {
+                Send(comm, value, rank + 1, AllreduceTag);
+                folded = -1;
+            }
+            else
+            {
+                value = op(Receive<T>(comm, rank - 1, AllreduceTag), value);
+                folded = rank / 2;
+            }
+        }
+        else folded = rank - remainder;
+
+        if (folded >= 0)
+        {
+            for (int mask = 1; mask < powerOfTwo; mask <<= 1)
+            {
+                int partnerFolded = folded ^ mask;
+                int partner = partnerFolded < remainder ? partnerFolded * 2 + 1 : partnerFolded + remainder;
+                var other = Exchange(comm, value, partner, partner, AllreduceTag);
+                value = partner < rank ? op(other, value) : op(value, other);
+            }
+        }
+
+        if (rank < 2 * remainder)
+        {
+            if (rank % 2 == 1) Send(comm, value, rank - 1, AllreduceTag);
+            else value = Receive<T>(comm, rank + 1, AllreduceTag);
+        }
+        return value;
+    }
+
+    /// <summary>
+    /// Recursive doubling prefix reduction (MPICH's scan): each rank keeps the partial over its aligned block of
+    /// 2^k ranks and folds lower partners' partials into its result. Exclusive: rank 0 gets default.
+    /// </summary>
+    public static T Scan<T>(Intracommunicator comm, T value, ReductionOperation<T> op, bool inclusive)
+    {
+        int rank = comm.Rank, size = comm.Size;
+        T partial = value, result = inclusive ? value : default!;
+        bool haveResult = inclusive;
+        for (int mask = 1; mask < size; mask <<= 1)
+        {
+            int partner = rank ^ mask;
+            if (partner >= size) continue;
+            var other = Exchange(comm, partial, partner, partner, ScanTag);
+            if (partner < rank)
+            {
+                partial = op(other, partial);
+                result = haveResult ? op(other, result) : other;
+                haveResult = true;
+            }
+            else partial = op(partial, other);
+        }
+        return result;
+    }
+
+    /// <summary>
+    /// Binomial gather towards <paramref name="root"/>: each rank forwards the concatenated blocks of its subtree,
+    /// which covers consecutive ranks relative to the root; the root puts blocks back in rank order.
+    /// </summary>
+    public static T[]? Gatherv<T>(Intracommunicator comm, T[] values, int root, Func<int, int> countAtRoot)
+    {
+        int size = comm.Size, relative = Relative(comm.Rank, root, size);
+        var subtree = new List<T>(values);
+        for (int mask = 1; mask < size; mask <<= 1)
+        {
+            if ((relative & mask) != 0)
+            {
+                Send(comm, subtree.ToArray(), Absolute(relative - mask, root, size), GatherTag);
+                return null;
+            }
+            if (relative + mask < size) subtree.AddRange(Receive<T[]>(comm, Absolute(relative + mask, root, size), GatherTag));
+        }
+
+        // At the root the blocks arrived in relative order root, root + 1, ...; rotate them back to rank order.
+        var offsets = new int[size + 1];
+        for (int rank = 0; rank < size; rank++) offsets[rank + 1] = offsets[rank] + countAtRoot(rank);
+        if (offsets[size] != subtree.Count)
+            throw new MpiException(ErrorClass.InvalidCount, $"Gather at root {root}: the counts add up to {offsets[size]} elements but {subtree.Count} arrived.");
+        var result = new T[subtree.Count];
+        int position = 0;
+        for (int i = 0; i < size; i++)
+        {
+            int rank = Absolute(i, root, size), count = countAtRoot(rank);
+            subtree.CopyTo(position, result, offsets[rank], count);
+            position += count;
+        }
+        return result;
+    }
+
+    /// <summary>
+    /// Binomial scatter from <paramref name="root"/>: each rank receives the blocks of its whole subtree from its
+    /// parent and passes on its children's parts, halving the range each round.
+    /// </summary>
+    public static T[] Scatterv<T>(Intracommunicator comm, T[]? values, int root, int[] counts)
+    {
+        int size = comm.Size, relative = Relative(comm.Rank, root, size);
+        // Offsets of each relative rank's block within a buffer laid out in relative order.
+        var offsets = new int[size + 1];
+        for (int i = 0; i < size; i++) offsets[i + 1] = offsets[i] + counts[Absolute(i, root, size)];
+
+        T[] subtree;
+        int mask = 1;
+        if (relative == 0)
+        {
+            // The root's array is in rank order; lay it out in relative order so every subtree is one slice.
+            var rankOffsets = Offsets(counts);
+            subtree = new T[offsets[size]];
+            for (int i = 0; i < size; i++)
+            {
+                int rank = Absolute(i, root, size);
+                Array.Copy(values!, rankOffsets[rank], subtree, offsets[i], counts[rank]);
+            }
+            while (mask < size) mask <<= 1;
+        }
+        else
+        {
+            while ((relative & mask) == 0) mask <<= 1;
+            subtree = Receive<T[]>(comm, Absolute(relative - mask, root, size), ScatterTag);
+        }
+
+        // subtree holds the blocks of relative ranks [relative, relative + mask) ∩ [0, size).
+        for (mask >>= 1; mask > 0; mask >>= 1)
+        {
+            int child = relative + mask;
+            if (child >= size) continue;
+            int end = Math.Min(child + mask, size);
+            Send(comm, subtree[(offsets[child] - offsets[relative])..(offsets[end] - offsets[relative])], Absolute(child, root, size), ScatterTag);
+        }
+        return subtree[..(offsets[relative + 1] - offsets[relative])];
+    }
+
+    /// <summary>Ring allgather: in n - 1 steps each rank passes the block it last received to its right neighbour.</summary>
+    public static T[] Allgatherv<T>(Intracommunicator comm, T[] values)
+    {
+        int rank = comm.Rank, size = comm.Size;
+        int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+        var blocks = new T[size][];
+        blocks[rank] = values;
+        for (int step = 0; step < size - 1; step++)
+        {
+            int sending = (rank - step + size) % size, receiving = (rank - step - 1 + size) % size;
+            blocks[receiving] = Exchange(comm, blocks[sending], right, left, AllgatherTag);
+        }
+        return [.. blocks.SelectMany(block => block)];
+    }
+
+    /// <summary>Pairwise exchange: in step k each rank sends to rank + k and receives from rank - k.</summary>
+    public static T[] Alltoallv<T>(Intracommunicator comm, T[] values, int[] sendCounts, int[] receiveCounts)
+    {
+        int rank = comm.Rank, size = comm.Size;
+        var sendOffsets = Offsets(sendCounts);
+        var receiveOffsets = Offsets(receiveCounts);
+        var result = new T[receiveOffsets[size]];
+        if (sendCounts[rank] != receiveCounts[rank])
+            throw new MpiException(ErrorClass.InvalidCount, $"Rank {rank} sends {sendCounts[rank]} elements to itself but expects {receiveCounts[rank]}.");
+        Array.Copy(values, sendOffsets[rank], result, receiveOffsets[rank], sendCounts[rank]);
+        for (int step = 1; step < size; step++)
+        {
+            int dest = (rank + step) % size, source = (rank - step + size) % size;
+            var block = Exchange(comm, values[sendOffsets[dest]..sendOffsets[dest + 1]], dest, source, AlltoallTag);
+            if (block.Length != receiveCounts[source])
+                throw new MpiException(ErrorClass.InvalidCount, $"Rank {rank} expected {receiveCounts[source]} elements from rank {source} but received {block.Length}.");
+            block.CopyTo(result, receiveOffsets[source]);
+        }
+        return result;
+    }
+
+    private static int[] Offsets(int[] counts)
+    {
+        var offsets = new int[counts.Length + 1];
+        for (int i = 0; i < counts.Length; i++) offsets[i + 1] = offsets[i] + counts[i];
+        return offsets;
+    }
+
+    private static int Relative(int rank, int root, int size) => (rank - root + size) % size;
+
+    private static int Absolute(int relative, int root, int size) => (relative + root) % size;
+
+    private static void Send<T>(Intracommunicator comm, T value, int dest, int tag) =>
+        Communicator.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
+
+    private static T Receive<T>(Intracommunicator comm, int source, int tag) =>
+        comm.Decode<T>(comm.ReceiveMessage(source, tag, comm.CollectiveContext), comm.CollectiveContext);
+
+    /// <summary>Sends and receives at once, so large (rendezvous) messages between partners cannot deadlock.</summary>
+    private static T Exchange<T>(Intracommunicator comm, T value, int dest, int source, int tag)
+    {
+        var send = comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false);
+        var received = Receive<T>(comm, source, tag);
+        Communicator.Complete(send);
+        return received;
+    }
+}

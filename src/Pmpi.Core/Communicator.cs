@@ -1,0 +1,336 @@
+using Pmpi.Devices;
+using Pmpi.Hosting;
+using Pmpi.Matching;
+using Pmpi.Payloads;
+
+namespace Pmpi;
+
+/// <summary>
+/// A group of ranks that talk among themselves in a context no other communicator sees (MPI_Comm). Point-to-point
+/// operations live here; <see cref="Intracommunicator"/> adds collectives and the constructors of new communicators.
+/// </summary>
+public abstract class Communicator : IDisposable
+{
+    /// <summary>Matches a message from any source (MPI_ANY_SOURCE).</summary>
+    public const int AnySource = MatchingEngine.AnySource;
+
+    /// <summary>Matches a message with any tag (MPI_ANY_TAG).</summary>
+    public const int AnyTag = MatchingEngine.AnyTag;
+
+    /// <summary>The largest tag a program may use (MPI_TAG_UB).</summary>
+    public const int MaxTag = int.MaxValue;
+
+    private readonly int[] _members;
+    private bool _disposed;
+
+    private protected Communicator(RankRuntime runtime, int context, int[] members, int rank)
+    {
+        Runtime = runtime;
+        Context = context;
+        _members = members;
+        Rank = rank;
+        runtime.MarkContextUsed(context);
+    }
+
+    /// <summary>All ranks of the job (MPI_COMM_WORLD) as seen by the calling rank.</summary>
+    public static Intracommunicator World => CurrentRuntime.World;
+
+    /// <summary>The calling rank alone (MPI_COMM_SELF).</summary>
+    public static Intracommunicator Self => CurrentRuntime.Self;
+
+    /// <summary>The calling rank's rank in this communicator, from 0 to <see cref="Size"/> - 1.</summary>
+    public int Rank { get; }
+
+    /// <summary>The number of ranks in this communicator.</summary>
+    public int Size => _members.Length;
+
+    /// <summary>The ranks of this communicator, as a group.</summary>
+    public Group Group => new(_members);
+
+    internal RankRuntime Runtime { get; }
+
+    internal int Context { get; }
+
+    /// <summary>Collective traffic has its own context, so it never matches a user's point-to-point receive.</summary>
+    internal int CollectiveContext => Context + 1;
+
+    internal ReadOnlySpan<int> Members => _members;
+
+    private static RankRuntime CurrentRuntime => RankRuntime.Current ?? throw new MpiException(ErrorClass.InvalidCommunicator,
+        "PMPI is not initialised on this thread: run the program inside Pmpi.Environment.Run(...) or after new Pmpi.Environment(ref args).");
+
+    // ---- Blocking sends ----
+
+    /// <summary>Sends <paramref name="value"/> to rank <paramref name="dest"/> with <paramref name="tag"/> (MPI_Send).</summary>
+    public void Send<T>(T value, int dest, int tag) => Complete(StartSend(value, dest, tag, Context, synchronous: false));
+
+    /// <summary>Sends an array; primitives and unmanaged structs travel as raw bytes (MPI_Send).</summary>
+    public void Send<T>(T[] values, int dest, int tag) => Send<T[]>(values, dest, tag);
+
+    /// <summary>Sends and returns only once the receiver has matched the message (MPI_Ssend).</summary>
+    public void Ssend<T>(T value, int dest, int tag) => Complete(StartSend(value, dest, tag, Context, synchronous: true));
+
+    /// <summary>Sends an array synchronously (MPI_Ssend).</summary>
+    public void Ssend<T>(T[] values, int dest, int tag) => Ssend<T[]>(values, dest, tag);
+
+    // ---- Blocking receives ----
+
+    /// <summary>Receives a value from <paramref name="source"/> (or <see cref="AnySource"/>) with <paramref name="tag"/> (or <see cref="AnyTag"/>).</summary>
+    public T Receive<T>(int source, int tag) => Receive<T>(source, tag, out CompletedStatus _);
+
+    /// <summary>Receives a value and reports the message's status.</summary>
+    public T Receive<T>(int source, int tag, out CompletedStatus status)
+    {
+        var message = ReceiveMessage(source, tag, Context);
+        var value = Decode<T>(message, Context);
+        status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, CountOf(value), false);
+        return value;
+    }
+
+    /// <summary>Receives a value into <paramref name="value"/>.</summary>
+    public void Receive<T>(int source, int tag, out T value) => value = Receive<T>(source, tag);
+
+    /// <summary>Receives a value into <paramref name="value"/> and reports the message's status.</summary>
+    public void Receive<T>(int source, int tag, out T value, out CompletedStatus status) => value = Receive<T>(source, tag, out status);
+
+    /// <summary>
+    /// Receives an array into <paramref name="values"/>, which is allocated when null; a message longer than the
+    /// array throws <see cref="ErrorClass.Truncate"/>, a shorter one fills its front (see the status' count).
+    /// </summary>
+    public void Receive<T>(int source, int tag, ref T[] values) => Receive(source, tag, ref values, out _);
+
+    /// <summary>Receives an array into <paramref name="values"/> and reports the status.</summary>
+    public void Receive<T>(int source, int tag, ref T[] values, out CompletedStatus status)
+    {
+        var message = ReceiveMessage(source, tag, Context);
+        int count = DecodeInto(message, Context, ref values);
+        status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, count, false);
+    }
+
+    /// <summary>Receives asynchronously, without blocking a thread (PMPI addition).</summary>
+    public async Task<T> ReceiveAsync<T>(int source, int tag, CancellationToken cancellationToken = default)
+    {
+        var request = ImmediateReceive<T>(source, tag);
+        try
+        {
+            await request.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            request.Cancel();
+            throw;
+        }
+        return request.Value;
+    }
+
+    // ---- Combined ----
+
+    /// <summary>Sends to <paramref name="dest"/> and receives from <paramref name="source"/> without deadlock (MPI_Sendrecv).</summary>
+    public TReceive SendReceive<TSend, TReceive>(TSend value, int dest, int sendTag, int source, int receiveTag, out CompletedStatus status)
+    {
+        var send = StartSend(value, dest, sendTag, Context, synchronous: false);
+        var received = Receive<TReceive>(source, receiveTag, out status);
+        Complete(send);
+        return received;
+    }
+
+    /// <summary>Exchanges values with one partner using one tag (MPI_Sendrecv).</summary>
+    public T SendReceive<T>(T value, int partner, int tag) => SendReceive<T, T>(value, partner, tag, partner, tag, out _);
+
+    /// <summary>Sends <paramref name="inValue"/> and receives <paramref name="outValue"/> (MPI.NET's form).</summary>
+    public void SendReceive<T>(T inValue, int dest, int tag, out T outValue) => outValue = SendReceive(inValue, dest, tag);
+
+    /// <summary>Sends to one rank and receives from another (MPI.NET's form).</summary>
+    public void SendReceive<T>(T inValue, int dest, int sendTag, int source, int receiveTag, out T outValue, out CompletedStatus status) =>
+        outValue = SendReceive<T, T>(inValue, dest, sendTag, source, receiveTag, out status);
+
+    // ---- Nonblocking ----
+
+    /// <summary>Starts a send (MPI_Isend); the value or array must not change until the request completes.</summary>
+    public Request ImmediateSend<T>(T value, int dest, int tag) => new SendRequest(StartSend(value, dest, tag, Context, synchronous: false), dest, tag);
+
+    /// <summary>Starts an array send (MPI_Isend).</summary>
+    public Request ImmediateSend<T>(T[] values, int dest, int tag) => ImmediateSend<T[]>(values, dest, tag);
+
+    /// <summary>Starts a synchronous send (MPI_Issend): completes once the receiver matched it.</summary>
+    public Request ImmediateSsend<T>(T value, int dest, int tag) => new SendRequest(StartSend(value, dest, tag, Context, synchronous: true), dest, tag);
+
+    /// <summary>Starts a receive of a value (MPI_Irecv).</summary>
+    public ReceiveRequest<T> ImmediateReceive<T>(int source, int tag) =>
+        new(Runtime.Device.Engine, PostReceive(source, tag, Context), message =>
+        {
+            var value = Decode<T>(message, Context);
+            return (value, CountOf(value));
+        });
+
+    /// <summary>Starts a receive into <paramref name="values"/> (MPI_Irecv); the request's value is that array.</summary>
+    public ReceiveRequest<T[]> ImmediateReceive<T>(int source, int tag, T[] values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return new(Runtime.Device.Engine, PostReceive(source, tag, Context), message =>
+        {
+            var buffer = values;
+            int count = DecodeInto(message, Context, ref buffer);
+            return (buffer, count);
+        });
+    }
+
+    // ---- Probes ----
+
+    /// <summary>Waits until a matching message is available, without receiving it (MPI_Probe).</summary>
+    public Status Probe(int source, int tag)
+    {
+        CheckSource(source);
+        CheckTag(tag, allowAny: true);
+        var probe = Runtime.Device.Engine.PostProbe(new Envelope(Context, source, tag));
+        probe.Wait();
+        Request.ThrowIfFailed(probe);
+        return StatusOf(probe.Message!);
+    }
+
+    /// <summary>The status of a matching message if one is available, otherwise null (MPI_Iprobe).</summary>
+    public Status? ImmediateProbe(int source, int tag)
+    {
+        CheckSource(source);
+        CheckTag(tag, allowAny: true);
+        try
+        {
+            var message = Runtime.Device.Engine.TryProbe(new Envelope(Context, source, tag));
+            return message is null ? null : StatusOf(message);
+        }
+        catch (MpiException e)
+        {
+            throw new MpiException(e.ErrorClass, e.Message, e);
+        }
+    }
+
+    // ---- Job control ----
+
+    /// <summary>Aborts every rank of the job (MPI_Abort); does not return.</summary>
+    public void Abort(int errorCode)
+    {
+        var reason = new MpiException(ErrorClass.Aborted, $"Rank {Runtime.Device.Rank} called Abort({errorCode}).") { AbortCode = errorCode };
+        Runtime.Device.Abort(reason);
+        throw reason;
+    }
+
+    /// <summary>Frees this communicator (MPI_Comm_free); <see cref="World"/> and <see cref="Self"/> cannot be freed.</summary>
+    public void Dispose()
+    {
+        if (Context > 3) _disposed = true;
+        GC.SuppressFinalize(this);
+    }
+
+    // ---- Internals shared with collectives ----
+
+    internal SendOperation StartSend<T>(T value, int dest, int tag, int context, bool synchronous)
+    {
+        CheckLive();
+        CheckRank(dest, nameof(dest));
+        CheckTag(tag, allowAny: false);
+        var payload = Codec<T>.Instance.Encode(value, Runtime.Serializer);
+        return Runtime.Device.Send(_members[dest], new Envelope(context, Rank, tag), payload, synchronous);
+    }
+
+    internal static void Complete(SendOperation send)
+    {
+        send.Wait();
+        Request.ThrowIfFailed(send);
+    }
+
+    internal ReceiveOperation PostReceive(int source, int tag, int context)
+    {
+        CheckLive();
+        CheckSource(source);
+        CheckTag(tag, allowAny: true);
+        return Runtime.Device.Engine.Post(new Envelope(context, source, tag));
+    }
+
+    internal Message ReceiveMessage(int source, int tag, int context)
+    {
+        var receive = PostReceive(source, tag, context);
+        receive.Wait();
+        Request.ThrowIfFailed(receive);
+        return receive.Message!;
+    }
+
+    internal T Decode<T>(Message message, int context)
+    {
+        var codec = Codec<T>.Instance;
+        try
+        {
+            CheckType(message, codec.Type, context);
+            return codec.Decode(message, Runtime.Serializer);
+        }
+        finally
+        {
+            message.Release();
+        }
+    }
+
+    internal int DecodeInto<T>(Message message, int context, ref T[] values)
+    {
+        var codec = Codec<T[]>.Instance;
+        try
+        {
+            CheckType(message, codec.Type, context);
+            if (codec is RawArrayCodec<T> raw)
+            {
+                T[]? buffer = values;
+                int count = raw.DecodeInto(message, ref buffer);
+                values = buffer!;
+                return count;
+            }
+            var decoded = codec.Decode(message, Runtime.Serializer);
+            if (values is null) values = decoded;
+            else if (decoded.Length > values.Length) throw Truncated(message, decoded.Length, values.Length);
+            else decoded.CopyTo(values, 0);
+            return decoded.Length;
+        }
+        catch (MpiException e) when (e.ErrorClass == ErrorClass.Truncate)
+        {
+            throw new MpiException(ErrorClass.Truncate, $"{Where(message)}: {e.Message}", e);
+        }
+        finally
+        {
+            message.Release();
+        }
+    }
+
+    internal void CheckRank(int rank, string argument)
+    {
+        if ((uint)rank >= (uint)Size)
+            throw new MpiException(ErrorClass.InvalidRank, $"Rank {rank} (argument '{argument}') is not in this communicator of {Size} ranks.");
+    }
+
+    private void CheckSource(int source)
+    {
+        if (source != AnySource) CheckRank(source, nameof(source));
+    }
+
+    private static void CheckTag(int tag, bool allowAny)
+    {
+        if (tag < 0 && !(allowAny && tag == AnyTag))
+            throw new MpiException(ErrorClass.InvalidTag, $"Tag {tag} is invalid: tags run from 0 to {MaxTag}{(allowAny ? ", or AnyTag for a receive" : "")}.");
+    }
+
+    private void CheckLive()
+    {
+        if (_disposed) throw new MpiException(ErrorClass.InvalidCommunicator, $"This communicator (context {Context}) has been disposed.");
+    }
+
+    private void CheckType(Message message, PayloadType expected, int context)
+    {
+        if (message.Type != expected)
+            throw new MpiException(ErrorClass.TypeMismatch, $"{Where(message)}{(context == CollectiveContext ? " in a collective" : "")}: expected {expected} but the sender sent {message.Type}.");
+    }
+
+    private MpiException Truncated(Message message, int count, int capacity) =>
+        new(ErrorClass.Truncate, $"{Where(message)}: message of {count} elements does not fit a buffer of {capacity}.");
+
+    private string Where(Message message) => $"Rank {Rank} receiving from rank {message.Envelope.Source} with tag {message.Envelope.Tag}";
+
+    private static Status StatusOf(Message message) => new(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length);
+
+    private static int CountOf<T>(T value) => value is Array array ? array.Length : 1;
+}

@@ -1,0 +1,258 @@
+using Pmpi.Collectives;
+using Pmpi.Hosting;
+
+namespace Pmpi;
+
+/// <summary>
+/// A communicator within one group of ranks (MPI intracommunicator): point-to-point plus the MPI-1 collectives and
+/// the constructors of new communicators. Every member must call a collective, in the same order.
+/// </summary>
+public sealed class Intracommunicator : Communicator
+{
+    /// <summary>The color that leaves a rank out of every communicator made by <see cref="Split"/> (MPI_UNDEFINED).</summary>
+    public const int Undefined = -1;
+
+    internal Intracommunicator(RankRuntime runtime, int context, int[] members, int rank)
+        : base(runtime, context, members, rank)
+    {
+    }
+
+    // ---- Synchronisation and data movement ----
+
+    /// <summary>Returns once every member has called it (MPI_Barrier; dissemination, ⌈log2 n⌉ rounds).</summary>
+    public void Barrier() => CollectiveAlgorithms.Barrier(this);
+
+    /// <summary>Makes <paramref name="value"/> on every rank equal the root's (MPI_Bcast; binomial tree).</summary>
+    public void Broadcast<T>(ref T value, int root) => value = CollectiveAlgorithms.Broadcast(this, value, Checked(root));
+
+    /// <summary>Broadcasts an array; a non-root array of the root's length is filled in place, otherwise replaced.</summary>
+    public void Broadcast<T>(ref T[] values, int root)
+    {
+        var received = CollectiveAlgorithms.Broadcast(this, values, Checked(root));
+        if (Rank != root && values is not null && values.Length == received.Length) received.CopyTo(values, 0);
+        else values = received;
+    }
+
+    /// <summary>Every rank's value, in rank order, at <paramref name="root"/>; null elsewhere (MPI_Gather; binomial tree).</summary>
+    public T[]? Gather<T>(T value, int root) => CollectiveAlgorithms.Gatherv(this, [value], Checked(root), _ => 1);
+
+    /// <summary>
+    /// Concatenates every rank's array in rank order at <paramref name="root"/>; null elsewhere (MPI_Gatherv).
+    /// <paramref name="counts"/>, the length of each rank's array, matters only at the root.
+    /// </summary>
+    public T[]? GatherFlattened<T>(T[] values, int[] counts, int root)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        if (Rank == root) CheckCounts(counts, nameof(counts));
+        return CollectiveAlgorithms.Gatherv(this, values, Checked(root), rank => counts[rank]);
+    }
+
+    /// <summary>Gathers arrays of one common length (MPI_Gather of several elements per rank).</summary>
+    public T[]? GatherFlattened<T>(T[] values, int root)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return CollectiveAlgorithms.Gatherv(this, values, Checked(root), _ => values.Length);
+    }
+
+    /// <summary>Element <see cref="Communicator.Rank"/> of the root's array, on every rank (MPI_Scatter; binomial tree).</summary>
+    public T Scatter<T>(T[]? values, int root)
+    {
+        if (Rank == Checked(root)) CheckLength(values, Size, nameof(values));
+        return CollectiveAlgorithms.Scatterv(this, values, root, Ones)[0];
+    }
+
+    /// <summary>
+    /// Splits the root's array into consecutive blocks of <paramref name="counts"/>[rank] elements and gives each
+    /// rank its block (MPI_Scatterv). <paramref name="counts"/> must be the same on every rank.
+    /// </summary>
+    public T[] ScatterFromFlattened<T>(T[]? values, int[] counts, int root)
+    {
+        CheckCounts(counts, nameof(counts));
+        if (Rank == Checked(root)) CheckLength(values, counts.Sum(), nameof(values));
+        return CollectiveAlgorithms.Scatterv(this, values, root, counts);
+    }
+
+    /// <summary>Every rank's value in rank order, on every rank (MPI_Allgather; ring).</summary>
+    public T[] Allgather<T>(T value) => CollectiveAlgorithms.Allgatherv(this, [value]);
+
+    /// <summary>Every rank's array concatenated in rank order, on every rank (MPI_Allgatherv; ring).</summary>
+    public T[] AllgatherFlattened<T>(T[] values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return CollectiveAlgorithms.Allgatherv(this, values);
+    }
+
+    /// <summary>Sends <paramref name="values"/>[j] to rank j and returns what each rank sent here (MPI_Alltoall; pairwise exchange).</summary>
+    public T[] Alltoall<T>(T[] values)
+    {
+        CheckLength(values, Size, nameof(values));
+        return CollectiveAlgorithms.Alltoallv(this, values, Ones, Ones);
+    }
+
+    /// <summary>
+    /// Sends consecutive blocks of <paramref name="sendCounts"/>[j] elements to each rank j and returns the blocks
+    /// received, <paramref name="receiveCounts"/>[i] from each rank i, concatenated in rank order (MPI_Alltoallv).
+    /// </summary>
+    public T[] AlltoallFlattened<T>(T[] values, int[] sendCounts, int[] receiveCounts)
+    {
+        CheckCounts(sendCounts, nameof(sendCounts));
+        CheckCounts(receiveCounts, nameof(receiveCounts));
+        CheckLength(values, sendCounts.Sum(), nameof(values));
+        return CollectiveAlgorithms.Alltoallv(this, values, sendCounts, receiveCounts);
+    }
+
+    // ---- Reductions ----
+
+    /// <summary>Combines every rank's value in rank order at <paramref name="root"/>; default elsewhere (MPI_Reduce; binomial tree).</summary>
+    public T Reduce<T>(T value, ReductionOperation<T> op, int root)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        return CollectiveAlgorithms.Reduce(this, value, op, Checked(root));
+    }
+
+    /// <summary>Combines arrays element by element at <paramref name="root"/>; null elsewhere (MPI_Reduce on a buffer).</summary>
+    public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return CollectiveAlgorithms.Reduce(this, values, Elementwise(op), Checked(root));
+    }
+
+    /// <summary>Combines every rank's value in rank order and returns the result everywhere (MPI_Allreduce; recursive doubling).</summary>
+    public T Allreduce<T>(T value, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        return CollectiveAlgorithms.Allreduce(this, value, op);
+    }
+
+    /// <summary>Combines arrays element by element and returns the result everywhere (MPI_Allreduce on a buffer).</summary>
+    public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return CollectiveAlgorithms.Allreduce(this, values, Elementwise(op));
+    }
+
+    /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> (MPI_Scan; recursive doubling).</summary>
+    public T Scan<T>(T value, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        return CollectiveAlgorithms.Scan(this, value, op, inclusive: true);
+    }
+
+    /// <summary>Element-wise inclusive scan of arrays (MPI_Scan on a buffer).</summary>
+    public T[] Scan<T>(T[] values, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return CollectiveAlgorithms.Scan(this, values, Elementwise(op), inclusive: true);
+    }
+
+    /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> - 1; default on rank 0 (MPI_Exscan).</summary>
+    public T ExclusiveScan<T>(T value, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        return CollectiveAlgorithms.Scan(this, value, op, inclusive: false);
+    }
+
+    /// <summary>Element-wise exclusive scan of arrays; null on rank 0 (MPI_Exscan on a buffer).</summary>
+    public T[] ExclusiveScan<T>(T[] values, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return CollectiveAlgorithms.Scan(this, values, Elementwise(op), inclusive: false);
+    }
+
+    /// <summary>
+    /// Reduces arrays element by element, then gives rank i the i-th block of <paramref name="counts"/>[i] elements
+    /// of the result (MPI_Reduce_scatter). <paramref name="counts"/> must be the same on every rank.
+    /// </summary>
+    public T[] ReduceScatter<T>(T[] values, ReductionOperation<T> op, int[] counts)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        CheckCounts(counts, nameof(counts));
+        CheckLength(values, counts.Sum(), nameof(values));
+        var reduced = CollectiveAlgorithms.Reduce(this, values, Elementwise(op), root: 0);
+        return CollectiveAlgorithms.Scatterv(this, reduced, 0, counts);
+    }
+
+    // ---- New communicators ----
+
+    /// <summary>A communicator with the same members and a new context (MPI_Comm_dup).</summary>
+    public Intracommunicator Dup() => new(Runtime, AgreeOnContext(), Members.ToArray(), Rank);
+
+    /// <summary>The same as <see cref="Dup"/> (MPI.NET's name).</summary>
+    public Intracommunicator Clone() => Dup();
+
+    /// <summary>
+    /// Partitions the members by <paramref name="color"/>, each part ordered by <paramref name="key"/> then old rank
+    /// (MPI_Comm_split). A rank passing <see cref="Undefined"/> gets null.
+    /// </summary>
+    public Intracommunicator? Split(int color, int key)
+    {
+        if (color < 0 && color != Undefined)
+            throw new MpiException(ErrorClass.InvalidArgument, $"Color {color} is invalid: colors are non-negative, or Undefined.");
+        var choices = Allgather((color, key));
+        int context = AgreeOnContext();
+        if (color == Undefined) return null;
+        var part = Enumerable.Range(0, Size).Where(r => choices[r].color == color).OrderBy(r => choices[r].key).ThenBy(r => r).ToArray();
+        var members = Members.ToArray();
+        return new Intracommunicator(Runtime, context, part.Select(r => members[r]).ToArray(), Array.IndexOf(part, Rank));
+    }
+
+    /// <summary>A communicator of <paramref name="group"/>'s members, a subset of this one's; null on other ranks (MPI_Comm_create).</summary>
+    public Intracommunicator? Create(Group group)
+    {
+        ArgumentNullException.ThrowIfNull(group);
+        var members = Members.ToArray();
+        foreach (var member in group.Members)
+            if (Array.IndexOf(members, member) < 0)
+                throw new MpiException(ErrorClass.InvalidArgument, $"The group holds world rank {member}, which is not in this communicator.");
+        int context = AgreeOnContext();
+        int rank = group.Members.IndexOf(members[Rank]);
+        return rank < 0 ? null : new Intracommunicator(Runtime, context, group.Members.ToArray(), rank);
+    }
+
+    /// <summary>Compares members, order and context with another communicator (MPI_Comm_compare).</summary>
+    public Comparison Compare(Communicator other)
+    {
+        ArgumentNullException.ThrowIfNull(other);
+        if (ReferenceEquals(this, other) || other.Context == Context && Members.SequenceEqual(other.Members)) return Comparison.Identical;
+        var groups = Group.Compare(other.Group);
+        return groups == Comparison.Identical ? Comparison.Congruent : groups;
+    }
+
+    // New communicators take the highest context id any member has free, so it is free on all of them.
+    private int AgreeOnContext() => CollectiveAlgorithms.Allreduce(this, Runtime.NextFreeContext, Math.Max);
+
+    private int[] Ones => Enumerable.Repeat(1, Size).ToArray();
+
+    private int Checked(int root)
+    {
+        CheckRank(root, nameof(root));
+        return root;
+    }
+
+    private void CheckCounts(int[] counts, string argument)
+    {
+        ArgumentNullException.ThrowIfNull(counts, argument);
+        if (counts.Length != Size || counts.Any(c => c < 0))
+            throw new MpiException(ErrorClass.InvalidCount, $"'{argument}' must hold {Size} non-negative counts, one per rank; it holds [{string.Join(", ", counts)}].");
+    }
+
+    private static void CheckLength<T>(T[]? values, int expected, string argument)
+    {
+        ArgumentNullException.ThrowIfNull(values, argument);
+        if (values.Length != expected)
+            throw new MpiException(ErrorClass.InvalidCount, $"'{argument}' must hold {expected} elements; it holds {values.Length}.");
+    }
+
+    private static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        return (first, second) =>
+        {
+            if (first.Length != second.Length)
+                throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths ({first.Length} and {second.Length}).");
+            var result = new T[first.Length];
+            for (int i = 0; i < result.Length; i++) result[i] = op(first[i], second[i]);
+            return result;
+        };
+    }
+}

@@ -1,0 +1,310 @@
+namespace Pmpi.Matching;
+
+/// <summary>A receive posted to a <see cref="MatchingEngine"/>: completes with its matched message, by cancel, or with an error.</summary>
+internal sealed class ReceiveOperation(Envelope pattern, long order) : Completion
+{
+    public Envelope Pattern { get; } = pattern;
+
+    /// <summary>Post order, which decides which of several matching receives gets a message (MPI-4.1 §3.5).</summary>
+    public long Order { get; } = order;
+
+    public Message? Message { get; private set; }
+
+    public bool Cancelled { get; private set; }
+
+    /// <summary>Set under the engine's lock when a message is assigned, so a racing cancel cannot lose it.</summary>
+    internal bool Claimed { get; set; }
+
+    internal void Match(Message message)
+    {
+        Message = message;
+        TryComplete();
+    }
+
+    internal void MarkCancelled()
+    {
+        Cancelled = true;
+        TryComplete();
+    }
+
+    internal void Fail(Exception error) => TryComplete(error);
+}
+
+/// <summary>A blocking probe: completes with the earliest matching message, which stays queued.</summary>
+internal sealed class ProbeOperation(Envelope pattern) : Completion
+{
+    public Envelope Pattern { get; } = pattern;
+
+    public Message? Message { get; private set; }
+
+    internal void Match(Message message)
+    {
+        Message = message;
+        TryComplete();
+    }
+
+    internal void Fail(Exception error) => TryComplete(error);
+}
+
+/// <summary>
+/// One rank's message matching (MPI-4.1 §3.5): per communicator context, FIFO queues of unexpected messages and of
+/// posted receives, hashed by (source, tag). A receive takes the earliest-arrived matching message, wildcards
+/// included; a message goes to the earliest-posted matching receive. So two messages from one sender on one
+/// (context, tag) are never reordered, and contexts never see each other's traffic. Thread-safe; knows no transport.
+/// </summary>
+internal sealed class MatchingEngine
+{
+    /// <summary>Wildcard source (MPI_ANY_SOURCE).</summary>
+    public const int AnySource = -1;
+
+    /// <summary>Wildcard tag (MPI_ANY_TAG).</summary>
+    public const int AnyTag = -1;
+
+    private readonly Lock _lock = new();
+    private readonly Dictionary<int, ContextQueues> _contexts = [];
+    private readonly List<ProbeOperation> _probes = [];
+    private long _arrivals;
+    private long _posts;
+    private MpiException? _aborted;
+
+    /// <summary>Hands an arrived message to the earliest matching posted receive, or queues it as unexpected.</summary>
+    public void Deliver(Message message)
+    {
+        ReceiveOperation? receive;
+        lock (_lock)
+        {
+            if (_aborted is not null)
+            {
+                message.Drop(_aborted);
+                return;
+            }
+            message.Arrival = _arrivals++;
+            var queues = QueuesOf(message.Envelope.Context);
+            receive = queues.TakeEarliestReceive(message.Envelope.Source, message.Envelope.Tag);
+            if (receive is null)
+            {
+                queues.Enqueue(message);
+                CompleteProbes(message);
+                return;
+            }
+        }
+        receive.Match(message);
+    }
+
+    /// <summary>Posts a receive; it completes at once if an unexpected message already matches.</summary>
+    public ReceiveOperation Post(Envelope pattern)
+    {
+        Message? message;
+        ReceiveOperation receive;
+        lock (_lock)
+        {
+            receive = new ReceiveOperation(pattern, _posts++);
+            if (_aborted is not null)
+            {
+                receive.Fail(_aborted);
+                return receive;
+            }
+            var queues = QueuesOf(pattern.Context);
+            message = queues.TakeEarliestMessage(pattern.Source, pattern.Tag);
+            if (message is null)
+            {
+                queues.Post(receive);
+                return receive;
+            }
+        }
+        receive.Match(message);
+        return receive;
+    }
+
+    /// <summary>Cancels a posted receive that has not matched yet (MPI-4.1 §3.8.4). True if it was cancelled.</summary>
+    public bool Cancel(ReceiveOperation receive)
+    {
+        lock (_lock)
+        {
+            if (receive.Claimed || receive.IsCompleted) return false;
+            // The entry stays in its queue and is skipped when reached; removal from the middle of a FIFO is rare.
+            receive.MarkCancelled();
+            return true;
+        }
+    }
+
+    /// <summary>The earliest unexpected message matching <paramref name="pattern"/>, left queued; null if none.</summary>
+    public Message? TryProbe(Envelope pattern)
+    {
+        lock (_lock)
+        {
+            if (_aborted is not null) throw _aborted;
+            return _contexts.TryGetValue(pattern.Context, out var queues) ? queues.PeekEarliestMessage(pattern.Source, pattern.Tag) : null;
+        }
+    }
+
+    /// <summary>A probe that completes when a matching message is queued (at once if one is).</summary>
+    public ProbeOperation PostProbe(Envelope pattern)
+    {
+        var probe = new ProbeOperation(pattern);
+        Message? message;
+        lock (_lock)
+        {
+            if (_aborted is not null)
+            {
+                probe.Fail(_aborted);
+                return probe;
+            }
+            message = _contexts.TryGetValue(pattern.Context, out var queues) ? queues.PeekEarliestMessage(pattern.Source, pattern.Tag) : null;
+            if (message is null)
+            {
+                _probes.Add(probe);
+                return probe;
+            }
+        }
+        probe.Match(message);
+        return probe;
+    }
+
+    /// <summary>Fails every pending receive and probe, drops every queued message, and refuses all later traffic.</summary>
+    public void Abort(MpiException reason)
+    {
+        List<ReceiveOperation> receives = [];
+        List<Message> messages = [];
+        List<ProbeOperation> probes;
+        lock (_lock)
+        {
+            if (_aborted is not null) return;
+            _aborted = reason;
+            foreach (var queues in _contexts.Values) queues.DrainInto(receives, messages);
+            _contexts.Clear();
+            probes = [.. _probes];
+            _probes.Clear();
+        }
+        foreach (var receive in receives) receive.Fail(reason);
+        foreach (var probe in probes) probe.Fail(reason);
+        foreach (var message in messages) message.Drop(reason);
+    }
+
+    /// <summary>The reason the engine was aborted, or null.</summary>
+    public MpiException? AbortReason
+    {
+        get { lock (_lock) return _aborted; }
+    }
+
+    private ContextQueues QueuesOf(int context)
+    {
+        if (!_contexts.TryGetValue(context, out var queues)) _contexts[context] = queues = new ContextQueues();
+        return queues;
+    }
+
+    private void CompleteProbes(Message message)
+    {
+        for (int i = _probes.Count - 1; i >= 0; i--)
+        {
+            var probe = _probes[i];
+            if (probe.Pattern.Context != message.Envelope.Context || !Matches(probe.Pattern.Source, probe.Pattern.Tag, message.Envelope)) continue;
+            _probes.RemoveAt(i);
+            probe.Match(message);
+        }
+    }
+
+    private static bool Matches(int source, int tag, Envelope envelope) =>
+        (source == AnySource || source == envelope.Source) && (tag == AnyTag || tag == envelope.Tag);
+
+    /// <summary>The queues of one communicator context, keyed by (source, tag); wildcard keys only for receives.</summary>
+    private sealed class ContextQueues
+    {
+        private readonly Dictionary<(int Source, int Tag), Queue<Message>> _unexpected = [];
+        private readonly Dictionary<(int Source, int Tag), Queue<ReceiveOperation>> _posted = [];
+        private readonly Stack<Queue<Message>> _spareMessageQueues = new();
+
+        public void Enqueue(Message message)
+        {
+            var key = (message.Envelope.Source, message.Envelope.Tag);
+            if (!_unexpected.TryGetValue(key, out var queue))
+            {
+                queue = _spareMessageQueues.Count > 0 ? _spareMessageQueues.Pop() : new Queue<Message>();
+                _unexpected[key] = queue;
+            }
+            queue.Enqueue(message);
+        }
+
+        public void Post(ReceiveOperation receive)
+        {
+            var key = (receive.Pattern.Source, receive.Pattern.Tag);
+            if (!_posted.TryGetValue(key, out var queue)) _posted[key] = queue = new Queue<ReceiveOperation>();
+            queue.Enqueue(receive);
+        }
+
+        /// <summary>The earliest-posted live receive that matches (source, tag), taken off its queue.</summary>
+        public ReceiveOperation? TakeEarliestReceive(int source, int tag)
+        {
+            if (_posted.Count == 0) return null;
+            Queue<ReceiveOperation>? best = null;
+            Consider(ref best, (source, tag));
+            Consider(ref best, (AnySource, tag));
+            Consider(ref best, (source, AnyTag));
+            Consider(ref best, (AnySource, AnyTag));
+            if (best is null) return null;
+            var receive = best.Dequeue();
+            receive.Claimed = true;
+            return receive;
+        }
+
+        private void Consider(ref Queue<ReceiveOperation>? best, (int, int) key)
+        {
+            if (!_posted.TryGetValue(key, out var queue)) return;
+            while (queue.Count > 0 && queue.Peek().IsCompleted) queue.Dequeue(); // cancelled entries
+            if (queue.Count == 0)
+            {
+                _posted.Remove(key);
+                return;
+            }
+            if (best is null || queue.Peek().Order < best.Peek().Order) best = queue;
+        }
+
+        /// <summary>The earliest-arrived message matching (source, tag), wildcards allowed, taken off its queue.</summary>
+        public Message? TakeEarliestMessage(int source, int tag)
+        {
+            var key = FindEarliest(source, tag);
+            if (key is null) return null;
+            var queue = _unexpected[key.Value];
+            var message = queue.Dequeue();
+            if (queue.Count == 0)
+            {
+                _unexpected.Remove(key.Value);
+                _spareMessageQueues.Push(queue);
+            }
+            return message;
+        }
+
+        public Message? PeekEarliestMessage(int source, int tag)
+        {
+            var key = FindEarliest(source, tag);
+            return key is null ? null : _unexpected[key.Value].Peek();
+        }
+
+        private (int, int)? FindEarliest(int source, int tag)
+        {
+            if (_unexpected.Count == 0) return null;
+            if (source != AnySource && tag != AnyTag) return _unexpected.ContainsKey((source, tag)) ? (source, tag) : null;
+            (int, int)? earliest = null;
+            long arrival = long.MaxValue;
+            foreach (var (key, queue) in _unexpected)
+            {
+                if ((source != AnySource && source != key.Source) || (tag != AnyTag && tag != key.Tag)) continue;
+                var head = queue.Peek().Arrival;
+                if (head < arrival)
+                {
+                    arrival = head;
+                    earliest = key;
+                }
+            }
+            return earliest;
+        }
+
+        public void DrainInto(List<ReceiveOperation> receives, List<Message> messages)
+        {
+            foreach (var queue in _posted.Values) receives.AddRange(queue);
+            foreach (var queue in _unexpected.Values) messages.AddRange(queue);
+            _posted.Clear();
+            _unexpected.Clear();
+        }
+    }
+}

@@ -1,0 +1,105 @@
+using System.Linq.Expressions;
+
+namespace Pmpi;
+
+/// <summary>
+/// Combines two values in a reduction. Collectives apply it in rank order, <c>op(lower, higher)</c>, so an operation
+/// need not be commutative, only associative (MPI-4.1 §6.9.1).
+/// </summary>
+public delegate T ReductionOperation<T>(T first, T second);
+
+/// <summary>
+/// The predefined reductions (MPI_SUM, MPI_PROD, MPI_MIN, ...) for any <typeparamref name="T"/> that supports them:
+/// primitives, user structs with the matching operators, strings (<see cref="Add"/> concatenates). Each is compiled
+/// once per type; asking for one the type lacks throws <see cref="ErrorClass.InvalidArgument"/> naming the type.
+/// </summary>
+public static class Operation<T>
+{
+    private static readonly Lazy<ReductionOperation<T>> AddOp = new(() =>
+        typeof(T) == typeof(string) ? (ReductionOperation<T>)(object)(ReductionOperation<string>)string.Concat : Binary(nameof(Add), Expression.Add));
+    private static readonly Lazy<ReductionOperation<T>> MultiplyOp = new(() => Binary(nameof(Multiply), Expression.Multiply));
+    private static readonly Lazy<ReductionOperation<T>> MinOp = new(() => Select(nameof(Min), Expression.LessThan, preferNegative: true));
+    private static readonly Lazy<ReductionOperation<T>> MaxOp = new(() => Select(nameof(Max), Expression.GreaterThan, preferNegative: false));
+    private static readonly Lazy<ReductionOperation<T>> LogicalAndOp = new(() => Binary(nameof(LogicalAnd), Expression.AndAlso));
+    private static readonly Lazy<ReductionOperation<T>> LogicalOrOp = new(() => Binary(nameof(LogicalOr), Expression.OrElse));
+    private static readonly Lazy<ReductionOperation<T>> LogicalXorOp = new(() =>
+        typeof(T) == typeof(bool) ? Binary(nameof(LogicalXor), Expression.NotEqual) : throw NotDefined(nameof(LogicalXor), null));
+    private static readonly Lazy<ReductionOperation<T>> BitwiseAndOp = new(() => Binary(nameof(BitwiseAnd), Expression.And));
+    private static readonly Lazy<ReductionOperation<T>> BitwiseOrOp = new(() => Binary(nameof(BitwiseOr), Expression.Or));
+    private static readonly Lazy<ReductionOperation<T>> ExclusiveOrOp = new(() => Binary(nameof(ExclusiveOr), Expression.ExclusiveOr));
+
+    /// <summary>Sum (MPI_SUM); string concatenation for strings.</summary>
+    public static ReductionOperation<T> Add => AddOp.Value;
+
+    /// <summary>Product (MPI_PROD).</summary>
+    public static ReductionOperation<T> Multiply => MultiplyOp.Value;
+
+    /// <summary>Minimum (MPI_MIN), by the &lt; operator or else <see cref="IComparable{T}"/>.</summary>
+    public static ReductionOperation<T> Min => MinOp.Value;
+
+    /// <summary>Maximum (MPI_MAX), by the &gt; operator or else <see cref="IComparable{T}"/>.</summary>
+    public static ReductionOperation<T> Max => MaxOp.Value;
+
+    /// <summary>Logical and (MPI_LAND), for bool.</summary>
+    public static ReductionOperation<T> LogicalAnd => LogicalAndOp.Value;
+
+    /// <summary>Logical or (MPI_LOR), for bool.</summary>
+    public static ReductionOperation<T> LogicalOr => LogicalOrOp.Value;
+
+    /// <summary>Logical exclusive or (MPI_LXOR), for bool.</summary>
+    public static ReductionOperation<T> LogicalXor => LogicalXorOp.Value;
+
+    /// <summary>Bitwise and (MPI_BAND).</summary>
+    public static ReductionOperation<T> BitwiseAnd => BitwiseAndOp.Value;
+
+    /// <summary>Bitwise or (MPI_BOR).</summary>
+    public static ReductionOperation<T> BitwiseOr => BitwiseOrOp.Value;
+
+    /// <summary>Bitwise exclusive or (MPI_BXOR).</summary>
+    public static ReductionOperation<T> ExclusiveOr => ExclusiveOrOp.Value;
+
+    // Expression trees have no arithmetic on the narrow integers; widen to int, then narrow back (wrapping, as C# does).
+    private static bool IsNarrow => Type.GetTypeCode(typeof(T)) is TypeCode.Byte or TypeCode.SByte or TypeCode.Int16 or TypeCode.UInt16 or TypeCode.Char;
+
+    private static ReductionOperation<T> Binary(string name, Func<Expression, Expression, BinaryExpression> make)
+    {
+        var (first, second) = (Expression.Parameter(typeof(T), "first"), Expression.Parameter(typeof(T), "second"));
+        try
+        {
+            Expression body = IsNarrow
+                ? Expression.Convert(make(Expression.Convert(first, typeof(int)), Expression.Convert(second, typeof(int))), typeof(T))
+                : make(first, second);
+            return Expression.Lambda<ReductionOperation<T>>(body, first, second).Compile();
+        }
+        catch (InvalidOperationException e)
+        {
+            throw NotDefined(name, e);
+        }
+    }
+
+    private static ReductionOperation<T> Select(string name, Func<Expression, Expression, BinaryExpression> compare, bool preferNegative)
+    {
+        var (first, second) = (Expression.Parameter(typeof(T), "first"), Expression.Parameter(typeof(T), "second"));
+        try
+        {
+            Expression test = IsNarrow
+                ? compare(Expression.Convert(first, typeof(int)), Expression.Convert(second, typeof(int)))
+                : compare(first, second);
+            return Expression.Lambda<ReductionOperation<T>>(Expression.Condition(test, first, second), first, second).Compile();
+        }
+        catch (InvalidOperationException) when (typeof(IComparable<T>).IsAssignableFrom(typeof(T)))
+        {
+            var comparer = Comparer<T>.Default;
+            return preferNegative
+                ? (a, b) => comparer.Compare(a, b) <= 0 ? a : b
+                : (a, b) => comparer.Compare(a, b) >= 0 ? a : b;
+        }
+        catch (InvalidOperationException e)
+        {
+            throw NotDefined(name, e);
+        }
+    }
+
+    private static MpiException NotDefined(string name, Exception? inner) =>
+        new(ErrorClass.InvalidArgument, $"Operation {name} is not defined for {typeof(T).FullName}: give it the operator, or pass your own ReductionOperation<T>.", inner);
+}

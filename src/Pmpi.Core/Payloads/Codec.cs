@@ -1,0 +1,219 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Text;
+using Pmpi.Matching;
+
+namespace Pmpi.Payloads;
+
+/// <summary>
+/// Payload bytes leaving a rank: either borrowed from the caller (valid until the send completes) or rented from the
+/// shared pool (then <see cref="Rented"/> is set and whoever ends up holding the bytes returns it).
+/// </summary>
+internal readonly record struct OutgoingPayload(PayloadType Type, ReadOnlyMemory<byte> Bytes, byte[]? Rented);
+
+/// <summary>Encodes and decodes values of one type; one cached instance per type (<see cref="Instance"/>).</summary>
+internal abstract class Codec<T>
+{
+    public static readonly Codec<T> Instance = CodecFactory.Create<T>();
+
+    public abstract PayloadType Type { get; }
+
+    public abstract OutgoingPayload Encode(T value, IPayloadSerializer serializer);
+
+    /// <summary>Decodes a message whose <see cref="Message.Type"/> equals <see cref="Type"/>.</summary>
+    public abstract T Decode(Message message, IPayloadSerializer serializer);
+}
+
+internal static class CodecFactory
+{
+    public static Codec<T> Create<T>()
+    {
+        var type = typeof(T);
+        if (type == typeof(string)) return (Codec<T>)(object)new StringCodec();
+        if (!RuntimeHelpers.IsReferenceOrContainsReferences<T>()) return new RawCodec<T>();
+        if (type.IsSZArray && RawTypes.IsRaw(type.GetElementType()!))
+            return (Codec<T>)Activator.CreateInstance(typeof(RawArrayCodec<>).MakeGenericType(type.GetElementType()!))!;
+        return new SerializedCodec<T>();
+    }
+}
+
+/// <summary>Which types travel as raw bytes, and their codes.</summary>
+internal static class RawTypes
+{
+    public static bool IsRaw(Type type) =>
+        !(bool)typeof(RuntimeHelpers).GetMethod(nameof(RuntimeHelpers.IsReferenceOrContainsReferences))!
+            .MakeGenericMethod(type).Invoke(null, null)!;
+
+    public static PayloadType TypeOf(Type type, bool isArray)
+    {
+        var code = Type.GetTypeCode(type) switch
+        {
+            TypeCode.Byte => PayloadCode.Byte,
+            TypeCode.SByte => PayloadCode.SByte,
+            TypeCode.Int16 => PayloadCode.Int16,
+            TypeCode.UInt16 => PayloadCode.UInt16,
+            TypeCode.Int32 when !type.IsEnum => PayloadCode.Int32,
+            TypeCode.UInt32 when !type.IsEnum => PayloadCode.UInt32,
+            TypeCode.Int64 when !type.IsEnum => PayloadCode.Int64,
+            TypeCode.UInt64 when !type.IsEnum => PayloadCode.UInt64,
+            TypeCode.Single => PayloadCode.Single,
+            TypeCode.Double => PayloadCode.Double,
+            TypeCode.Boolean => PayloadCode.Boolean,
+            TypeCode.Char => PayloadCode.Char,
+            TypeCode.Decimal => PayloadCode.Decimal,
+            _ when type == typeof(Half) => PayloadCode.Half,
+            _ => PayloadCode.Struct,
+        };
+        return new PayloadType(code, isArray, code == PayloadCode.Struct ? type.FullName : null);
+    }
+
+    /// <summary>The bytes of an array of a raw type, without copying (T is unconstrained for the generic API).</summary>
+    public static Span<byte> BytesOf<T>(T[] array) =>
+        MemoryMarshal.CreateSpan(ref Unsafe.As<T, byte>(ref MemoryMarshal.GetArrayDataReference(array)), array.Length * Unsafe.SizeOf<T>());
+
+    public static OutgoingPayload Rent(PayloadType type, ReadOnlySpan<byte> bytes)
+    {
+        var rented = ArrayPool<byte>.Shared.Rent(bytes.Length);
+        bytes.CopyTo(rented);
+        return new OutgoingPayload(type, rented.AsMemory(0, bytes.Length), rented);
+    }
+}
+
+/// <summary>A primitive or unmanaged struct: its bytes as they lie in memory.</summary>
+internal sealed class RawCodec<T> : Codec<T>
+{
+    public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(T), isArray: false);
+
+    public override OutgoingPayload Encode(T value, IPayloadSerializer serializer) =>
+        RawTypes.Rent(Type, MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<T, byte>(ref value), Unsafe.SizeOf<T>()));
+
+    public override T Decode(Message message, IPayloadSerializer serializer)
+    {
+        var bytes = message.Payload.Span;
+        if (bytes.Length != Unsafe.SizeOf<T>())
+            throw new MpiException(ErrorClass.Truncate, $"A {Type} takes {Unsafe.SizeOf<T>()} bytes but the message holds {bytes.Length}.");
+        return Unsafe.ReadUnaligned<T>(ref MemoryMarshal.GetReference(bytes));
+    }
+}
+
+/// <summary>An array of a raw type: borrowed for sending (no copy), copied once into the receiver's array.</summary>
+internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
+{
+    public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(TElement), isArray: true);
+
+    public override OutgoingPayload Encode(TElement[] value, IPayloadSerializer serializer) =>
+        new(Type, new ArrayBytes<TElement>(value).Memory, null);
+
+    public override TElement[] Decode(Message message, IPayloadSerializer serializer)
+    {
+        var bytes = message.Payload.Span;
+        var result = new TElement[ElementCount(bytes.Length)];
+        bytes.CopyTo(RawTypes.BytesOf(result));
+        return result;
+    }
+
+    /// <summary>
+    /// Copies the message into <paramref name="destination"/>, allocating it when null. Returns the element count.
+    /// A destination too small throws a truncation error (MPI-4.1 §3.2.5).
+    /// </summary>
+    public int DecodeInto(Message message, ref TElement[]? destination)
+    {
+        var bytes = message.Payload.Span;
+        int count = ElementCount(bytes.Length);
+        destination ??= new TElement[count];
+        if (count > destination.Length)
+            throw new MpiException(ErrorClass.Truncate, $"Message of {count} {Type} elements does not fit a buffer of {destination.Length}.");
+        bytes.CopyTo(RawTypes.BytesOf(destination));
+        return count;
+    }
+
+    private int ElementCount(int byteCount)
+    {
+        int size = Unsafe.SizeOf<TElement>();
+        if (byteCount % size != 0)
+            throw new MpiException(ErrorClass.TypeMismatch, $"{byteCount} bytes are not a whole number of {Type} elements of {size} bytes.");
+        return byteCount / size;
+    }
+
+    /// <summary>Presents an array's bytes as memory, so a transfer can read the sender's array in place.</summary>
+    private sealed class ArrayBytes<T>(T[] array) : MemoryManager<byte>
+    {
+        private GCHandle _pin;
+
+        public override Span<byte> GetSpan() => RawTypes.BytesOf(array);
+
+        public override unsafe MemoryHandle Pin(int elementIndex = 0)
+        {
+            if (!_pin.IsAllocated) _pin = GCHandle.Alloc(array, GCHandleType.Pinned);
+            return new MemoryHandle((byte*)_pin.AddrOfPinnedObject() + elementIndex, default, this);
+        }
+
+        public override void Unpin()
+        {
+            if (_pin.IsAllocated) _pin.Free();
+        }
+
+        protected override void Dispose(bool disposing) => Unpin();
+    }
+}
+
+internal sealed class StringCodec : Codec<string>
+{
+    public override PayloadType Type { get; } = new(PayloadCode.String, false, null);
+
+    public override OutgoingPayload Encode(string value, IPayloadSerializer serializer)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        var rented = ArrayPool<byte>.Shared.Rent(Encoding.UTF8.GetMaxByteCount(value.Length));
+        int length = Encoding.UTF8.GetBytes(value, rented);
+        return new OutgoingPayload(Type, rented.AsMemory(0, length), rented);
+    }
+
+    public override string Decode(Message message, IPayloadSerializer serializer) => Encoding.UTF8.GetString(message.Payload.Span);
+}
+
+/// <summary>Any other type, through the job's serializer; the sender's type name lets the receiver check it.</summary>
+internal sealed class SerializedCodec<T> : Codec<T>
+{
+    public override PayloadType Type { get; } = new(PayloadCode.Serialized, false, TypeNames.Of(typeof(T)));
+
+    public override OutgoingPayload Encode(T value, IPayloadSerializer serializer)
+    {
+        var writer = new PooledBufferWriter();
+        try
+        {
+            serializer.Serialize(writer, value);
+        }
+        catch (Exception e) when (e is not MpiException)
+        {
+            writer.Dispose();
+            throw new MpiException(ErrorClass.Serialization, $"Cannot serialize a {Type.TypeName}: {e.Message}", e);
+        }
+        return new OutgoingPayload(Type, writer.WrittenMemory, writer.Detach());
+    }
+
+    public override T Decode(Message message, IPayloadSerializer serializer)
+    {
+        try
+        {
+            return serializer.Deserialize<T>(message.Payload.Span);
+        }
+        catch (Exception e) when (e is not MpiException)
+        {
+            throw new MpiException(ErrorClass.Serialization, $"Cannot deserialize a {Type.TypeName}: {e.Message}", e);
+        }
+    }
+}
+
+/// <summary>Readable, language-neutral names for types (generic arguments spelled out, no assembly versions).</summary>
+internal static class TypeNames
+{
+    public static string Of(Type type)
+    {
+        if (type.IsArray) return Of(type.GetElementType()!) + "[]";
+        if (!type.IsGenericType) return type.FullName ?? type.Name;
+        var name = type.GetGenericTypeDefinition().FullName!;
+        return name[..name.IndexOf('`', StringComparison.Ordinal)] + "<" + string.Join(",", type.GetGenericArguments().Select(Of)) + ">";
+    }
+}
