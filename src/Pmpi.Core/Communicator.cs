@@ -76,22 +76,21 @@ public abstract class Communicator : IDisposable
     // ---- Blocking receives ----
 
     /// <summary>Receives a value from <paramref name="source"/> (or <see cref="AnySource"/>) with <paramref name="tag"/> (or <see cref="AnyTag"/>).</summary>
-    public T Receive<T>(int source, int tag) => Receive<T>(source, tag, out CompletedStatus _);
+    public T Receive<T>(int source, int tag) => ReceiveWithStatus<T>(source, tag, out _);
 
-    /// <summary>Receives a value and reports the message's status.</summary>
-    public T Receive<T>(int source, int tag, out CompletedStatus status)
+    /// <summary>Receives a value into <paramref name="value"/>.</summary>
+    public void Receive<T>(int source, int tag, out T value) => value = ReceiveWithStatus<T>(source, tag, out _);
+
+    /// <summary>Receives a value into <paramref name="value"/> and reports the message's status.</summary>
+    public void Receive<T>(int source, int tag, out T value, out CompletedStatus status) => value = ReceiveWithStatus<T>(source, tag, out status);
+
+    private T ReceiveWithStatus<T>(int source, int tag, out CompletedStatus status)
     {
         var message = ReceiveMessage(source, tag, Context);
         var value = Decode<T>(message, Context);
         status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, CountOf(value), false);
         return value;
     }
-
-    /// <summary>Receives a value into <paramref name="value"/>.</summary>
-    public void Receive<T>(int source, int tag, out T value) => value = Receive<T>(source, tag);
-
-    /// <summary>Receives a value into <paramref name="value"/> and reports the message's status.</summary>
-    public void Receive<T>(int source, int tag, out T value, out CompletedStatus status) => value = Receive<T>(source, tag, out status);
 
     /// <summary>
     /// Receives an array into <paramref name="values"/>, which is allocated when null; a message longer than the
@@ -129,7 +128,7 @@ public abstract class Communicator : IDisposable
     public TReceive SendReceive<TSend, TReceive>(TSend value, int dest, int sendTag, int source, int receiveTag, out CompletedStatus status)
     {
         var send = StartSend(value, dest, sendTag, Context, synchronous: false);
-        var received = Receive<TReceive>(source, receiveTag, out status);
+        var received = ReceiveWithStatus<TReceive>(source, receiveTag, out status);
         Complete(send);
         return received;
     }

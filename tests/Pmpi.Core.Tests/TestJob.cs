@@ -27,7 +27,7 @@ internal static class TestJob
     public static T[] Run<T>(int ranks, Func<Intracommunicator, T> body)
     {
         var results = new T[ranks];
-        Run(ranks, world => results[world.Rank] = body(world));
+        Run(ranks, world => { results[world.Rank] = body(world); });
         return results;
     }
 }
