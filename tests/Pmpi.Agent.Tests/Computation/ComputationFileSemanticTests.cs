@@ -1,0 +1,433 @@
+using Pmpi.Agent.Computation;
+using static Pmpi.Agent.Tests.Computation.JobText;
+
+namespace Pmpi.Agent.Tests.Computation;
+
+/// <summary>The checks after the schema: each error must point at the attribute or element to blame.</summary>
+public class ComputationFileSemanticTests
+{
+    [Fact]
+    public void Parse_DuplicateNodeName_PointsAtSecondAndNamesFirst()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="n1" agent="a:1" slots="4"/>
+              <node name="n2" agent="b:1"/>
+              <node name="n1" agent="c:1"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "name=\"n1\" agent=\"c:1\"", "node 'n1' is already declared at job.xml(2,4)");
+    }
+
+    [Fact]
+    public void Parse_DuplicateDomainName_PointsAtSecond()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <domain name="d" gateway="g1:1"/>
+              <domain name="d" gateway="g2:1"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "name=\"d\" gateway=\"g2:1\"", "domain 'd' is already declared");
+    }
+
+    [Fact]
+    public void Parse_NodeWithUnknownDomain_PointsAtDomainAttribute()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <domain name="campus-a" gateway="g:1"/>
+              <node name="n1" agent="a:1" domain="campus-b"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "domain=\"campus-b\"", "unknown domain 'campus-b' (declared: campus-a)");
+    }
+
+    [Fact]
+    public void Parse_NodeWithDomainButNoneDeclared_SaysNoneIsDeclared()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="n1" agent="a:1" domain="lab"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "domain=\"lab\"", "no <domain> is declared");
+    }
+
+    [Fact]
+    public void Parse_TwoDomainsAndNodeWithoutDomain_PointsAtNode()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <domain name="a" gateway="ga:1"/>
+              <domain name="b" gateway="gb:1"/>
+              <node name="n1" agent="x:1"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "node name", "node 'n1' has no domain");
+    }
+
+    [Fact]
+    public void Parse_TwoDomainsOneWithoutGateway_PointsAtThatDomain()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <domain name="a" gateway="ga:1"/>
+              <domain name="b"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "domain name=\"b\"", "domain 'b' has no gateway");
+    }
+
+    [Fact]
+    public void Parse_ReachableUnknownDomain_PointsAtAttribute()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <domain name="a" gateway="ga:1" reachable="b c"/>
+              <domain name="b" gateway="gb:1"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "reachable=", "unknown domain 'c'");
+    }
+
+    [Fact]
+    public void Parse_RanksPinnedToUnknownNode_PointsAtNodeAttribute()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="a1" agent="a:1" slots="2"/>
+              <ranks program="p.dll" node="b1"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "node=\"b1\"", "unknown node 'b1' (declared: a1)");
+    }
+
+    [Fact]
+    public void Parse_RanksPinnedWithoutNodes_SaysLocalRunHasNoNodes()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <ranks program="p.dll" node="b1"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "node=\"b1\"", "no <node> is declared");
+    }
+
+    [Fact]
+    public void Parse_MoreRanksThanSlots_PointsAtGroupThatCrossesAndNamesOption()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="a1" agent="a:1" slots="2"/>
+              <node name="b1" agent="b:1" slots="2"/>
+              <ranks program="first.dll" count="3"/>
+              <ranks program="second.dll" count="2"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "ranks program=\"second.dll\"", "5 ranks exceed the 4 slots");
+        Assert.Contains("oversubscribe=\"true\"", exception.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Parse_MoreRanksThanSlotsWithOversubscribe_IsAccepted()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" oversubscribe="true" xmlns="urn:pmpi:computation:v1">
+              <node name="a1" agent="a:1" slots="2"/>
+              <ranks program="p.dll" count="5" node="a1"/>
+            </computation>
+            """;
+
+        // Act
+        var computation = Parse(xml);
+
+        // Assert
+        Assert.Equal(5, computation.WorldSize);
+    }
+
+    [Fact]
+    public void Parse_MoreRanksThanSlotsOnLocalRun_IsAccepted()
+    {
+        // Arrange: the embedded local agent's capacity is the machine's, unknown to the file.
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <ranks program="p.dll" count="64"/>
+            </computation>
+            """;
+
+        // Act
+        var computation = Parse(xml);
+
+        // Assert
+        Assert.Equal(64, computation.WorldSize);
+    }
+
+    [Fact]
+    public void Parse_PinnedRanksExceedNodeSlots_PointsAtGroup()
+    {
+        // Arrange: four slots in total, but b1 alone has only two.
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="a1" agent="a:1" slots="2"/>
+              <node name="b1" agent="b:1" slots="2"/>
+              <ranks program="p.dll" count="3" node="b1"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "ranks program", "3 ranks pinned to node 'b1' exceed its 2 slots");
+    }
+
+    [Fact]
+    public void Parse_ProgramMissing_PointsAtProgramAndShowsResolvedPath()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <ranks program="present.dll"/>
+              <ranks program="bin/missing.dll"/>
+            </computation>
+            """;
+        string missing = Path.GetFullPath("bin/missing.dll");
+
+        // Act
+        var exception = Fail(xml, path => path != missing);
+
+        // Assert
+        AssertSingleError(exception, xml, "program=\"bin/missing.dll\"", $"program 'bin/missing.dll' not found (looked for {missing})");
+    }
+
+    [Theory]
+    [InlineData("0")]
+    [InlineData("-3")]
+    public void Parse_CountBelowOne_PointsAtCount(string count)
+    {
+        // Arrange
+        string xml = $"""
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <ranks program="p.dll" count="{count}"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "count=", $"count must be at least 1, found {count}");
+    }
+
+    [Fact]
+    public void Parse_ArgsAttributeAndArgElements_PointsAtFirstArg()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <ranks program="p.dll" args="1 2">
+                <arg>3</arg>
+                <arg>4</arg>
+              </ranks>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "arg>3", "either the args attribute or <arg> elements");
+    }
+
+    [Fact]
+    public void Parse_ReservedEnvironmentVariable_PointsAtName()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <ranks program="p.dll">
+                <env name="PMPI_RANK" value="0"/>
+              </ranks>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "name=\"PMPI_RANK\"", "reserved");
+    }
+
+    [Fact]
+    public void Parse_DuplicateEnvironmentVariableInOneScope_PointsAtSecond()
+    {
+        // Arrange: differing only in case still collides, as it would on Windows.
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <env name="Path" value="a"/>
+              <env name="PATH" value="b"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "name=\"PATH\"", "'PATH' is already set at job.xml(2,4)");
+    }
+
+    [Fact]
+    public void Parse_GroupOverridesVariableInOtherCase_ReplacesIt()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <env name="Path" value="a"/>
+              <ranks program="p.dll">
+                <env name="PATH" value="b"/>
+              </ranks>
+            </computation>
+            """;
+
+        // Act
+        var environment = Parse(xml).Ranks[0].Environment;
+
+        // Assert
+        Assert.Equal(new Dictionary<string, string> { ["PATH"] = "b" }, environment);
+    }
+
+    [Fact]
+    public void Parse_PortOutOfRange_PointsAtEndpoint()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="n1" agent="host:70000"/>
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "agent=", "port 70000");
+    }
+
+    [Fact]
+    public void Parse_ZeroTimeout_PointsAtTimeout()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" timeout="00:00:00" xmlns="urn:pmpi:computation:v1">
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml);
+
+        // Assert
+        AssertSingleError(exception, xml, "timeout=", "timeout must be positive");
+    }
+
+    [Fact]
+    public void Parse_SeveralSemanticErrors_ReportsAllInFileOrder()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="n1" agent="a:1" domain="nowhere"/>
+              <node name="n1" agent="b:1"/>
+              <ranks program="missing.dll" count="0" node="n9"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml, _ => false);
+
+        // Assert
+        Assert.Equal(
+            [
+                Locate(xml, "domain=\"nowhere\""),
+                Locate(xml, "name=\"n1\" agent=\"b:1\""),
+                Locate(xml, "program=\"missing.dll\""),
+                Locate(xml, "count=\"0\""),
+                Locate(xml, "node=\"n9\""),
+            ],
+            exception.Errors.Select(e => e.Location));
+        string[] lines = exception.Message.Split(System.Environment.NewLine);
+        Assert.Equal(5, lines.Length);
+        Assert.StartsWith("job.xml(2,31): error: ", lines[0], StringComparison.Ordinal);
+    }
+}
