@@ -139,6 +139,17 @@ public abstract class Communicator : IDisposable
     /// <summary>Sends <paramref name="inValue"/> and receives <paramref name="outValue"/> (MPI.NET's form).</summary>
     public void SendReceive<T>(T inValue, int dest, int tag, out T outValue) => outValue = SendReceive(inValue, dest, tag);
 
+    /// <summary>Exchanges arrays with <paramref name="dest"/>, receiving into <paramref name="outValues"/> (allocated when null).</summary>
+    public void SendReceive<T>(T[] inValues, int dest, int tag, ref T[] outValues) => SendReceive(inValues, dest, tag, dest, tag, ref outValues, out _);
+
+    /// <summary>Sends an array to one rank and receives an array from another into <paramref name="outValues"/>.</summary>
+    public void SendReceive<T>(T[] inValues, int dest, int sendTag, int source, int receiveTag, ref T[] outValues, out CompletedStatus status)
+    {
+        var send = StartSend(inValues, dest, sendTag, Context, synchronous: false);
+        Receive(source, receiveTag, ref outValues, out status);
+        Complete(send);
+    }
+
     /// <summary>Sends to one rank and receives from another (MPI.NET's form).</summary>
     public void SendReceive<T>(T inValue, int dest, int sendTag, int source, int receiveTag, out T outValue, out CompletedStatus status) =>
         outValue = SendReceive<T, T>(inValue, dest, sendTag, source, receiveTag, out status);

@@ -17,7 +17,7 @@ public enum Comparison
 public sealed class Group
 {
     /// <summary>Returned by <see cref="TranslateRanks"/> for a rank absent from the other group (MPI_UNDEFINED).</summary>
-    public const int NoRank = -1;
+    public const int NoProcess = -1;
 
     private readonly int[] _members;
 
@@ -29,7 +29,7 @@ public sealed class Group
     /// <summary>The number of ranks in the group.</summary>
     public int Size => _members.Length;
 
-    /// <summary>The calling rank's rank in this group, or <see cref="NoRank"/> if it is not a member.</summary>
+    /// <summary>The calling rank's rank in this group, or <see cref="NoProcess"/> if it is not a member.</summary>
     public int Rank => Array.IndexOf(_members, Communicator.World.Rank);
 
     internal ReadOnlySpan<int> Members => _members;
@@ -87,7 +87,7 @@ public sealed class Group
     /// <summary>The difference (MPI.NET's operator form).</summary>
     public static Group operator -(Group first, Group second) => Difference(first, second);
 
-    /// <summary>For each rank in this group, its rank in <paramref name="other"/> or <see cref="NoRank"/> (MPI_Group_translate_ranks).</summary>
+    /// <summary>For each rank in this group, its rank in <paramref name="other"/> or <see cref="NoProcess"/> (MPI_Group_translate_ranks).</summary>
     public int[] TranslateRanks(int[] ranks, Group other)
     {
         ArgumentNullException.ThrowIfNull(ranks);

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Pmpi.Collectives;
 using Pmpi.Hosting;
 
@@ -114,7 +115,7 @@ public sealed class Intracommunicator : Communicator
     public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return CollectiveAlgorithms.Reduce(this, values, Elementwise(op), Checked(root));
+        return Detached(CollectiveAlgorithms.Reduce(this, values, Elementwise(op), Checked(root)), values);
     }
 
     /// <summary>Combines every rank's value in rank order and returns the result everywhere (MPI_Allreduce; recursive doubling).</summary>
@@ -128,7 +129,7 @@ public sealed class Intracommunicator : Communicator
     public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return CollectiveAlgorithms.Allreduce(this, values, Elementwise(op));
+        return Detached(CollectiveAlgorithms.Allreduce(this, values, Elementwise(op)), values);
     }
 
     /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> (MPI_Scan; recursive doubling).</summary>
@@ -142,7 +143,7 @@ public sealed class Intracommunicator : Communicator
     public T[] Scan<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return CollectiveAlgorithms.Scan(this, values, Elementwise(op), inclusive: true);
+        return Detached(CollectiveAlgorithms.Scan(this, values, Elementwise(op), inclusive: true), values);
     }
 
     /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> - 1; default on rank 0 (MPI_Exscan).</summary>
@@ -242,6 +243,11 @@ public sealed class Intracommunicator : Communicator
         if (values.Length != expected)
             throw new MpiException(ErrorClass.InvalidCount, $"'{argument}' must hold {expected} elements; it holds {values.Length}.");
     }
+
+    // A rank that combined nothing (one rank, or rank 0 of a scan) gets its input back from the algorithm; as a receive
+    // buffer the result must not alias the send buffer, or a later write to the input would change it, at some sizes only.
+    [return: NotNullIfNotNull(nameof(result))]
+    private static T[]? Detached<T>(T[]? result, T[] input) => ReferenceEquals(result, input) ? [.. input] : result;
 
     private static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
     {

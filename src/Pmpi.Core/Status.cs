@@ -51,12 +51,14 @@ public sealed class CompletedStatus : Status
     internal CompletedStatus(int source, int tag, PayloadType type, int byteCount, int count, bool cancelled)
         : base(source, tag, type, byteCount)
     {
-        Count = count;
+        _count = count;
         Cancelled = cancelled;
     }
 
+    private readonly int _count;
+
     /// <summary>Elements received: the array length for arrays, otherwise 1 (0 for a cancelled or send operation).</summary>
-    public new int Count { get; }
+    public int Count() => _count;
 
     /// <summary>Whether the operation was cancelled before it matched (MPI_Test_cancelled).</summary>
     public bool Cancelled { get; }

@@ -34,7 +34,7 @@ public class NonblockingTests
             {
                 var buffer = new float[3];
                 var request = world.ImmediateReceive(0, 0, buffer);
-                Assert.Equal(2, request.Wait().Count);
+                Assert.Equal(2, request.Wait().Count());
                 Assert.Same(buffer, request.Value);
                 Assert.Equal([1f, 2f, 0f], buffer);
             }

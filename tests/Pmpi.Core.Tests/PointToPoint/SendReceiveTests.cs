@@ -60,7 +60,7 @@ public class SendReceiveTests
             {
                 world.Receive(Communicator.AnySource, Communicator.AnyTag, out int[] values, out CompletedStatus status);
                 Assert.Equal([5, 6, 7], values);
-                Assert.Equal((0, 3, 3), (status.Source, status.Tag, status.Count));
+                Assert.Equal((0, 3, 3), (status.Source, status.Tag, status.Count()));
                 world.Receive(0, 4, out int single);
                 Assert.Equal(11, single);
             }
@@ -78,7 +78,7 @@ public class SendReceiveTests
                 var buffer = new int[4];
                 world.Receive(0, 0, ref buffer, out var status);
                 Assert.Equal([1, 2, 0, 0], buffer);
-                Assert.Equal(2, status.Count);
+                Assert.Equal(2, status.Count());
             }
         });
     }
