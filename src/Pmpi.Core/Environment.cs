@@ -74,6 +74,13 @@ public sealed class Environment : IDisposable
         Run(ranks, body);
     }
 
+    /// <summary>Runs <paramref name="body"/> on the ranks PMPI_RANKS names (1 when unset), like the args form without arguments.</summary>
+    public static void Run(Action<Intracommunicator> body)
+    {
+        string[] none = [];
+        Run(ref none, body);
+    }
+
     /// <summary>Runs <paramref name="body"/> on <paramref name="ranks"/> in-process ranks and returns when all have finished.</summary>
     /// <exception cref="MpiException">A rank threw or called Abort; the message names the first rank that failed.</exception>
     /// <exception cref="TimeoutException">The job ran past <see cref="EnvironmentOptions.Timeout"/>; it was aborted.</exception>

@@ -50,7 +50,9 @@ public sealed class Group
     {
         ArgumentNullException.ThrowIfNull(ranks);
         var excluded = new HashSet<int>();
-        foreach (var rank in ranks) excluded.Add(CheckRank(rank, nameof(ranks)));
+        foreach (var rank in ranks)
+            if (!excluded.Add(CheckRank(rank, nameof(ranks))))
+                throw new MpiException(ErrorClass.InvalidRank, $"Ranks [{string.Join(", ", ranks)}] (argument 'ranks') name rank {rank} twice.");
         return new Group(_members.Where((_, i) => !excluded.Contains(i)).ToArray());
     }
 

@@ -83,6 +83,30 @@ public sealed class Intracommunicator : Communicator
         return CollectiveAlgorithms.Allgatherv(this, values);
     }
 
+    /// <summary>Every rank's array of <paramref name="count"/> elements, concatenated in rank order (MPI.NET's form).</summary>
+    public T[] AllgatherFlattened<T>(T[] values, int count) => AllgatherFlattened(values, Enumerable.Repeat(count, Size).ToArray());
+
+    /// <summary>Every rank's array of <paramref name="counts"/>[rank] elements, concatenated in rank order (MPI_Allgatherv).</summary>
+    public T[] AllgatherFlattened<T>(T[] values, int[] counts)
+    {
+        CheckCounts(counts, nameof(counts));
+        CheckLength(values, counts[Rank], nameof(values));
+        var result = CollectiveAlgorithms.Allgatherv(this, values);
+        if (result.Length != counts.Sum())
+            throw new MpiException(ErrorClass.InvalidCount, $"Allgather: the counts add up to {counts.Sum()} elements but {result.Length} arrived.");
+        return result;
+    }
+
+    /// <summary>Gives each rank its block of <paramref name="count"/> elements of the root's array (MPI_Scatter of several elements).</summary>
+    public T[] ScatterFromFlattened<T>(T[]? values, int count, int root) => ScatterFromFlattened(values, Enumerable.Repeat(count, Size).ToArray(), root);
+
+    /// <summary>Sends consecutive blocks of <paramref name="count"/> elements to each rank (MPI_Alltoall of several elements).</summary>
+    public T[] AlltoallFlattened<T>(T[] values, int count)
+    {
+        var counts = Enumerable.Repeat(count, Size).ToArray();
+        return AlltoallFlattened(values, counts, counts);
+    }
+
     /// <summary>Sends <paramref name="values"/>[j] to rank j and returns what each rank sent here (MPI_Alltoall; pairwise exchange).</summary>
     public T[] Alltoall<T>(T[] values)
     {

@@ -102,8 +102,11 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
 {
     public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(TElement), isArray: true);
 
-    public override OutgoingPayload Encode(TElement[] value, IPayloadSerializer serializer) =>
-        new(Type, new ArrayBytes<TElement>(value).Memory, null);
+    public override OutgoingPayload Encode(TElement[] value, IPayloadSerializer serializer)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        return new(Type, new ArrayBytes<TElement>(value).Memory, null);
+    }
 
     public override TElement[] Decode(Message message, IPayloadSerializer serializer)
     {
