@@ -17,6 +17,12 @@ public abstract class Communicator : IDisposable
     /// <summary>Matches a message with any tag (MPI_ANY_TAG).</summary>
     public const int AnyTag = MatchingEngine.AnyTag;
 
+    /// <summary>
+    /// A rank that is no rank (MPI_PROC_NULL), e.g. a neighbour off the edge of a non-periodic grid: a blocking send
+    /// to it does nothing and a blocking receive from it returns default at once.
+    /// </summary>
+    public const int ProcNull = -2;
+
     /// <summary>The largest tag a program may use (MPI_TAG_UB).</summary>
     public const int MaxTag = int.MaxValue;
 
@@ -86,6 +92,11 @@ public abstract class Communicator : IDisposable
 
     private T ReceiveWithStatus<T>(int source, int tag, out CompletedStatus status)
     {
+        if (source == ProcNull)
+        {
+            status = new CompletedStatus(ProcNull, AnyTag, default, 0, 0, false);
+            return default!;
+        }
         var message = ReceiveMessage(source, tag, Context);
         var value = Decode<T>(message, Context);
         status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, CountOf(value), false);
@@ -101,6 +112,11 @@ public abstract class Communicator : IDisposable
     /// <summary>Receives an array into <paramref name="values"/> and reports the status.</summary>
     public void Receive<T>(int source, int tag, ref T[] values, out CompletedStatus status)
     {
+        if (source == ProcNull)
+        {
+            status = new CompletedStatus(ProcNull, AnyTag, default, 0, 0, false);
+            return;
+        }
         var message = ReceiveMessage(source, tag, Context);
         int count = DecodeInto(message, Context, ref values);
         status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, count, false);
@@ -236,6 +252,7 @@ public abstract class Communicator : IDisposable
     internal SendOperation StartSend<T>(T value, int dest, int tag, int context, bool synchronous)
     {
         CheckLive();
+        if (dest == ProcNull) return SendOperation.Done;
         CheckRank(dest, nameof(dest));
         CheckTag(tag, allowAny: false);
         var payload = Codec<T>.Instance.Encode(value, Runtime.Serializer);

@@ -8,7 +8,7 @@ namespace Pmpi;
 /// A communicator within one group of ranks (MPI intracommunicator): point-to-point plus the MPI-1 collectives and
 /// the constructors of new communicators. Every member must call a collective, in the same order.
 /// </summary>
-public sealed class Intracommunicator : Communicator
+public class Intracommunicator : Communicator
 {
     /// <summary>The color that leaves a rank out of every communicator made by <see cref="Split"/> (MPI_UNDEFINED).</summary>
     public const int Undefined = -1;
@@ -244,7 +244,7 @@ public sealed class Intracommunicator : Communicator
     }
 
     // New communicators take the highest context id any member has free, so it is free on all of them.
-    private int AgreeOnContext() => CollectiveAlgorithms.Allreduce(this, Runtime.NextFreeContext, Math.Max);
+    internal int AgreeOnContext() => CollectiveAlgorithms.Allreduce(this, Runtime.NextFreeContext, Math.Max);
 
     private int[] Ones => Enumerable.Repeat(1, Size).ToArray();
 
