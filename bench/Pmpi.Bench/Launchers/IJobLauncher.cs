@@ -1,0 +1,40 @@
+namespace Pmpi.Bench.Launchers;
+
+/// <summary>
+/// Starts the ranks of a benchmark job on one device and runs the same rank body on each. A benchmark is written once
+/// against <see cref="Intracommunicator"/>; the launcher decides whether ranks are threads or processes.
+/// </summary>
+public interface IJobLauncher
+{
+    /// <summary>The device's name as printed in results, e.g. "inprocess".</summary>
+    string Name { get; }
+
+    /// <summary>Runs <paramref name="body"/> on <paramref name="ranks"/> ranks and returns when all have finished.</summary>
+    void Run(int ranks, Action<Intracommunicator> body, TimeSpan timeout);
+}
+
+/// <summary>The launcher for each <see cref="BenchDevice"/>.</summary>
+public static class JobLaunchers
+{
+    /// <summary>The launcher of <paramref name="device"/>.</summary>
+    /// <exception cref="NotSupportedException">The device has no launcher yet.</exception>
+    public static IJobLauncher For(BenchDevice device) => device switch
+    {
+        BenchDevice.InProcess => new InProcessLauncher(),
+        // A process-to-process launcher will start `ranks` copies of this program with a rank and a job address, and
+        // run the body in each on its own world; the benchmark bodies need no change.
+        BenchDevice.Grpc => throw new NotSupportedException("--device grpc is not implemented yet: the gRPC device is on its way (docs/architecture.md)."),
+        _ => throw new ArgumentOutOfRangeException(nameof(device), device, null),
+    };
+}
+
+/// <summary>Ranks as threads of this process, through <see cref="Environment.Run(int, Action{Intracommunicator}, EnvironmentOptions?)"/>.</summary>
+public sealed class InProcessLauncher : IJobLauncher
+{
+    /// <inheritdoc/>
+    public string Name => "inprocess";
+
+    /// <inheritdoc/>
+    public void Run(int ranks, Action<Intracommunicator> body, TimeSpan timeout) =>
+        Environment.Run(ranks, body, new EnvironmentOptions { Timeout = timeout });
+}
