@@ -213,6 +213,7 @@ internal sealed class MatchingEngine
         private readonly Dictionary<(int Source, int Tag), Queue<Message>> _unexpected = [];
         private readonly Dictionary<(int Source, int Tag), Queue<ReceiveOperation>> _posted = [];
         private readonly Stack<Queue<Message>> _spareMessageQueues = new();
+        private int _wildcardEntries; // posted receives with a wildcard, cancelled ones included until dequeued
 
         public void Enqueue(Message message)
         {
@@ -230,6 +231,7 @@ internal sealed class MatchingEngine
             var key = (receive.Pattern.Source, receive.Pattern.Tag);
             if (!_posted.TryGetValue(key, out var queue)) _posted[key] = queue = new Queue<ReceiveOperation>();
             queue.Enqueue(receive);
+            if (IsWildcard(key)) _wildcardEntries++;
         }
 
         /// <summary>The earliest-posted live receive that matches (source, tag), taken off its queue.</summary>
@@ -238,11 +240,15 @@ internal sealed class MatchingEngine
             if (_posted.Count == 0) return null;
             Queue<ReceiveOperation>? best = null;
             Consider(ref best, (source, tag));
-            Consider(ref best, (AnySource, tag));
-            Consider(ref best, (source, AnyTag));
-            Consider(ref best, (AnySource, AnyTag));
+            // Most programs post no wildcard receives: then one lookup decides.
+            if (_wildcardEntries > 0)
+            {
+                Consider(ref best, (AnySource, tag));
+                Consider(ref best, (source, AnyTag));
+                Consider(ref best, (AnySource, AnyTag));
+            }
             if (best is null) return null;
-            var receive = best.Dequeue();
+            var receive = Dequeue(best);
             receive.Claimed = true;
             return receive;
         }
@@ -250,7 +256,7 @@ internal sealed class MatchingEngine
         private void Consider(ref Queue<ReceiveOperation>? best, (int, int) key)
         {
             if (!_posted.TryGetValue(key, out var queue)) return;
-            while (queue.Count > 0 && queue.Peek().IsCompleted) queue.Dequeue(); // cancelled entries
+            while (queue.Count > 0 && queue.Peek().IsCompleted) Dequeue(queue); // cancelled entries
             if (queue.Count == 0)
             {
                 _posted.Remove(key);
@@ -258,6 +264,15 @@ internal sealed class MatchingEngine
             }
             if (best is null || queue.Peek().Order < best.Peek().Order) best = queue;
         }
+
+        private ReceiveOperation Dequeue(Queue<ReceiveOperation> queue)
+        {
+            var receive = queue.Dequeue();
+            if (IsWildcard((receive.Pattern.Source, receive.Pattern.Tag))) _wildcardEntries--;
+            return receive;
+        }
+
+        private static bool IsWildcard((int Source, int Tag) key) => key.Source == AnySource || key.Tag == AnyTag;
 
         /// <summary>The earliest-arrived message matching (source, tag), wildcards allowed, taken off its queue.</summary>
         public Message? TakeEarliestMessage(int source, int tag)
@@ -305,6 +320,7 @@ internal sealed class MatchingEngine
             foreach (var queue in _unexpected.Values) messages.AddRange(queue);
             _posted.Clear();
             _unexpected.Clear();
+            _wildcardEntries = 0;
         }
     }
 }

@@ -49,7 +49,7 @@ public class ErrorTests
 
     [Theory]
     [InlineData(2)]
-    [InlineData(-2)]
+    [InlineData(-3)]
     [InlineData(Communicator.AnySource)]
     public void Send_InvalidDestination_ThrowsInvalidRankWithValue(int dest)
     {
