@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Pmpi.Devices.Grpc;
 using Pmpi.Devices.InProcess;
 using Pmpi.Hosting;
 using Pmpi.Payloads;
@@ -70,8 +71,40 @@ public sealed class Environment : IDisposable
     public static void Run(ref string[] args, Action<Intracommunicator> body)
     {
         ArgumentNullException.ThrowIfNull(args);
+        ArgumentNullException.ThrowIfNull(body);
         args = TakeRanks(args, out var ranks);
-        Run(ranks, body);
+        if (RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable) is { } identity) RunLaunchedRank(identity, body);
+        else Run(ranks, body);
+    }
+
+    /// <summary>
+    /// Runs this process as one rank of a job an agent launched: the gRPC device, then <paramref name="body"/>, then
+    /// a barrier so no rank closes its endpoint while a peer may still need it (MPI_Finalize). A rank that fails
+    /// reports to the master and exits with its Abort code, or 1 for an exception, after printing why.
+    /// </summary>
+    private static void RunLaunchedRank(RankIdentity identity, Action<Intracommunicator> body)
+    {
+        using var device = GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
+        var runtime = new RankRuntime(device, JsonPayloadSerializer.Default);
+        RankRuntime.Current = runtime;
+        try
+        {
+            body(runtime.World);
+            runtime.World.Barrier();
+        }
+        catch (Exception e)
+        {
+            var code = (e as MpiException)?.AbortCode ?? 1;
+            Console.Error.WriteLine($"Rank {identity.Rank} failed: {e}");
+            if (e is not MpiException { ErrorClass: ErrorClass.Aborted })
+                device.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = code });
+            Console.Out.Flush();
+            System.Environment.Exit(code);
+        }
+        finally
+        {
+            RankRuntime.Current = null;
+        }
     }
 
     /// <summary>Runs <paramref name="body"/> on the ranks PMPI_RANKS names (1 when unset), like the args form without arguments.</summary>

@@ -49,8 +49,7 @@ internal sealed class InProcessJob
             // A send to oneself is always buffered: MPI programs may send to themselves before receiving.
             if (!synchronous && (payload.Bytes.Length <= EagerLimit || destination == rank))
             {
-                var rented = payload.Rented ?? RawTypes.Rent(payload.Type, payload.Bytes.Span).Rented!;
-                target.Deliver(new Message(envelope, payload.Type, rented.AsMemory(0, payload.Bytes.Length), rented));
+                target.Deliver(BufferedMessage.Of(envelope, payload));
                 return SendOperation.Done;
             }
             var operation = new SendOperation();

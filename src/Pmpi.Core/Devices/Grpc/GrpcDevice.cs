@@ -1,0 +1,140 @@
+using System.Net;
+using Pmpi.Hosting;
+using Pmpi.Matching;
+using Pmpi.Payloads;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Server;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Devices.Grpc;
+
+/// <summary>
+/// The device of ranks that are processes: each rank serves RankTransport on its own Kestrel endpoint, registers it
+/// with the job's master, receives the rank table once every rank has registered, and opens a stream to a peer the
+/// first time it sends there.
+/// </summary>
+internal sealed class GrpcDevice : IDevice
+{
+    private static readonly TimeSpan RegistrationTimeout = TimeSpan.FromMinutes(2);
+
+    private readonly RankIdentity _identity;
+    private readonly RpcServer _server;
+    private readonly Uri[] _endpoints;
+    private readonly Task<PeerLink>?[] _links;
+    private readonly RpcChannel?[] _channels;
+
+    private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, Uri[] endpoints)
+    {
+        _identity = identity;
+        _server = server;
+        Engine = engine;
+        _endpoints = endpoints;
+        _links = new Task<PeerLink>?[identity.Size];
+        _channels = new RpcChannel?[identity.Size];
+    }
+
+    public int Rank => _identity.Rank;
+
+    public int Size => _identity.Size;
+
+    public MatchingEngine Engine { get; }
+
+    public string ProcessorName => System.Environment.MachineName;
+
+    /// <summary>Opens this rank's endpoint, registers with the master and waits for the rank table.</summary>
+    public static async Task<GrpcDevice> StartAsync(RankIdentity identity, CancellationToken cancellationToken)
+    {
+        var engine = new MatchingEngine();
+        var inbound = new InboundStreams(identity, engine);
+        var server = await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
+            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(InboundStreams.ConnectPath, inbound.ServeAsync), cancellationToken: cancellationToken).ConfigureAwait(false);
+        try
+        {
+            using var master = new RpcChannel(identity.Master);
+            var table = await master.UnaryAsync<RegisterRequest, RankTable>(MasterPaths.Register, new RegisterRequest
+            {
+                JobId = identity.JobId,
+                JobToken = identity.JobToken,
+                Rank = identity.Rank,
+                Endpoint = server.Address.ToString(),
+                Domain = identity.Domain ?? "",
+            }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
+            if (table.Ranks.Count != identity.Size)
+                throw new MpiException(ErrorClass.Transport, $"The master returned a table of {table.Ranks.Count} ranks for a job of {identity.Size}.");
+            return new GrpcDevice(identity, server, engine, table.Ranks.Select(entry => new Uri(entry.Endpoint)).ToArray());
+        }
+        catch (RpcException e)
+        {
+            await server.DisposeAsync().ConfigureAwait(false);
+            throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} could not register with the master at {identity.Master}: {e.Message}", e);
+        }
+    }
+
+    public SendOperation Send(int destination, Envelope envelope, OutgoingPayload payload, bool synchronous)
+    {
+        if (destination == Rank) return SendToSelf(envelope, payload, synchronous);
+        try
+        {
+            var link = LinkTo(destination).GetAwaiter().GetResult();
+            return link.SendAsync(envelope, payload, synchronous, CancellationToken.None).GetAwaiter().GetResult();
+        }
+        catch (RpcException e)
+        {
+            throw new MpiException(ErrorClass.Transport, $"Rank {Rank} cannot reach rank {destination} at {_endpoints[destination]}: {e.Message}", e);
+        }
+    }
+
+    public void Abort(MpiException reason)
+    {
+        try
+        {
+            using var master = new RpcChannel(_identity.Master);
+            master.UnaryAsync<AbortRequest, AbortReply>(MasterPaths.Abort, new AbortRequest
+            {
+                JobId = _identity.JobId,
+                JobToken = _identity.JobToken,
+                Rank = Rank,
+                ErrorCode = reason.AbortCode ?? 1,
+                Reason = reason.Message,
+            }, TimeSpan.FromSeconds(5)).GetAwaiter().GetResult();
+        }
+        catch (RpcException)
+        {
+            // The master is gone or slow; the rank's exit code still tells its agent.
+        }
+        Engine.Abort(reason);
+    }
+
+    public void Dispose()
+    {
+        foreach (var link in _links)
+            if (link is { IsCompletedSuccessfully: true }) link.Result.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        foreach (var channel in _channels) channel?.Dispose();
+        _server.DisposeAsync().AsTask().GetAwaiter().GetResult();
+    }
+
+    private Task<PeerLink> LinkTo(int destination)
+    {
+        lock (_links)
+        {
+            if (_links[destination] is { IsFaulted: false } existing) return existing;
+            var channel = _channels[destination] ??= new RpcChannel(_endpoints[destination]);
+            return _links[destination] = PeerLink.OpenAsync(channel, _identity, destination, CancellationToken.None);
+        }
+    }
+
+    private SendOperation SendToSelf(Envelope envelope, OutgoingPayload payload, bool synchronous)
+    {
+        var operation = synchronous ? new SendOperation() : SendOperation.Done;
+        Engine.Deliver(BufferedMessage.Of(envelope, payload, synchronous ? operation : null));
+        return operation;
+    }
+}
+
+/// <summary>The Master service's method paths.</summary>
+internal static class MasterPaths
+{
+    public const string Register = "/pmpi.v1.Master/Register";
+    public const string Abort = "/pmpi.v1.Master/Abort";
+}

@@ -1,0 +1,29 @@
+namespace Pmpi.Rpc;
+
+/// <summary>
+/// The environment variables through which an agent tells a rank process who it is: the contract between the
+/// agent that launches ranks and the library inside them.
+/// </summary>
+public static class RankEnvironment
+{
+    /// <summary>The job's id.</summary>
+    public const string JobId = "PMPI_JOB_ID";
+
+    /// <summary>The rank's place in the world, from 0.</summary>
+    public const string Rank = "PMPI_RANK";
+
+    /// <summary>The number of ranks in the world.</summary>
+    public const string Size = "PMPI_SIZE";
+
+    /// <summary>The master's address (http://host:port), where the rank registers.</summary>
+    public const string Master = "PMPI_MASTER";
+
+    /// <summary>The job's secret: streams and registrations without it are refused.</summary>
+    public const string JobToken = "PMPI_JOB_TOKEN";
+
+    /// <summary>The rank's administrative domain, if the computation declares domains.</summary>
+    public const string Domain = "PMPI_DOMAIN";
+
+    /// <summary>The address the rank's endpoint listens on and advertises; loopback when unset.</summary>
+    public const string BindAddress = "PMPI_BIND_ADDRESS";
+}
