@@ -1,26 +1,41 @@
 using System.IO.Pipelines;
+using System.Runtime.CompilerServices;
 using Google.Protobuf;
 using Pmpi.Rpc.Internal;
 
 namespace Pmpi.Rpc;
 
-/// <summary>Reads a stream of gRPC messages of type <typeparamref name="T"/> from a pipe.</summary>
-public sealed class MessageReader<T>(PipeReader reader, RpcOptions options) where T : IMessage<T>, new()
+/// <summary>Reads a stream of gRPC messages of type <typeparamref name="T"/> from a pipe; one reader at a time.</summary>
+public sealed class MessageReader<T> where T : IMessage<T>, new()
 {
     private static readonly MessageParser<T> Parser = new(() => new T());
+    private readonly PipeReader _reader;
+    private readonly RpcOptions _options;
+
+    /// <summary>A reader of the messages arriving on <paramref name="reader"/>, within <paramref name="options"/>' limits.</summary>
+    public MessageReader(PipeReader reader, RpcOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(reader);
+        ArgumentNullException.ThrowIfNull(options);
+        _reader = reader;
+        _options = options;
+    }
 
     /// <summary>The next message, or null at the end of the stream.</summary>
-    /// <exception cref="RpcException">A malformed, oversized or truncated message.</exception>
+    /// <exception cref="RpcException">A malformed, compressed, oversized or truncated message.</exception>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))] // one read per message: don't allocate a box each
     public async ValueTask<T?> ReadAsync(CancellationToken cancellationToken)
     {
         while (true)
         {
-            var result = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+            var result = await _reader.ReadAsync(cancellationToken).ConfigureAwait(false);
             var buffer = result.Buffer;
+            bool parsed = false;
             try
             {
-                if (MessageFraming.TryReadMessage(ref buffer, options.MaxMessageSize, out var message))
+                if (MessageFraming.TryReadMessage(ref buffer, _options.MaxMessageSize, out var message))
                 {
+                    parsed = true;
                     try
                     {
                         return Parser.ParseFrom(message);
@@ -35,39 +50,22 @@ public sealed class MessageReader<T>(PipeReader reader, RpcOptions options) wher
                     if (buffer.Length > 0) throw new RpcException(StatusCode.Internal, $"The stream ended inside a message ({buffer.Length} bytes left).");
                     return default;
                 }
+                if (result.IsCanceled) throw new OperationCanceledException("The read was cancelled.");
             }
             finally
             {
-                reader.AdvanceTo(buffer.Start, buffer.End);
+                // After a whole message the rest is unexamined: the next read must return it at once, since it may
+                // already hold the next message (marking it examined would wait for bytes that may never come).
+                // Without a whole message everything was examined: wait for more.
+                if (parsed) _reader.AdvanceTo(buffer.Start);
+                else _reader.AdvanceTo(buffer.Start, buffer.End);
             }
         }
     }
 
     /// <summary>All messages until the end of the stream.</summary>
-    public async IAsyncEnumerable<T> ReadAllAsync([System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken cancellationToken = default)
+    public async IAsyncEnumerable<T> ReadAllAsync([EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         while (await ReadAsync(cancellationToken).ConfigureAwait(false) is { } message) yield return message;
-    }
-}
-
-/// <summary>Writes gRPC messages to a pipe, flushing each so a peer waiting for it is never left hanging.</summary>
-public sealed class MessageWriter<T>(PipeWriter writer) where T : IMessage<T>
-{
-    private readonly SemaphoreSlim _gate = new(1, 1);
-
-    /// <summary>Writes and flushes one message; safe to call from several threads.</summary>
-    public async ValueTask WriteAsync(T message, CancellationToken cancellationToken)
-    {
-        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            MessageFraming.Write(writer, message);
-            var result = await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
-            if (result.IsCanceled || result.IsCompleted) throw new RpcException(StatusCode.Unavailable, "The stream was closed by the peer.");
-        }
-        finally
-        {
-            _gate.Release();
-        }
     }
 }

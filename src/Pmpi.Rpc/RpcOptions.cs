@@ -3,11 +3,24 @@ namespace Pmpi.Rpc;
 /// <summary>Limits of the gRPC layer, the same for servers and clients.</summary>
 public sealed class RpcOptions
 {
+    /// <summary>The default of <see cref="MaxMessageSize"/>: 67,108,864 (64 MB).</summary>
+    public const int DefaultMaxMessageSize = 64 * 1024 * 1024;
+
     /// <summary>
-    /// The largest message accepted, in bytes. Defaults to 16,777,216 (16 MB); PMPI's transport chunks large MPI
-    /// messages well below it.
+    /// The largest message sent or accepted, in bytes (the protobuf bytes, without the 5-byte gRPC prefix).
+    /// Defaults to 67,108,864 (64 MB). A larger incoming message fails its call with RESOURCE_EXHAUSTED; a larger
+    /// outgoing one is refused before anything is written. PMPI's transport chunks large MPI messages well below it,
+    /// so the limit only bounds what one misbehaving peer can make this process buffer.
     /// </summary>
-    public int MaxMessageSize { get; init; } = 16 * 1024 * 1024;
+    public int MaxMessageSize
+    {
+        get;
+        init
+        {
+            ArgumentOutOfRangeException.ThrowIfNegativeOrZero(value);
+            field = value;
+        }
+    } = DefaultMaxMessageSize;
 
     /// <summary>The defaults.</summary>
     public static RpcOptions Default { get; } = new();

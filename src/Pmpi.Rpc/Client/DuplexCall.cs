@@ -1,53 +1,65 @@
 using System.Globalization;
 using System.IO.Pipelines;
+using System.Net;
 using System.Net.Http.Headers;
+using System.Runtime.CompilerServices;
 using Google.Protobuf;
+using Pmpi.Rpc.Internal;
 
 namespace Pmpi.Rpc.Client;
 
-/// <summary>A call in progress: write requests, read responses, then check the status. Disposing cancels it if unfinished.</summary>
+/// <summary>
+/// A call in progress (one HTTP/2 stream): write requests, read responses, then check the status. Requests and
+/// responses flow at the same time. Disposing cancels the call if it has not finished.
+/// </summary>
 public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
     where TRequest : IMessage<TRequest> where TResponse : IMessage<TResponse>, new()
 {
     private readonly string _path;
-    private readonly PipeWriter _requestPipe;
     private readonly RpcChannel.StreamingContent _body;
     private readonly Task<HttpResponseMessage> _response;
     private readonly CancellationTokenSource _lifetime;
+    private readonly CancellationTokenSource? _deadline;
     private readonly RpcOptions _options;
     private MessageReader<TResponse>? _responses;
-    private HttpResponseMessage? _completedResponse;
+    private HttpResponseMessage? _headers;
+    private bool _ended;
+    private int _disposed;
 
     internal DuplexCall(string path, Stream requestStream, RpcChannel.StreamingContent body, Task<HttpResponseMessage> response,
-        CancellationTokenSource lifetime, RpcOptions options)
+        CancellationTokenSource lifetime, CancellationTokenSource? deadline, RpcOptions options)
     {
         _path = path;
-        _requestPipe = PipeWriter.Create(requestStream, new StreamPipeWriterOptions(leaveOpen: true));
         _body = body;
         _response = response;
         _lifetime = lifetime;
+        _deadline = deadline;
         _options = options;
-        Requests = new MessageWriter<TRequest>(_requestPipe);
+        // A larger minimum segment keeps a multi-megabyte message from being written in 4 KB pieces.
+        var requestPipe = PipeWriter.Create(requestStream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
+        Requests = new MessageWriter<TRequest>(requestPipe, options);
         Responses = new ResponseReader(this);
     }
 
-    /// <summary>Where requests go; each write is flushed.</summary>
+    /// <summary>Where requests go; each write is flushed. Safe to use from several threads.</summary>
     public MessageWriter<TRequest> Requests { get; }
 
     /// <summary>The responses, in order; null from ReadAsync at the end. A failed status throws from there.</summary>
     public ResponseReader Responses { get; }
 
-    /// <summary>Cancelled when the call's deadline passes or it is disposed.</summary>
+    /// <summary>Cancelled when the call's deadline passes, the token given at its start is cancelled, or it is disposed.</summary>
     public CancellationToken CancellationToken => _lifetime.Token;
 
-    /// <summary>Ends the request stream (half-close).</summary>
-    public async Task CompleteRequestsAsync()
+    /// <summary>Ends the request stream (half-close): the server's reader sees the end after the last request.</summary>
+    public async Task CompleteRequestsAsync(CancellationToken cancellationToken = default)
     {
-        await _requestPipe.CompleteAsync().ConfigureAwait(false);
+        await Requests.CompleteAsync(cancellationToken).ConfigureAwait(false);
+        // Returning from SerializeToStreamAsync is what makes SocketsHttpHandler send END_STREAM.
         _body.Complete();
     }
 
-    /// <summary>Throws the call's status if it is not OK; call after the responses ended.</summary>
+    /// <summary>Throws the call's status if it is not OK. The status is known once the responses ended.</summary>
+    /// <exception cref="RpcException">The call ended with a non-OK status, or failed locally.</exception>
     public async Task EnsureSuccessAsync(CancellationToken cancellationToken)
     {
         var response = await HeadersAsync(cancellationToken).ConfigureAwait(false);
@@ -55,54 +67,96 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         if (code != StatusCode.OK) throw new RpcException(code, detail);
     }
 
-    /// <inheritdoc/>
+    /// <summary>Cancels the call if it has not ended (the server sees the stream reset) and releases it.</summary>
     public async ValueTask DisposeAsync()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
         _body.Complete();
         await _lifetime.CancelAsync().ConfigureAwait(false);
         try
         {
             (await _response.ConfigureAwait(false)).Dispose();
         }
-        catch (Exception e) when (e is RpcException or OperationCanceledException or HttpRequestException)
+        catch (Exception e) when (e is RpcException or OperationCanceledException or HttpRequestException or IOException)
         {
             // The call failed or was cancelled; its error went to whoever read it.
         }
         _lifetime.Dispose();
+        _deadline?.Dispose();
     }
 
-    private async Task<HttpResponseMessage> HeadersAsync(CancellationToken cancellationToken)
+    private async ValueTask<HttpResponseMessage> HeadersAsync(CancellationToken cancellationToken)
     {
-        if (_completedResponse is not null) return _completedResponse;
+        if (_headers is not null) return _headers;
         HttpResponseMessage response;
         try
         {
             response = await _response.WaitAsync(cancellationToken).ConfigureAwait(false);
         }
-        catch (OperationCanceledException e) when (_lifetime.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
+        catch (Exception e) when (Translate(e, cancellationToken) is { } error)
         {
-            throw new RpcException(StatusCode.DeadlineExceeded, $"{_path}: the deadline passed.", e);
+            throw error;
         }
-        if (response.Content.Headers.ContentType?.MediaType is not { } type || !type.StartsWith("application/grpc", StringComparison.Ordinal))
+        if (response.Content.Headers.ContentType?.MediaType is not { } type || !type.StartsWith("application/grpc", StringComparison.OrdinalIgnoreCase))
         {
-            // Not a gRPC answer (e.g. 404 from a plain web server, 415): say what came back.
-            throw new RpcException(StatusCode.Unknown, $"{_path}: HTTP {(int)response.StatusCode} {response.ReasonPhrase} with content-type '{response.Content.Headers.ContentType}'.");
+            // Not a gRPC answer (e.g. 404 from a plain web server, 415): map the HTTP status (http-grpc-status-mapping.md).
+            throw new RpcException(FromHttpStatus(response.StatusCode),
+                $"{_path}: HTTP {(int)response.StatusCode} {response.ReasonPhrase} with content-type '{response.Content.Headers.ContentType}'.");
         }
-        return _completedResponse = response;
+        return _headers = response;
     }
 
-    private static (StatusCode, string) Status(HttpResponseMessage response)
+    /// <summary>
+    /// What a failure of the underlying HTTP call means for the caller: null to let it through (the caller's own
+    /// cancellation), else an <see cref="RpcException"/> with the status the call ended with.
+    /// </summary>
+    private RpcException? Translate(Exception e, CancellationToken callerToken)
     {
-        // Trailers-only responses carry the status in the headers; others in the trailers after the body.
+        if (e is RpcException rpc) return rpc;
+        if (callerToken.IsCancellationRequested && e is OperationCanceledException) return null;
+        if (_lifetime.IsCancellationRequested)
+        {
+            // The deadline has its own source, so a deadline is told apart from a disposal exactly (not by the clock).
+            return _deadline is { IsCancellationRequested: true }
+                ? new RpcException(StatusCode.DeadlineExceeded, $"{_path}: the deadline passed.", e)
+                : new RpcException(StatusCode.Cancelled, $"{_path}: the call was cancelled.", e);
+        }
+        return e is IOException or HttpRequestException or OperationCanceledException
+            ? new RpcException(StatusCode.Unavailable, $"{_path}: the connection broke: {e.Message}", e)
+            : null;
+    }
+
+    private static StatusCode FromHttpStatus(HttpStatusCode status) => status switch
+    {
+        HttpStatusCode.BadRequest => StatusCode.Internal,
+        HttpStatusCode.Unauthorized => StatusCode.Unauthenticated,
+        HttpStatusCode.Forbidden => StatusCode.PermissionDenied,
+        HttpStatusCode.NotFound => StatusCode.Unimplemented,
+        HttpStatusCode.TooManyRequests or HttpStatusCode.BadGateway or HttpStatusCode.ServiceUnavailable
+            or HttpStatusCode.GatewayTimeout => StatusCode.Unavailable,
+        _ => StatusCode.Unknown,
+    };
+
+    private static (StatusCode Code, string Detail) Status(HttpResponseMessage response)
+    {
+        // Trailers-only responses carry the status in the headers; others in the trailers, which SocketsHttpHandler
+        // fills only once the body was read to its end.
         string? code = Header(response.Headers, "grpc-status") ?? Header(response.TrailingHeaders, "grpc-status");
         string? message = Header(response.Headers, "grpc-message") ?? Header(response.TrailingHeaders, "grpc-message");
         if (code is null) return (StatusCode.Internal, "The response ended without a grpc-status.");
-        return ((StatusCode)int.Parse(code, CultureInfo.InvariantCulture), message is null ? "" : Uri.UnescapeDataString(message));
+        if (!int.TryParse(code, NumberStyles.None, CultureInfo.InvariantCulture, out int value))
+            return (StatusCode.Internal, $"The response carried an invalid grpc-status '{code}'.");
+        return ((StatusCode)value, message is null ? "" : GrpcMessage.Decode(message));
     }
 
-    private static string? Header(HttpHeaders headers, string name) => headers.TryGetValues(name, out var values) ? values.FirstOrDefault() : null;
+    private static string? Header(HttpHeaders headers, string name)
+    {
+        if (!headers.TryGetValues(name, out var values)) return null;
+        foreach (var value in values) return value;
+        return null;
+    }
 
-    /// <summary>Reads the call's responses.</summary>
+    /// <summary>Reads the call's responses; one reader at a time.</summary>
     public sealed class ResponseReader
     {
         private readonly DuplexCall<TRequest, TResponse> _call;
@@ -110,36 +164,57 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         internal ResponseReader(DuplexCall<TRequest, TResponse> call) => _call = call;
 
         /// <summary>The next response, or null when the call ended with OK.</summary>
-        /// <exception cref="RpcException">The call ended with another status, or the transport failed.</exception>
+        /// <exception cref="RpcException">
+        /// The call ended with another status (DEADLINE_EXCEEDED when its deadline passed, CANCELLED when it was
+        /// disposed), or the transport failed (UNAVAILABLE). The caller's own cancellation throws OperationCanceledException.
+        /// </exception>
+        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
         public async ValueTask<TResponse?> ReadAsync(CancellationToken cancellationToken)
         {
-            var response = await _call.HeadersAsync(cancellationToken).ConfigureAwait(false);
-            if (_call._responses is null)
-            {
-                var (code, detail) = Status(response);
-                if (Header(response.Headers, "grpc-status") is not null)
-                {
-                    if (code != StatusCode.OK) throw new RpcException(code, detail);
-                    return default;
-                }
-                var stream = await response.Content.ReadAsStreamAsync(cancellationToken).ConfigureAwait(false);
-                _call._responses = new MessageReader<TResponse>(PipeReader.Create(stream), _call._options);
-            }
+            var call = _call;
+            if (call._ended) return default;
+            var responses = call._responses ?? await StartReadingAsync(cancellationToken).ConfigureAwait(false);
+            if (responses is null) return default;
             TResponse? message;
             try
             {
-                message = await _call._responses.ReadAsync(cancellationToken).ConfigureAwait(false);
+                message = await responses.ReadAsync(cancellationToken).ConfigureAwait(false);
             }
-            catch (IOException e)
+            catch (Exception e) when (call.Translate(e, cancellationToken) is { } error && !ReferenceEquals(error, e))
             {
-                throw new RpcException(StatusCode.Unavailable, $"{_call._path}: the connection broke: {e.Message}", e);
+                throw error;
             }
-            catch (HttpRequestException e)
+            if (message is null)
             {
-                throw new RpcException(StatusCode.Unavailable, $"{_call._path}: the connection broke: {e.Message}", e);
+                call._ended = true;
+                await call.EnsureSuccessAsync(cancellationToken).ConfigureAwait(false);
             }
-            if (message is null) await _call.EnsureSuccessAsync(cancellationToken).ConfigureAwait(false);
             return message;
+        }
+
+        private async ValueTask<MessageReader<TResponse>?> StartReadingAsync(CancellationToken cancellationToken)
+        {
+            var call = _call;
+            var response = await call.HeadersAsync(cancellationToken).ConfigureAwait(false);
+            if (Header(response.Headers, "grpc-status") is not null)
+            {
+                // Trailers-only: no messages, just the status.
+                call._ended = true;
+                await call.EnsureSuccessAsync(cancellationToken).ConfigureAwait(false);
+                return null;
+            }
+            Stream stream;
+            try
+            {
+                stream = await response.Content.ReadAsStreamAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (call.Translate(e, cancellationToken) is { } error)
+            {
+                throw error;
+            }
+            // 64 KB reads: a stream of large messages is read in few calls instead of one per 4 KB.
+            var pipe = PipeReader.Create(stream, new StreamPipeReaderOptions(bufferSize: 64 * 1024, minimumReadSize: 16 * 1024));
+            return call._responses = new MessageReader<TResponse>(pipe, call._options);
         }
     }
 }

@@ -1,6 +1,6 @@
 using System.Net;
 using System.Net.Http.Headers;
-using System.IO.Pipelines;
+using System.Runtime.CompilerServices;
 using Google.Protobuf;
 using Pmpi.Rpc.Internal;
 
@@ -8,7 +8,7 @@ namespace Pmpi.Rpc.Client;
 
 /// <summary>
 /// Calls gRPC methods on one server over cleartext HTTP/2, reusing connections (SocketsHttpHandler). Each call is
-/// one HTTP/2 stream; a streaming request body makes a call full duplex.
+/// one HTTP/2 stream; a streaming request body makes every call full duplex. Thread-safe; keep one per server.
 /// </summary>
 public sealed class RpcChannel : IDisposable
 {
@@ -16,6 +16,8 @@ public sealed class RpcChannel : IDisposable
     private readonly RpcOptions _options;
 
     /// <summary>A channel to <paramref name="address"/> (http://host:port).</summary>
+    /// <param name="address">The server's base address; only http (h2c, prior knowledge) is spoken.</param>
+    /// <param name="options">Message size limits; <see cref="RpcOptions.Default"/> when null.</param>
     public RpcChannel(Uri address, RpcOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(address);
@@ -23,13 +25,17 @@ public sealed class RpcChannel : IDisposable
         _options = options ?? RpcOptions.Default;
         _http = new HttpMessageInvoker(new SocketsHttpHandler
         {
+            // Rank and agent traffic stays inside the cluster (or goes through PMPI's own gateways): never a proxy.
             UseProxy = false,
+            // Past the server's MaxStreamsPerConnection, open another connection instead of queueing calls.
             EnableMultipleHttp2Connections = true,
+            // Matches the server's 16 MB stream window, so large responses don't wait on WINDOW_UPDATEs.
             InitialHttp2StreamWindowSize = 16 * 1024 * 1024,
             KeepAlivePingDelay = TimeSpan.FromSeconds(30),
             KeepAlivePingTimeout = TimeSpan.FromSeconds(60),
             KeepAlivePingPolicy = HttpKeepAlivePingPolicy.WithActiveRequests,
             ConnectTimeout = TimeSpan.FromSeconds(10),
+            // Streams live as long as jobs; an idle connection is kept rather than re-dialled.
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
         });
     }
@@ -38,12 +44,17 @@ public sealed class RpcChannel : IDisposable
     public Uri Address { get; }
 
     /// <summary>Calls a unary method.</summary>
+    /// <param name="path">The method's path, e.g. "/pmpi.v1.Agent/GetNodeInfo" (see <see cref="ServicePaths"/>).</param>
+    /// <param name="request">The request.</param>
+    /// <param name="deadline">How long the call may take (sent as grpc-timeout); none when null.</param>
+    /// <param name="cancellationToken">Cancels the call.</param>
+    /// <exception cref="RpcException">The call ended with a non-OK status.</exception>
     public async Task<TResponse> UnaryAsync<TRequest, TResponse>(string path, TRequest request, TimeSpan? deadline = null, CancellationToken cancellationToken = default)
         where TRequest : IMessage<TRequest> where TResponse : IMessage<TResponse>, new()
     {
         await using var call = await StartAsync<TRequest, TResponse>(path, deadline, cancellationToken).ConfigureAwait(false);
         await call.Requests.WriteAsync(request, cancellationToken).ConfigureAwait(false);
-        await call.CompleteRequestsAsync().ConfigureAwait(false);
+        await call.CompleteRequestsAsync(cancellationToken).ConfigureAwait(false);
         var response = await call.Responses.ReadAsync(cancellationToken).ConfigureAwait(false)
             ?? throw new RpcException(StatusCode.Internal, $"{path} returned OK without a response message.");
         // Reading to the end is what fills the trailers, and with them the status.
@@ -53,20 +64,33 @@ public sealed class RpcChannel : IDisposable
     }
 
     /// <summary>Calls a server-streaming method; the responses end when the call does, and a failed status throws.</summary>
+    /// <param name="path">The method's path.</param>
+    /// <param name="request">The request.</param>
+    /// <param name="deadline">How long the whole call may take; none when null.</param>
+    /// <param name="cancellationToken">Cancels the call (also given by WithCancellation).</param>
     public async IAsyncEnumerable<TResponse> ServerStreamingAsync<TRequest, TResponse>(string path, TRequest request, TimeSpan? deadline = null,
-        [System.Runtime.CompilerServices.EnumeratorCancellation] CancellationToken cancellationToken = default)
+        [EnumeratorCancellation] CancellationToken cancellationToken = default)
         where TRequest : IMessage<TRequest> where TResponse : IMessage<TResponse>, new()
     {
         await using var call = await StartAsync<TRequest, TResponse>(path, deadline, cancellationToken).ConfigureAwait(false);
         await call.Requests.WriteAsync(request, cancellationToken).ConfigureAwait(false);
-        await call.CompleteRequestsAsync().ConfigureAwait(false);
+        await call.CompleteRequestsAsync(cancellationToken).ConfigureAwait(false);
         while (await call.Responses.ReadAsync(cancellationToken).ConfigureAwait(false) is { } response) yield return response;
     }
 
-    /// <summary>Starts a call whose requests and responses both stream (also the basis of the other forms).</summary>
+    /// <summary>
+    /// Starts a call whose requests and responses both stream (also the basis of the other forms). It returns once
+    /// requests can be written, without waiting for the response headers: a grpcio server sends those only with its
+    /// first response.
+    /// </summary>
+    /// <param name="path">The method's path, e.g. <see cref="ServicePaths.Connect"/>.</param>
+    /// <param name="deadline">How long the whole call may take (sent as grpc-timeout); none when null.</param>
+    /// <param name="cancellationToken">Cancels the call for its whole life, not only its start.</param>
+    /// <exception cref="RpcException">UNAVAILABLE when the server cannot be reached; DEADLINE_EXCEEDED when the deadline passed first.</exception>
     public async Task<DuplexCall<TRequest, TResponse>> StartAsync<TRequest, TResponse>(string path, TimeSpan? deadline = null, CancellationToken cancellationToken = default)
         where TRequest : IMessage<TRequest> where TResponse : IMessage<TResponse>, new()
     {
+        ArgumentException.ThrowIfNullOrEmpty(path);
         var body = new StreamingContent();
         var request = new HttpRequestMessage(HttpMethod.Post, new Uri(Address, path))
         {
@@ -74,10 +98,22 @@ public sealed class RpcChannel : IDisposable
             VersionPolicy = HttpVersionPolicy.RequestVersionExact,
             Content = body,
         };
+        // A grpcio server refuses a call without "te: trailers".
         request.Headers.TE.Add(new TransferCodingWithQualityHeaderValue("trailers"));
-        if (deadline is { } d) request.Headers.Add("grpc-timeout", GrpcTimeout.Format(d));
-        var lifetime = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        if (deadline is { } limit) lifetime.CancelAfter(limit);
+        CancellationTokenSource? expiry = null;
+        CancellationTokenSource lifetime;
+        if (deadline is { } limit)
+        {
+            request.Headers.TryAddWithoutValidation("grpc-timeout", GrpcTimeout.Format(limit));
+            // A timer takes at most about 49 days; a longer deadline is only sent, not timed here.
+            expiry = new CancellationTokenSource(limit <= TimeSpan.Zero ? TimeSpan.Zero
+                : limit.TotalMilliseconds >= uint.MaxValue - 1 ? Timeout.InfiniteTimeSpan : limit);
+            lifetime = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, expiry.Token);
+        }
+        else
+        {
+            lifetime = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        }
 
         // A grpcio server sends its headers only with its first response, so the request body must already be open
         // for writing while the response headers are awaited.
@@ -85,20 +121,35 @@ public sealed class RpcChannel : IDisposable
         Stream requestStream;
         try
         {
-            requestStream = await body.Stream.WaitAsync(lifetime.Token).ConfigureAwait(false);
+            var first = await Task.WhenAny(body.Stream, responseTask).ConfigureAwait(false);
+            if (first == body.Stream)
+            {
+                requestStream = await body.Stream.ConfigureAwait(false);
+            }
+            else
+            {
+                // The server answered before SocketsHttpHandler asked for the body (an immediate trailers-only
+                // error, say): a failed send throws here; otherwise requests go nowhere and the reader gets the status.
+                await responseTask.ConfigureAwait(false);
+                requestStream = Stream.Null;
+            }
         }
         catch (OperationCanceledException e)
         {
             lifetime.Dispose();
-            throw new RpcException(StatusCode.DeadlineExceeded, $"{path} on {Address} did not start in time.", e);
+            expiry?.Dispose();
+            body.Dispose();
+            if (cancellationToken.IsCancellationRequested) throw;
+            throw new RpcException(StatusCode.DeadlineExceeded, $"{path} on {Address} did not start before its deadline.", e);
         }
         catch (Exception)
         {
             lifetime.Dispose();
-            await responseTask.ConfigureAwait(false); // throws the transport error with its status
+            expiry?.Dispose();
+            body.Dispose();
             throw;
         }
-        return new DuplexCall<TRequest, TResponse>(path, requestStream, body, responseTask, lifetime, _options);
+        return new DuplexCall<TRequest, TResponse>(path, requestStream, body, responseTask, lifetime, expiry, _options);
     }
 
     private async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, string path, CancellationToken cancellationToken)
@@ -113,7 +164,7 @@ public sealed class RpcChannel : IDisposable
         }
     }
 
-    /// <inheritdoc/>
+    /// <summary>Closes the channel's connections; calls still running fail.</summary>
     public void Dispose() => _http.Dispose();
 
     /// <summary>A request body written by the caller while the call runs.</summary>
@@ -124,14 +175,23 @@ public sealed class RpcChannel : IDisposable
 
         public StreamingContent() => Headers.ContentType = new MediaTypeHeaderValue("application/grpc");
 
+        /// <summary>The HTTP/2 request stream, once SocketsHttpHandler asks for the body.</summary>
         public Task<Stream> Stream => _stream.Task;
 
+        /// <summary>Ends the body: SocketsHttpHandler then sends END_STREAM.</summary>
         public void Complete() => _completed.TrySetResult();
 
         protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
         {
             _stream.TrySetResult(stream);
             await _completed.Task.ConfigureAwait(false);
+        }
+
+        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context, CancellationToken cancellationToken)
+        {
+            // The body stays open until Complete; a cancelled call ends it at once rather than leaving it waiting.
+            await using var registration = cancellationToken.Register(static state => ((TaskCompletionSource)state!).TrySetResult(), _completed);
+            await SerializeToStreamAsync(stream, context).ConfigureAwait(false);
         }
 
         protected override bool TryComputeLength(out long length)

@@ -5,7 +5,6 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
@@ -39,27 +38,16 @@ public sealed class RpcServer : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(mapMethods);
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
-        builder.WebHost.ConfigureKestrel(kestrel =>
-        {
-            kestrel.AddServerHeader = false;
-            kestrel.Limits.MaxRequestBodySize = null;
-            kestrel.Limits.MinRequestBodyDataRate = null;
-            kestrel.Limits.MinResponseDataRate = null;
-            // Large windows keep a 1 Gbit+ stream busy without waiting for WINDOW_UPDATEs (defaults: 1 MB / 768 KB).
-            kestrel.Limits.Http2.InitialConnectionWindowSize = 32 * 1024 * 1024;
-            kestrel.Limits.Http2.InitialStreamWindowSize = 16 * 1024 * 1024;
-            kestrel.Limits.Http2.MaxStreamsPerConnection = 1000;
-            kestrel.Limits.Http2.KeepAlivePingDelay = TimeSpan.FromSeconds(30);
-            kestrel.Limits.Http2.KeepAlivePingTimeout = TimeSpan.FromSeconds(60);
-            kestrel.Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2);
-        });
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port));
         configureServices?.Invoke(builder.Services);
         var app = builder.Build();
         mapMethods(app);
         app.MapGrpcUnimplemented();
         await app.StartAsync(cancellationToken).ConfigureAwait(false);
         var bound = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
-        return new RpcServer(app, new Uri(bound.Replace("[::]", "127.0.0.1", StringComparison.Ordinal)));
+        // A wildcard bind is reachable on loopback; clients need an address they can dial.
+        var dialable = bound.Replace("[::]", "127.0.0.1", StringComparison.Ordinal).Replace("0.0.0.0", "127.0.0.1", StringComparison.Ordinal);
+        return new RpcServer(app, new Uri(dialable));
     }
 
     /// <summary>Stops accepting calls and ends the running ones.</summary>

@@ -3,13 +3,23 @@ using Microsoft.AspNetCore.Http;
 namespace Pmpi.Rpc.Server;
 
 /// <summary>What a handler knows about its call: cancellation (client gone or deadline passed) and the HTTP context.</summary>
-public sealed class ServerCallContext(HttpContext httpContext, CancellationToken cancellationToken)
+public sealed class ServerCallContext
 {
-    /// <summary>Cancelled when the client goes away or the call's grpc-timeout passes.</summary>
-    public CancellationToken CancellationToken { get; } = cancellationToken;
+    internal ServerCallContext(HttpContext httpContext, DateTimeOffset? deadline, CancellationToken cancellationToken)
+    {
+        HttpContext = httpContext;
+        Deadline = deadline;
+        CancellationToken = cancellationToken;
+    }
 
-    /// <summary>The underlying HTTP/2 request.</summary>
-    public HttpContext HttpContext { get; } = httpContext;
+    /// <summary>Cancelled when the client goes away or the call's grpc-timeout passes.</summary>
+    public CancellationToken CancellationToken { get; }
+
+    /// <summary>When the call's grpc-timeout ends it; null when the client set none.</summary>
+    public DateTimeOffset? Deadline { get; }
+
+    /// <summary>The underlying HTTP/2 request (headers, connection), for what this class does not expose.</summary>
+    public HttpContext HttpContext { get; }
 
     /// <summary>The client's address, for logs and errors.</summary>
     public string Peer => $"{HttpContext.Connection.RemoteIpAddress}:{HttpContext.Connection.RemotePort}";

@@ -48,11 +48,11 @@ internal sealed class GrpcDevice : IDevice
         var engine = new MatchingEngine();
         var inbound = new InboundStreams(identity, engine);
         var server = await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
-            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(InboundStreams.ConnectPath, inbound.ServeAsync), cancellationToken: cancellationToken).ConfigureAwait(false);
+            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, inbound.ServeAsync), cancellationToken: cancellationToken).ConfigureAwait(false);
         try
         {
             using var master = new RpcChannel(identity.Master);
-            var table = await master.UnaryAsync<RegisterRequest, RankTable>(MasterPaths.Register, new RegisterRequest
+            var table = await master.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest
             {
                 JobId = identity.JobId,
                 JobToken = identity.JobToken,
@@ -90,7 +90,7 @@ internal sealed class GrpcDevice : IDevice
         try
         {
             using var master = new RpcChannel(_identity.Master);
-            master.UnaryAsync<AbortRequest, AbortReply>(MasterPaths.Abort, new AbortRequest
+            master.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest
             {
                 JobId = _identity.JobId,
                 JobToken = _identity.JobToken,
@@ -130,11 +130,4 @@ internal sealed class GrpcDevice : IDevice
         Engine.Deliver(BufferedMessage.Of(envelope, payload, synchronous ? operation : null));
         return operation;
     }
-}
-
-/// <summary>The Master service's method paths.</summary>
-internal static class MasterPaths
-{
-    public const string Register = "/pmpi.v1.Master/Register";
-    public const string Abort = "/pmpi.v1.Master/Abort";
 }

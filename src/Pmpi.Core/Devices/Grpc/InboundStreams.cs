@@ -16,8 +16,6 @@ namespace Pmpi.Devices.Grpc;
 /// </summary>
 internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engine)
 {
-    public const string ConnectPath = "/pmpi.v1.RankTransport/Connect";
-
     public async Task ServeAsync(MessageReader<Frame> requests, MessageWriter<Frame> responses, ServerCallContext call)
     {
         var first = await requests.ReadAsync(call.CancellationToken).ConfigureAwait(false);

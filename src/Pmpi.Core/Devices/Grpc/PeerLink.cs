@@ -36,7 +36,7 @@ internal sealed class PeerLink : IAsyncDisposable
 
     public static async Task<PeerLink> OpenAsync(RpcChannel channel, RankIdentity identity, int peer, CancellationToken cancellationToken)
     {
-        var call = await channel.StartAsync<Frame, Frame>(InboundStreams.ConnectPath, cancellationToken: cancellationToken).ConfigureAwait(false);
+        var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, cancellationToken: cancellationToken).ConfigureAwait(false);
         await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = identity.JobId, JobToken = identity.JobToken, SourceWorldRank = identity.Rank } },
             cancellationToken).ConfigureAwait(false);
         return new PeerLink(call, peer);

@@ -1,0 +1,26 @@
+namespace Pmpi.Rpc;
+
+/// <summary>The gRPC method paths of PMPI's services (proto/pmpi/v1), in one place for servers and clients.</summary>
+public static class ServicePaths
+{
+    /// <summary>Rank-to-rank transport (transport.proto).</summary>
+    public const string Connect = "/pmpi.v1.RankTransport/Connect";
+
+    /// <summary>Agent.GetNodeInfo (agent.proto).</summary>
+    public const string GetNodeInfo = "/pmpi.v1.Agent/GetNodeInfo";
+
+    /// <summary>Agent.Launch (agent.proto).</summary>
+    public const string Launch = "/pmpi.v1.Agent/Launch";
+
+    /// <summary>Agent.Kill (agent.proto).</summary>
+    public const string Kill = "/pmpi.v1.Agent/Kill";
+
+    /// <summary>Master.Submit (master.proto).</summary>
+    public const string Submit = "/pmpi.v1.Master/Submit";
+
+    /// <summary>Master.Register (master.proto).</summary>
+    public const string Register = "/pmpi.v1.Master/Register";
+
+    /// <summary>Master.Abort (master.proto).</summary>
+    public const string Abort = "/pmpi.v1.Master/Abort";
+}

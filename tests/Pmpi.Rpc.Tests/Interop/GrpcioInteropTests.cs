@@ -1,0 +1,142 @@
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Rpc.Tests.Interop;
+
+/// <summary>
+/// PMPI's gRPC layer against the reference implementation: a Python grpcio client calls our Kestrel server, and our
+/// client calls a Python grpcio server. Needs Debian's python3-grpcio, python3-protobuf and protobuf-compiler; when
+/// they are missing the tests fail (they never skip), saying what to install.
+/// </summary>
+[Trait("Category", "Interop")]
+public sealed class GrpcioInteropTests : IAsyncLifetime
+{
+    private const string Python = "/usr/bin/python3";
+    private const string Install = "Install them with: apt-get install -y python3-grpcio python3-protobuf protobuf-compiler; CI installs the packages listed in .ci/apt-packages.";
+    private static readonly TimeSpan Timeout = TestServer.Timeout;
+    private static readonly TimeSpan ScriptTimeout = TimeSpan.FromSeconds(90);
+    private readonly string _generated = Path.Combine(Path.GetTempPath(), $"pmpi-grpcio-{Guid.NewGuid():N}");
+
+    private static string Scripts => Path.Combine(AppContext.BaseDirectory, "Interop");
+
+    public async Task InitializeAsync()
+    {
+        if (!File.Exists(Python)) Assert.Fail($"{Python} is missing: the grpcio interop tests need Debian's Python with grpcio. {Install}");
+        var (importCode, importTranscript) = await ChildProcess.RunAsync(Python, ["-c", "import grpc, google.protobuf"], Timeout).WaitAsync(ScriptTimeout);
+        if (importCode != 0) Assert.Fail($"{Python} cannot import grpc and google.protobuf. {Install}\n{importTranscript}");
+
+        Directory.CreateDirectory(_generated);
+        var protoRoot = Path.Combine(AppContext.BaseDirectory, "proto");
+        string[] protos = ["pmpi/v1/agent.proto", "pmpi/v1/master.proto", "pmpi/v1/transport.proto"];
+        int protocCode;
+        string protocTranscript;
+        try
+        {
+            (protocCode, protocTranscript) = await ChildProcess.RunAsync("protoc", [$"-I{protoRoot}", $"--python_out={_generated}", .. protos], Timeout).WaitAsync(ScriptTimeout);
+        }
+        catch (System.ComponentModel.Win32Exception e)
+        {
+            Assert.Fail($"protoc was not found ({e.Message}). {Install}");
+            return;
+        }
+        if (protocCode != 0) Assert.Fail($"protoc failed to compile {string.Join(", ", protos)}.\n{protocTranscript}");
+    }
+
+    public Task DisposeAsync()
+    {
+        try
+        {
+            Directory.Delete(_generated, recursive: true);
+        }
+        catch (IOException)
+        {
+            // A temp directory left behind harms nothing.
+        }
+        return Task.CompletedTask;
+    }
+
+    [Fact]
+    public async Task GrpcioClient_CallsKestrelServer_UnaryDuplexStreamingAndStatusesInteroperate()
+    {
+        await using var server = await TestServer.StartAsync().WaitAsync(Timeout);
+        await using var client = ChildProcess.Start(Python, [Path.Combine(Scripts, "grpcio_client.py"), _generated, $"127.0.0.1:{server.Address.Port}"], Scripts);
+        client.CloseInput();
+
+        int code = await client.WaitForExitAsync(ScriptTimeout).WaitAsync(ScriptTimeout + Timeout);
+
+        Assert.True(code == 0 && client.Transcript.Contains("CLIENT OK", StringComparison.Ordinal),
+            $"The grpcio client exited with {code}.\n{client.Transcript}");
+    }
+
+    [Fact]
+    public async Task RpcChannel_CallsGrpcioServer_UnaryDuplexStreamingAndStatusesInteroperate()
+    {
+        await using var server = ChildProcess.Start(Python, [Path.Combine(Scripts, "grpcio_server.py"), _generated], Scripts);
+        try
+        {
+            var first = await server.ReadLineAsync(Timeout).WaitAsync(Timeout);
+            Assert.True(first.StartsWith("PORT ", StringComparison.Ordinal), $"Expected 'PORT <n>' first.\n{server.Transcript}");
+            using var channel = new RpcChannel(new Uri($"http://127.0.0.1:{first[5..]}"));
+
+            // Unary.
+            var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+            Assert.Equal(("python-node", 5, 1.5), (info.NodeName, info.LogicalCores, info.LoadAverage1));
+            Assert.Equal(["j1"], info.RunningJobs);
+
+            // Duplex ping-pong: grpcio sends its response headers only with the first echo.
+            await using (var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).WaitAsync(Timeout))
+            {
+                var hello = new Frame { Hello = new Hello { JobId = "job", JobToken = "secret", SourceWorldRank = 0 } };
+                await call.Requests.WriteAsync(hello, CancellationToken.None).AsTask().WaitAsync(Timeout);
+                Assert.Equal(hello, await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+                for (int i = 1; i <= 200; i++)
+                {
+                    var frame = new Frame { Data = new Data { Context = 2, Source = 0, Tag = i, Sequence = (ulong)i, TotalLength = 4, Payload = Google.Protobuf.ByteString.CopyFrom(BitConverter.GetBytes(i)) } };
+                    await call.Requests.WriteAsync(frame, CancellationToken.None).AsTask().WaitAsync(Timeout);
+                    Assert.Equal(frame, await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+                }
+                var big = new byte[4 << 20];
+                Random.Shared.NextBytes(big);
+                await call.Requests.WriteAsync(new Frame { Chunk = new Chunk { Payload = Google.Protobuf.UnsafeByteOperations.UnsafeWrap(big) } }, CancellationToken.None).AsTask().WaitAsync(Timeout);
+                var bigEcho = await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout);
+                Assert.True(bigEcho!.Chunk.Payload.Span.SequenceEqual(big), "The 4 MB chunk came back changed.");
+                await call.CompleteRequestsAsync().WaitAsync(Timeout);
+                Assert.Null(await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+            }
+
+            // Server streaming.
+            var launch = new LaunchRequest { JobId = "job", WorldSize = 2 };
+            launch.Ranks.Add(new RankLaunch { Rank = 0, Program = "a.dll" });
+            launch.Ranks.Add(new RankLaunch { Rank = 1, Program = "b.dll" });
+            var events = await channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, launch).ToListAsync().AsTask().WaitAsync(Timeout);
+            Assert.Equal(6, events.Count);
+            Assert.Equal((1, true, "b.dll"), (events[4].Output.Rank, events[4].Output.IsError, events[4].Output.Line));
+            Assert.Equal((1, 1), (events[5].Exited.Rank, events[5].Exited.ExitCode));
+
+            // Statuses: an aborted call with a percent-encoded message, an unknown method, a deadline.
+            var denied = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "j9" })).WaitAsync(Timeout);
+            Assert.Equal((StatusCode.PermissionDenied, "job 'j9': 100% wrong token, é"), (denied.StatusCode, denied.Detail));
+            var unknown = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<KillRequest, KillReply>("/pmpi.v1.Agent/NoSuchMethod", new KillRequest())).WaitAsync(Timeout);
+            Assert.Equal(StatusCode.Unimplemented, unknown.StatusCode);
+            var late = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest(), TimeSpan.FromMilliseconds(300))).WaitAsync(Timeout);
+            Assert.Equal(StatusCode.DeadlineExceeded, late.StatusCode);
+        }
+        catch (Exception e) when (e is not TimeoutException)
+        {
+            throw new Xunit.Sdk.XunitException($"{e.Message}\ngrpcio server process {server.Id}:\n{server.Transcript}\n{e}");
+        }
+        finally
+        {
+            // Let it stop by itself; DisposeAsync kills it by id if it has not.
+            server.CloseInput();
+            try
+            {
+                await server.WaitForExitAsync(TimeSpan.FromSeconds(10)).WaitAsync(Timeout);
+            }
+            catch (TimeoutException)
+            {
+                // Killed on dispose.
+            }
+        }
+    }
+}
