@@ -1,0 +1,125 @@
+using System.Collections.Concurrent;
+using System.Threading.Channels;
+using Pmpi.Agent.Launching;
+using Pmpi.Agent.NodeInfo;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Server;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Agent.Services;
+
+/// <summary>
+/// The Agent service: describes the node, launches ranks and streams their lives, kills jobs. A Launch call owns
+/// its processes: when it ends for any reason (all exited, Kill, the master gone) none is left running.
+/// </summary>
+internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo)
+{
+    private readonly ConcurrentDictionary<string, ConcurrentBag<RankProcess>> _jobs = new();
+
+    public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
+    {
+        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()));
+        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
+        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, (request, _) => Task.FromResult(new KillReply { Killed = Kill(request.JobId) }));
+    }
+
+    public Rpc.V1.NodeInfo GetNodeInfo()
+    {
+        var node = nodeInfo.GetMetadata();
+        var info = new Rpc.V1.NodeInfo
+        {
+            NodeName = node.NodeName,
+            LogicalCores = node.LogicalCores,
+            CpuModel = node.CpuModel ?? "",
+            LoadAverage1 = node.LoadAverage1 ?? double.NaN,
+            LoadAverage5 = node.LoadAverage5 ?? double.NaN,
+            LoadAverage15 = node.LoadAverage15 ?? double.NaN,
+            MemoryTotalBytes = node.MemoryTotalBytes,
+            MemoryAvailableBytes = node.MemoryAvailableBytes ?? -1,
+            OsDescription = node.OsDescription,
+            OsVersion = node.OsVersion,
+            Architecture = node.Architecture.ToString(),
+            RuntimeVersion = node.RuntimeDescription,
+            Domain = options.Domain ?? "",
+            Slots = options.Slots,
+        };
+        info.RunningJobs.AddRange(_jobs.Keys.Order(StringComparer.Ordinal));
+        return info;
+    }
+
+    public int Kill(string jobId)
+    {
+        if (!_jobs.TryGetValue(jobId, out var processes)) return 0;
+        foreach (var process in processes) process.Kill();
+        return processes.Count;
+    }
+
+    /// <summary>Kills the ranks of every job (the agent is shutting down).</summary>
+    public void KillAll()
+    {
+        foreach (var job in _jobs.Keys) Kill(job);
+    }
+
+    private async Task LaunchAsync(LaunchRequest request, MessageWriter<LaunchEvent> responses, ServerCallContext call)
+    {
+        if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
+        var processes = new ConcurrentBag<RankProcess>();
+        if (!_jobs.TryAdd(request.JobId, processes)) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
+        var events = Channel.CreateUnbounded<LaunchEvent>(new UnboundedChannelOptions { SingleReader = true });
+        var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
+        try
+        {
+            var exits = new List<Task>();
+            foreach (var rank in request.Ranks)
+            {
+                var process = RankProcess.Start(StartOf(request, rank), (stream, line) =>
+                    events.Writer.TryWrite(new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = stream == OutputStream.Stderr, Line = line } }));
+                processes.Add(process);
+                events.Writer.TryWrite(new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } });
+                exits.Add(ReportExitAsync(process, rank.Rank, events.Writer));
+            }
+            await Task.WhenAll(exits).WaitAsync(call.CancellationToken).ConfigureAwait(false);
+            events.Writer.TryComplete();
+            await pump.ConfigureAwait(false);
+        }
+        catch (InvalidOperationException e)
+        {
+            throw new RpcException(StatusCode.FailedPrecondition, e.Message, e);
+        }
+        finally
+        {
+            events.Writer.TryComplete();
+            foreach (var process in processes) process.Dispose();
+            _jobs.TryRemove(request.JobId, out _);
+        }
+    }
+
+    private RankStart StartOf(LaunchRequest request, RankLaunch rank)
+    {
+        var environment = new Dictionary<string, string>(rank.Environment)
+        {
+            [RankEnvironment.JobId] = request.JobId,
+            [RankEnvironment.JobToken] = request.JobToken,
+            [RankEnvironment.Rank] = rank.Rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            [RankEnvironment.Size] = request.WorldSize.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            [RankEnvironment.Master] = request.MasterAddress,
+            [RankEnvironment.BindAddress] = options.RankBindAddress,
+        };
+        if (options.Domain is { } domain) environment[RankEnvironment.Domain] = domain;
+        var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;
+        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment);
+    }
+
+    private static async Task ReportExitAsync(RankProcess process, int rank, ChannelWriter<LaunchEvent> events)
+    {
+        int code = await process.Exited.ConfigureAwait(false);
+        events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code } });
+    }
+
+    private static async Task PumpAsync(ChannelReader<LaunchEvent> events, MessageWriter<LaunchEvent> responses, CancellationToken cancellationToken)
+    {
+        await foreach (var item in events.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+            await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,175 @@
+using System.Diagnostics;
+using System.Security.Cryptography;
+using System.Threading.Channels;
+using Pmpi.Agent.Computation;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Agent.Services;
+
+/// <summary>
+/// One computation from submission to end. Exit code rule (what `pmpi run` returns): 0 when every rank exits 0;
+/// otherwise the code of the first rank that failed (its exit code, or its Abort code); 124 when the computation's
+/// timeout passes; 1 when an agent is lost or a rank cannot be launched.
+/// </summary>
+internal sealed class JobRun
+{
+    public const int TimeoutExitCode = 124;
+
+    private readonly ComputationDefinition _computation;
+    private readonly Uri _master;
+    private readonly Uri _localAgent;
+    private readonly Channel<JobEvent> _events = Channel.CreateUnbounded<JobEvent>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly RankEntry?[] _table;
+    private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly CancellationTokenSource _end = new();
+    private readonly Lock _lock = new();
+    private (int Rank, int Code, string Reason)? _failure;
+    private int _launched, _registered, _exited;
+
+    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent)
+    {
+        _computation = computation;
+        _master = master;
+        _localAgent = localAgent;
+        _table = new RankEntry?[computation.WorldSize];
+        Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
+        Token = Convert.ToBase64String(RandomNumberGenerator.GetBytes(24));
+    }
+
+    public string Id { get; }
+
+    /// <summary>The job's secret: ranks present it to register and to open streams to each other.</summary>
+    public string Token { get; }
+
+    private int Size => _table.Length;
+
+    public async Task RunAsync(MessageWriter<JobEvent> responses, CancellationToken submitterGone)
+    {
+        var clock = Stopwatch.StartNew();
+        using var registration = submitterGone.Register(() => Fail(-1, 1, "the submitter went away"));
+        using var timeout = _computation.Timeout is { } limit
+            ? new Timer(_ => Fail(-1, TimeoutExitCode, $"the computation's timeout of {limit} passed"), null, limit, Timeout.InfiniteTimeSpan)
+            : null;
+        var pump = PumpAsync(responses, submitterGone);
+        Progress();
+
+        var launches = Placement.Assign(_computation)
+            .GroupBy(assignment => assignment.Node is { } node ? new Uri($"http://{node.Agent}") : _localAgent)
+            .Select(group => LaunchAsync(group.Key, [.. group]))
+            .ToList();
+        await Task.WhenAll(launches).ConfigureAwait(false);
+
+        var failure = _failure;
+        var finished = new JobFinished
+        {
+            ExitCode = failure?.Code ?? 0,
+            FailedRank = failure?.Rank ?? -1,
+            Summary = failure is { } f
+                ? $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s: {f.Reason}."
+                : $"Job {Id}: {Size} ranks finished in {clock.Elapsed.TotalSeconds:F2} s.",
+        };
+        _events.Writer.TryWrite(new JobEvent { Finished = finished });
+        _events.Writer.TryComplete();
+        await pump.ConfigureAwait(false);
+    }
+
+    /// <summary>Records a rank's endpoint; answers once every rank has registered.</summary>
+    public async Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
+    {
+        if ((uint)request.Rank >= (uint)Size) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {Size} ranks.");
+        lock (_lock)
+        {
+            if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
+            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain };
+            if (++_registered == Size)
+            {
+                var table = new RankTable();
+                table.Ranks.AddRange(_table!);
+                _tableReady.TrySetResult(table);
+            }
+        }
+        Progress();
+        return await _tableReady.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Ends the job because of <paramref name="rank"/> (-1: not a rank); the first failure is the one reported.</summary>
+    public void Fail(int rank, int code, string reason)
+    {
+        lock (_lock)
+        {
+            if (_failure is not null || _end.IsCancellationRequested) return;
+            _failure = (rank, code == 0 ? 1 : code, reason);
+        }
+        _tableReady.TrySetException(new RpcException(StatusCode.Aborted, $"Job {Id} was aborted: {reason}."));
+        _end.Cancel();
+    }
+
+    private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks)
+    {
+        var request = new LaunchRequest { JobId = Id, JobToken = Token, WorldSize = Size, MasterAddress = _master.ToString() };
+        foreach (var assignment in ranks)
+        {
+            var launch = new RankLaunch { Rank = assignment.WorldRank, Program = assignment.Group.ProgramPath, WorkingDirectory = assignment.Group.WorkingDirectory };
+            launch.Arguments.AddRange(assignment.Group.Arguments);
+            launch.Environment.Add(assignment.Group.Environment);
+            request.Ranks.Add(launch);
+        }
+        int remaining = ranks.Count;
+        using var channel = new RpcChannel(agent);
+        try
+        {
+            await foreach (var item in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: _end.Token).ConfigureAwait(false))
+            {
+                switch (item.BodyCase)
+                {
+                    case LaunchEvent.BodyOneofCase.Started:
+                        Interlocked.Increment(ref _launched);
+                        Progress();
+                        break;
+                    case LaunchEvent.BodyOneofCase.Output:
+                        _events.Writer.TryWrite(new JobEvent { Output = item.Output });
+                        break;
+                    case LaunchEvent.BodyOneofCase.Exited:
+                        remaining--;
+                        Interlocked.Increment(ref _exited);
+                        _events.Writer.TryWrite(new JobEvent { Exited = item.Exited });
+                        if (item.Exited.ExitCode != 0) Fail(item.Exited.Rank, item.Exited.ExitCode, $"rank {item.Exited.Rank} exited with code {item.Exited.ExitCode}");
+                        break;
+                }
+            }
+            if (remaining > 0) Fail(-1, 1, $"the agent at {agent.Authority} ended the launch with {remaining} ranks unaccounted for");
+        }
+        catch (OperationCanceledException) when (_end.IsCancellationRequested)
+        {
+            // Another rank failed: cancelling the launch made the agent kill this node's ranks.
+        }
+        catch (RpcException e) when (_end.IsCancellationRequested && e.StatusCode is StatusCode.Cancelled or StatusCode.DeadlineExceeded or StatusCode.Unavailable)
+        {
+        }
+        catch (RpcException e)
+        {
+            Fail(-1, 1, $"the agent at {agent.Authority} failed: {e.Detail}");
+        }
+    }
+
+    private void Progress()
+    {
+        var progress = new Progress { JobId = Id, Size = Size, Launched = Volatile.Read(ref _launched), Registered = Volatile.Read(ref _registered), Exited = Volatile.Read(ref _exited) };
+        _events.Writer.TryWrite(new JobEvent { Progress = progress });
+    }
+
+    private async Task PumpAsync(MessageWriter<JobEvent> responses, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await foreach (var item in _events.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+                await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or RpcException or IOException)
+        {
+            // The submitter is gone; the job is being aborted because of it.
+        }
+    }
+}

@@ -1,0 +1,46 @@
+using System.CommandLine;
+using System.Globalization;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+using Spectre.Console;
+
+namespace Pmpi.Cli;
+
+/// <summary>`pmpi nodes host:port ...`: asks each agent for its node's metadata and prints a table.</summary>
+internal static class NodesCommand
+{
+    public static Command Create()
+    {
+        var agents = new Argument<string[]>("agents") { Description = "Agent addresses (host:port or http://host:port).", Arity = ArgumentArity.OneOrMore };
+        var command = new Command("nodes", "Describe nodes through their agents.") { agents };
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            var table = new Table().AddColumns("node", "domain", "slots", "cores", "cpu", "load 1/5/15", "memory free/total", "os", "arch", ".NET", "jobs");
+            int failures = 0;
+            foreach (var agent in parse.GetValue(agents)!)
+            {
+                var address = new Uri(agent.Contains("://", StringComparison.Ordinal) ? agent : $"http://{agent}");
+                using var channel = new RpcChannel(address);
+                try
+                {
+                    var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10), cancellationToken);
+                    table.AddRow(Markup.Escape(info.NodeName), Markup.Escape(info.Domain), $"{info.Slots}", $"{info.LogicalCores}", Markup.Escape(info.CpuModel),
+                        double.IsNaN(info.LoadAverage1) ? "-" : $"{info.LoadAverage1:F2} {info.LoadAverage5:F2} {info.LoadAverage15:F2}",
+                        $"{Gib(info.MemoryAvailableBytes)}/{Gib(info.MemoryTotalBytes)} GiB", Markup.Escape($"{info.OsDescription}"), info.Architecture,
+                        Markup.Escape(info.RuntimeVersion), Markup.Escape(string.Join(", ", info.RunningJobs)));
+                }
+                catch (RpcException e)
+                {
+                    failures++;
+                    table.AddRow(Markup.Escape(agent), "[red]unreachable[/]", "", "", Markup.Escape(e.Detail), "", "", "", "", "", "");
+                }
+            }
+            AnsiConsole.Write(table);
+            return failures == 0 ? 0 : 1;
+        });
+        return command;
+    }
+
+    private static string Gib(long bytes) => bytes < 0 ? "?" : (bytes / (1024.0 * 1024 * 1024)).ToString("F1", CultureInfo.InvariantCulture);
+}

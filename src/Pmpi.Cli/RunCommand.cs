@@ -1,0 +1,119 @@
+using System.CommandLine;
+using System.Net;
+using System.Xml.Linq;
+using Pmpi.Agent.Computation;
+using Pmpi.Agent.Services;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Cli;
+
+/// <summary>
+/// `pmpi run job.xml` or `pmpi run -n 4 app.dll [args]`: submits a computation and streams its output, each line
+/// tagged [rank]. Without --master an agent and master start in this process (the embedded default). The exit code
+/// is the job's (see JobRun), or 2 when the computation is invalid.
+/// </summary>
+internal static class RunCommand
+{
+    private const int InvalidComputationExitCode = 2;
+
+    public static Command Create()
+    {
+        var target = new Argument<string>("target") { Description = "A computation file (.xml), or with -n a rank program (.dll or executable)." };
+        var programArguments = new Argument<string[]>("arguments") { Description = "Arguments for the rank program (with -n).", Arity = ArgumentArity.ZeroOrMore };
+        var ranks = new Option<int?>("-n", "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
+        var master = new Option<Uri?>("--master") { Description = "Submit to the master of a running agent (http://host:port) instead of an embedded one." };
+        var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master };
+        command.SetAction((parse, cancellationToken) => RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(master), cancellationToken));
+        return command;
+    }
+
+    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, Uri? master, CancellationToken cancellationToken)
+    {
+        string fileName, xml;
+        if (ranks is { } count)
+        {
+            fileName = Path.GetFullPath("pmpi-run.xml");
+            xml = SpmdComputation(Path.GetFullPath(target), count, programArguments);
+        }
+        else
+        {
+            fileName = Path.GetFullPath(target);
+            if (!File.Exists(fileName))
+            {
+                await Console.Error.WriteLineAsync($"pmpi: computation file '{target}' does not exist.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
+        }
+
+        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions(), cancellationToken).ConfigureAwait(false) : null;
+        using var channel = new RpcChannel(master ?? embedded!.Address);
+        var progress = new ProgressReporter();
+        try
+        {
+            var request = new SubmitRequest { FileName = fileName, ComputationXml = xml };
+            await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: cancellationToken).ConfigureAwait(false))
+            {
+                switch (item.BodyCase)
+                {
+                    case JobEvent.BodyOneofCase.Progress:
+                        progress.Report(item.Progress);
+                        break;
+                    case JobEvent.BodyOneofCase.Output:
+                        var writer = item.Output.IsError ? Console.Error : Console.Out;
+                        await writer.WriteLineAsync($"[{item.Output.Rank}] {item.Output.Line}").ConfigureAwait(false);
+                        break;
+                    case JobEvent.BodyOneofCase.Exited when item.Exited.ExitCode != 0:
+                        await Console.Error.WriteLineAsync($"pmpi: rank {item.Exited.Rank} exited with code {item.Exited.ExitCode}").ConfigureAwait(false);
+                        break;
+                    case JobEvent.BodyOneofCase.Finished:
+                        await Console.Error.WriteLineAsync($"pmpi: {item.Finished.Summary}").ConfigureAwait(false);
+                        return item.Finished.ExitCode;
+                }
+            }
+            await Console.Error.WriteLineAsync("pmpi: the master ended the job without a result.").ConfigureAwait(false);
+            return 1;
+        }
+        catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
+        {
+            await Console.Error.WriteLineAsync(e.Detail).ConfigureAwait(false);
+            return InvalidComputationExitCode;
+        }
+        catch (RpcException e)
+        {
+            await Console.Error.WriteLineAsync($"pmpi: {e.Message}").ConfigureAwait(false);
+            return 1;
+        }
+    }
+
+    /// <summary>The computation `-n N program args` stands for: one group of N ranks on the embedded agent.</summary>
+    private static string SpmdComputation(string program, int count, string[] arguments)
+    {
+        XNamespace ns = ComputationFile.Namespace;
+        var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
+            arguments.Select(argument => new XElement(ns + "arg", argument)));
+        return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)), ranks)).ToString();
+    }
+
+    /// <summary>Prints a progress line on stderr when a phase completes: all launched, all registered (running).</summary>
+    private sealed class ProgressReporter
+    {
+        private bool _launched, _registered;
+
+        public void Report(Progress progress)
+        {
+            if (!_launched && progress.Launched == progress.Size)
+            {
+                _launched = true;
+                Console.Error.WriteLine($"pmpi: job {progress.JobId}: {progress.Size} ranks launched");
+            }
+            if (!_registered && progress.Registered == progress.Size)
+            {
+                _registered = true;
+                Console.Error.WriteLine($"pmpi: job {progress.JobId}: {progress.Size} ranks registered, running");
+            }
+        }
+    }
+}
