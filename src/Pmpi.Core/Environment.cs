@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Pmpi.Devices;
 using Pmpi.Devices.Grpc;
 using Pmpi.Devices.InProcess;
 using Pmpi.Hosting;
@@ -121,8 +122,15 @@ public sealed class Environment : IDisposable
     {
         ArgumentNullException.ThrowIfNull(body);
         if (ranks < 1) throw new MpiException(ErrorClass.InvalidArgument, $"A job needs at least one rank; {ranks} were asked for.");
+        using var job = new InProcessJob(ranks);
+        Run(job, body, options);
+    }
+
+    /// <summary>Runs <paramref name="body"/> on every rank of <paramref name="job"/>, one thread each, and returns when all have finished.</summary>
+    internal static void Run(IThreadedJob job, Action<Intracommunicator> body, EnvironmentOptions? options = null)
+    {
         options ??= new EnvironmentOptions();
-        var job = new InProcessJob(ranks);
+        int ranks = job.Size;
         (int Rank, Exception Error)? firstFailure = null;
         var gate = new Lock();
 
@@ -132,15 +140,19 @@ public sealed class Environment : IDisposable
             int rank = i;
             threads[i] = new Thread(() =>
             {
-                var runtime = new RankRuntime(job.DeviceFor(rank), options.Serializer);
-                RankRuntime.Current = runtime;
                 try
                 {
+                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Serializer);
+                    RankRuntime.Current = runtime;
                     body(runtime.World);
                 }
                 catch (Exception e)
                 {
-                    lock (gate) firstFailure ??= (rank, e);
+                    // A rank woken by another's abort fails too; the rank that caused it is the one to report.
+                    lock (gate)
+                    {
+                        if (firstFailure is not { } first || (IsWokenByAbort(first.Error) && !IsWokenByAbort(e))) firstFailure = (rank, e);
+                    }
                     job.Abort(e as MpiException is { ErrorClass: ErrorClass.Aborted } aborted
                         ? aborted
                         : new MpiException(ErrorClass.Aborted, $"The job was aborted because rank {rank} failed: {e.Message}", e));
@@ -170,6 +182,10 @@ public sealed class Environment : IDisposable
             };
         }
     }
+
+    /// <summary>Whether <paramref name="error"/> is an operation failing because the job was aborted elsewhere.</summary>
+    private static bool IsWokenByAbort(Exception error) =>
+        error is MpiException { ErrorClass: ErrorClass.Aborted, InnerException: MpiException { ErrorClass: ErrorClass.Aborted } };
 
     private static bool JoinAll(Thread[] threads, TimeSpan? timeout)
     {

@@ -1,6 +1,6 @@
 namespace Pmpi.Tests;
 
-/// <summary>Runs in-process jobs for tests, always under a timeout so a deadlock fails fast instead of hanging CI.</summary>
+/// <summary>Runs jobs on the assembly's <see cref="TestDevice"/>, always under a timeout so a deadlock fails fast instead of hanging CI.</summary>
 internal static class TestJob
 {
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
@@ -20,8 +20,11 @@ internal static class TestJob
         }
     }
 
-    public static void Run(int ranks, Action<Intracommunicator> body) =>
-        Pmpi.Environment.Run(ranks, body, new EnvironmentOptions { Timeout = Timeout });
+    public static void Run(int ranks, Action<Intracommunicator> body)
+    {
+        using var job = TestDevice.CreateJob(ranks);
+        Pmpi.Environment.Run(job, body, new EnvironmentOptions { Timeout = Timeout });
+    }
 
     /// <summary>Runs a job and returns what each rank's <paramref name="body"/> returned, by rank.</summary>
     public static T[] Run<T>(int ranks, Func<Intracommunicator, T> body)

@@ -10,7 +10,7 @@ namespace Pmpi.Devices.InProcess;
 /// at once; large ones are copied once, straight from the sender's array into the receiver's, with the sender held
 /// until then (rendezvous).
 /// </summary>
-internal sealed class InProcessJob
+internal sealed class InProcessJob : IThreadedJob
 {
     /// <summary>Messages up to this size are buffered (eager); larger ones wait for their receive.</summary>
     public const int EagerLimit = 64 * 1024;
@@ -31,6 +31,10 @@ internal sealed class InProcessJob
     public void Abort(MpiException reason)
     {
         foreach (var engine in _engines) engine.Abort(reason);
+    }
+
+    public void Dispose()
+    {
     }
 
     private sealed class Device(InProcessJob job, int rank) : IDevice
