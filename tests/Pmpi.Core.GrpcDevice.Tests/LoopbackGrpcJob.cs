@@ -18,8 +18,6 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
 {
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(30);
 
-    private readonly string _jobId = $"test-{Guid.NewGuid():N}";
-    private readonly string _token = Guid.NewGuid().ToString("N");
     private readonly RpcServer _master;
     private readonly RankEntry?[] _table;
     private readonly GrpcDevice?[] _devices;
@@ -46,9 +44,14 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
 
     public int Size => _table.Length;
 
+    public string JobId { get; } = $"test-{Guid.NewGuid():N}";
+
+    /// <summary>The job's secret, which ranks present to each other.</summary>
+    public string JobToken { get; } = Guid.NewGuid().ToString("N");
+
     public IDevice DeviceFor(int rank)
     {
-        var identity = new RankIdentity(_jobId, rank, Size, _master.Address, _token, Domain: null, BindAddress: "127.0.0.1");
+        var identity = new RankIdentity(JobId, rank, Size, _master.Address, JobToken, Domain: null, BindAddress: "127.0.0.1");
         var device = GrpcDevice.StartAsync(identity, CancellationToken.None).WaitAsync(StartTimeout).GetAwaiter().GetResult();
         lock (_lock)
         {
@@ -82,7 +85,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
 
     private Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
     {
-        if (request.JobId != _jobId || request.JobToken != _token) throw new RpcException(StatusCode.PermissionDenied, $"Rank {request.Rank} registered for another job.");
+        if (request.JobId != JobId || request.JobToken != JobToken) throw new RpcException(StatusCode.PermissionDenied, $"Rank {request.Rank} registered for another job.");
         lock (_lock)
         {
             _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain };

@@ -42,6 +42,9 @@ internal sealed class GrpcDevice : IDevice
 
     public string ProcessorName => System.Environment.MachineName;
 
+    /// <summary>Where this rank's RankTransport endpoint listens (what it registered with the master).</summary>
+    public Uri Endpoint => _server.Address;
+
     /// <summary>Opens this rank's endpoint, registers with the master and waits for the rank table.</summary>
     public static async Task<GrpcDevice> StartAsync(RankIdentity identity, CancellationToken cancellationToken)
     {

@@ -1,0 +1,138 @@
+using Google.Protobuf;
+using Google.Protobuf.WellKnownTypes;
+using Pmpi.Devices.Grpc;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Tests.Transport;
+
+/// <summary>
+/// What a rank's RankTransport endpoint does with a misbehaving peer: the call fails with a status that says what was
+/// wrong, a broken message aborts that rank's MPI operations with an error naming both ranks, and the process serves on.
+/// </summary>
+public sealed class MalformedStreamTests : IAsyncLifetime
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    private LoopbackGrpcJob _job = null!;
+    private GrpcDevice _receiver = null!;
+    private RpcChannel _channel = null!;
+
+    public async Task InitializeAsync()
+    {
+        _job = new LoopbackGrpcJob(2);
+        // Registration answers once both ranks registered, so both start at once.
+        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)_job.DeviceFor(0)), Task.Run(() => (GrpcDevice)_job.DeviceFor(1))).WaitAsync(Timeout);
+        _receiver = devices[1];
+        _channel = new RpcChannel(_receiver.Endpoint);
+    }
+
+    public Task DisposeAsync()
+    {
+        _channel.Dispose();
+        _job.Dispose();
+        return Task.CompletedTask;
+    }
+
+    [Fact]
+    public async Task Connect_FirstFrameNotHello_FailsInvalidArgumentAndRankStaysHealthy()
+    {
+        var error = await CallAsync(new Frame { Data = new Data { Tag = 1 } });
+
+        Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
+        Assert.Contains("must open with a Hello", error.Detail);
+        Assert.Null(_receiver.Engine.AbortReason);
+    }
+
+    [Fact]
+    public async Task Connect_WrongJobToken_FailsPermissionDenied()
+    {
+        var error = await CallAsync(new Frame { Hello = new Hello { JobId = "another-job", JobToken = "guess", SourceWorldRank = 0 } });
+
+        Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+        Assert.Null(_receiver.Engine.AbortReason);
+    }
+
+    [Fact]
+    public async Task Connect_ChunkWithoutData_AbortsReceiverNamingBothRanks()
+    {
+        var error = await CallAsync(Hello(), new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(1, 2, 3) } });
+
+        Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
+        Assert.Contains("Unexpected Chunk frame from rank 0", error.Detail);
+        AssertReceiverAborted("from rank 0 to rank 1");
+    }
+
+    [Fact]
+    public async Task Connect_PeerDisconnectsMidMessage_AbortsReceiverNamingBothRanks()
+    {
+        var truncated = new Data { Context = 0, Source = 0, Tag = 5, Sequence = 1, TypeCode = (int)Payloads.PayloadCode.Byte, IsArray = true, TotalLength = 100, Payload = ByteString.CopyFrom(new byte[10]) };
+
+        var error = await CallAsync(Hello(), new Frame { Data = truncated });
+
+        Assert.Equal(StatusCode.Aborted, error.StatusCode);
+        Assert.Contains("Rank 0 disconnected in the middle of a message of 100 bytes to rank 1", error.Detail);
+        AssertReceiverAborted("from rank 0 to rank 1");
+    }
+
+    [Fact]
+    public async Task Connect_MoreBytesThanAnnounced_FailsNamingTheTag()
+    {
+        var data = new Data { Tag = 9, Sequence = 1, TypeCode = (int)Payloads.PayloadCode.Byte, IsArray = true, TotalLength = 4, Payload = ByteString.CopyFrom(new byte[8]) };
+
+        var error = await CallAsync(Hello(), new Frame { Data = data });
+
+        Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
+        Assert.Contains("more than the 4 bytes it announced (tag 9)", error.Detail);
+        AssertReceiverAborted("from rank 0 to rank 1");
+    }
+
+    [Fact]
+    public async Task Connect_BytesThatAreNotAFrame_FailsAndRankStaysHealthy()
+    {
+        // Field 1 (Frame.hello) holding bytes with an invalid wire type: not a Frame.
+        await using var call = await _channel.StartAsync<BytesValue, Frame>(ServicePaths.Connect, Timeout);
+        await call.Requests.WriteAsync(new BytesValue { Value = ByteString.CopyFrom(0x0F, 0xFF, 0xFF) }, CancellationToken.None);
+        await call.CompleteRequestsAsync(CancellationToken.None);
+
+        var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+
+        Assert.NotEqual(StatusCode.OK, error.StatusCode);
+        Assert.Null(_receiver.Engine.AbortReason);
+    }
+
+    [Fact]
+    public async Task UnknownMethod_FailsUnimplemented()
+    {
+        await using var call = await _channel.StartAsync<Frame, Frame>("/pmpi.v1.RankTransport/NoSuchMethod", Timeout);
+        await call.CompleteRequestsAsync(CancellationToken.None);
+
+        var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+
+        Assert.Equal(StatusCode.Unimplemented, error.StatusCode);
+    }
+
+    private Frame Hello() => new() { Hello = new Hello { JobId = _job.JobId, JobToken = _job.JobToken, SourceWorldRank = 0 } };
+
+    /// <summary>Sends <paramref name="frames"/> on a Connect call, ends the request stream, and returns how the call failed.</summary>
+    private async Task<RpcException> CallAsync(params Frame[] frames)
+    {
+        await using var call = await _channel.StartAsync<Frame, Frame>(ServicePaths.Connect, Timeout);
+        foreach (var frame in frames) await call.Requests.WriteAsync(frame, CancellationToken.None);
+        await call.CompleteRequestsAsync(CancellationToken.None);
+        return await Assert.ThrowsAsync<RpcException>(async () =>
+        {
+            while (await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout) is not null)
+            {
+            }
+        });
+    }
+
+    private void AssertReceiverAborted(string ranks)
+    {
+        var reason = _receiver.Engine.AbortReason;
+        Assert.NotNull(reason);
+        Assert.Equal(ErrorClass.Transport, reason.ErrorClass);
+        Assert.Contains(ranks, reason.Message);
+    }
+}
