@@ -4,6 +4,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Console;
+using Microsoft.Extensions.Logging.EventLog;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Services;
 
@@ -77,6 +78,8 @@ internal static class AgentCommand
         // Stdout keeps only the listening line, which scripts and tests read.
         host.Services.Configure<ConsoleLoggerOptions>(console => console.LogToStandardErrorThreshold = LogLevel.Trace);
         host.Logging.AddFilter("Microsoft", LogLevel.Warning);
+        // The Event Log takes only warnings by default; a Windows service has no other log of its events.
+        if (OperatingSystem.IsWindows()) host.Logging.AddFilter<EventLogLoggerProvider>("Pmpi", LogLevel.Information);
         // The agent logs its own start and stop; the console lifetime's "Press Ctrl+C" lines would repeat them.
         host.Services.Configure<ConsoleLifetimeOptions>(lifetime => lifetime.SuppressStatusMessages = true);
         // Each replaces the console lifetime only when that manager started the process: sd_notify READY=1 and
