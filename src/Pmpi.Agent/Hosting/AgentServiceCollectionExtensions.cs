@@ -36,9 +36,10 @@ public static class AgentServiceCollectionExtensions
             provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<ILogger<AgentService>>()));
         services.TryAddSingleton(provider =>
         {
-            // This host is both master and the agent for computations that name no nodes (the embedded default).
+            // This host is both master (ranks anywhere dial its advertised address) and the agent for computations
+            // that name no nodes (the embedded default; dialled from this machine).
             var endpoint = provider.GetRequiredService<AgentEndpoint>();
-            return new MasterService(() => endpoint.Address, () => endpoint.Address);
+            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address);
         });
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<KestrelServerOptions>, AgentKestrelSetup>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, AgentLifetimeService>());

@@ -120,6 +120,34 @@ public class AgentHostTests
         }
     }
 
+    [LinuxFact]
+    public async Task Submit_AgentBoundToEveryInterface_HandsRanksTheRankAddressAsMaster()
+    {
+        // Arrange: 127.0.0.2 stands for this node's network address (Linux routes all of 127/8 to loopback).
+        await using var host = await StartOnFreePortAsync(options =>
+        {
+            options.BindAddress = "0.0.0.0";
+            options.RankBindAddress = "127.0.0.2";
+        });
+        using var channel = new RpcChannel(host.Address);
+        const string Xml = """
+            <computation name="where-is-master" xmlns="urn:pmpi:computation:v1">
+              <ranks program="/bin/sh" count="1"><arg>-c</arg><arg>echo "$PMPI_MASTER"</arg></ranks>
+            </computation>
+            """;
+        var request = new SubmitRequest { FileName = Path.Combine(Path.GetTempPath(), "where-is-master.xml"), ComputationXml = Xml };
+        using var call = new CancellationTokenSource(Timeout);
+
+        // Act
+        var lines = new List<string>();
+        await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: call.Token))
+            if (item.BodyCase == JobEvent.BodyOneofCase.Output) lines.Add(item.Output.Line);
+
+        // Assert: remote ranks could not dial the 127.0.0.1 that this host dials itself.
+        Assert.Equal(IPAddress.Loopback.ToString(), host.Address.Host);
+        Assert.Equal([$"http://127.0.0.2:{host.Address.Port}/"], lines);
+    }
+
     [Theory]
     [InlineData("Slots", "at least 1")]
     [InlineData("BindAddress", "'not-an-address' is not an IP address")]
