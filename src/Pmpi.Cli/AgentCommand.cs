@@ -1,37 +1,91 @@
 using System.CommandLine;
-using System.Net;
-using System.Runtime.InteropServices;
+using System.Net.Sockets;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Console;
+using Microsoft.Extensions.Logging.EventLog;
+using Microsoft.Extensions.Options;
 using Pmpi.Agent.Services;
 
 namespace Pmpi.Cli;
 
-/// <summary>`pmpi agent`: serves this node (Agent and Master services) until SIGTERM or Ctrl+C, then kills its ranks.</summary>
+/// <summary>
+/// `pmpi agent`: serves this node (Agent and Master services) on the Generic Host until SIGTERM, Ctrl+C or the service
+/// manager stops it, then kills its ranks. Stdout carries one line, "pmpi agent listening on http://host:port ...",
+/// for whoever started it; the log (one line per event) goes to stderr, or to the journal / Event Log as a service.
+/// Exit codes: 0 after a clean stop, 2 for bad options, 1 when the endpoint cannot be bound.
+/// </summary>
 internal static class AgentCommand
 {
+    public const string Name = "agent";
+
+    private const int InvalidOptionsExitCode = 2;
+
     public static Command Create()
     {
-        var port = new Option<int>("--port") { Description = "Port to listen on.", DefaultValueFactory = _ => 7300 };
-        var bind = new Option<string>("--bind") { Description = "Address to listen on.", DefaultValueFactory = _ => "127.0.0.1" };
+        var defaults = new AgentOptions();
+        var port = new Option<int>("--port") { Description = "Port to listen on (0: any free port).", DefaultValueFactory = _ => defaults.Port };
+        var bind = new Option<string>("--bind") { Description = "IP address to listen on (0.0.0.0: every interface).", DefaultValueFactory = _ => defaults.BindAddress };
         var domain = new Option<string?>("--domain") { Description = "This node's administrative domain." };
-        var slots = new Option<int>("--slots") { Description = "Ranks this node takes.", DefaultValueFactory = _ => System.Environment.ProcessorCount };
-        var rankAddress = new Option<string>("--rank-address") { Description = "Address rank endpoints listen on and advertise.", DefaultValueFactory = _ => "127.0.0.1" };
-        var command = new Command("agent", "Run this node's agent.") { port, bind, domain, slots, rankAddress };
+        var slots = new Option<int>("--slots") { Description = "Ranks this node takes.", DefaultValueFactory = _ => defaults.Slots };
+        var rankAddress = new Option<string>("--rank-address") { Description = "IP address rank endpoints listen on and advertise.", DefaultValueFactory = _ => defaults.RankBindAddress };
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress };
         command.SetAction(async (parse, cancellationToken) =>
         {
-            var options = new AgentOptions { Domain = parse.GetValue(domain), Slots = parse.GetValue(slots), RankBindAddress = parse.GetValue(rankAddress)! };
-            await using var host = await AgentHost.StartAsync(IPAddress.Parse(parse.GetValue(bind)!), parse.GetValue(port), options, cancellationToken);
-            Console.WriteLine($"pmpi agent listening on {host.Address} (slots {options.Slots}{(options.Domain is null ? "" : $", domain {options.Domain}")})");
-            var stop = new TaskCompletionSource();
-            using var sigterm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, context =>
+            AgentHost host;
+            try
             {
-                context.Cancel = true;
-                stop.TrySetResult();
-            });
-            using var registration = cancellationToken.Register(() => stop.TrySetResult());
-            await stop.Task;
-            Console.WriteLine("pmpi agent stopping: killing its ranks");
+                host = await AgentHost.StartAsync(options =>
+                {
+                    options.Port = parse.GetValue(port);
+                    options.BindAddress = parse.GetValue(bind)!;
+                    options.Domain = parse.GetValue(domain);
+                    options.Slots = parse.GetValue(slots);
+                    options.RankBindAddress = parse.GetValue(rankAddress)!;
+                }, ConfigureDaemon, cancellationToken).ConfigureAwait(false);
+            }
+            catch (OptionsValidationException e)
+            {
+                foreach (var failure in e.Failures) await Console.Error.WriteLineAsync($"pmpi agent: {failure}").ConfigureAwait(false);
+                return InvalidOptionsExitCode;
+            }
+            catch (Exception e) when (e is IOException or SocketException)
+            {
+                await Console.Error.WriteLineAsync($"pmpi agent: {e.Message}").ConfigureAwait(false);
+                return 1;
+            }
+            await using (host.ConfigureAwait(false))
+            {
+                var options = host.Services.GetRequiredService<IOptions<AgentOptions>>().Value;
+                Console.WriteLine($"pmpi agent listening on {host.Address} (slots {options.Slots}{(options.Domain is null ? "" : $", domain {options.Domain}")})");
+                await host.WaitForShutdownRequestAsync(cancellationToken).ConfigureAwait(false);
+            }
             return 0;
         });
         return command;
+    }
+
+    /// <summary>Logging and lifetime for a daemon (the embedded agent of `pmpi run` keeps the silent defaults).</summary>
+    private static void ConfigureDaemon(IHostApplicationBuilder host)
+    {
+        host.Logging.AddSimpleConsole(console =>
+        {
+            console.SingleLine = true;
+            console.UseUtcTimestamp = true;
+            console.TimestampFormat = "yyyy-MM-dd'T'HH:mm:ss.fff'Z' ";
+        });
+        // Stdout keeps only the listening line, which scripts and tests read.
+        host.Services.Configure<ConsoleLoggerOptions>(console => console.LogToStandardErrorThreshold = LogLevel.Trace);
+        host.Logging.AddFilter("Microsoft", LogLevel.Warning);
+        // The Event Log takes only warnings by default; a Windows service has no other log of its events.
+        if (OperatingSystem.IsWindows()) host.Logging.AddFilter<EventLogLoggerProvider>("Pmpi", LogLevel.Information);
+        // The agent logs its own start and stop; the console lifetime's "Press Ctrl+C" lines would repeat them.
+        host.Services.Configure<ConsoleLifetimeOptions>(lifetime => lifetime.SuppressStatusMessages = true);
+        // Each replaces the console lifetime only when that manager started the process: sd_notify READY=1 and
+        // journald priorities under systemd (after the console setup, whose formatter it overrides), the Service
+        // Control Manager's protocol and the Event Log on Windows.
+        host.Services.AddSystemd();
+        host.Services.AddWindowsService();
     }
 }

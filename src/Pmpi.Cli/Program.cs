@@ -8,4 +8,9 @@ var root = new RootCommand("PMPI: MPI for .NET without native MPI.")
     AgentCommand.Create(),
     NodesCommand.Create(),
 };
-return await root.Parse(args).InvokeAsync();
+var parse = root.Parse(args);
+var invocation = new InvocationConfiguration();
+// `pmpi agent` leaves SIGTERM and Ctrl+C to the Generic Host, which kills the ranks and stops the server in order;
+// System.CommandLine's own handler would end the process 2 s after the signal, stopped or not.
+if (parse.CommandResult.Command.Name == AgentCommand.Name) invocation.ProcessTerminationTimeout = null;
+return await parse.InvokeAsync(invocation);

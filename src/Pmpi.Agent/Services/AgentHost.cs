@@ -1,46 +1,102 @@
 using System.Net;
-using Pmpi.Agent.NodeInfo;
-using Pmpi.Rpc.Server;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Pmpi.Agent.Hosting;
+using Pmpi.Agent.Hosting.Internal;
 
 namespace Pmpi.Agent.Services;
 
 /// <summary>
-/// A running agent: the Agent and Master services on one gRPC endpoint. `pmpi agent` runs one as a daemon;
-/// `pmpi run` without a master starts one in-process (the embedded default) and submits to it.
+/// A running agent: a Generic Host (ASP.NET Core's WebApplication) serving the Agent and Master services on one
+/// gRPC endpoint. `pmpi agent` runs one as a daemon; `pmpi run` without a master starts one in-process on a free
+/// loopback port (the embedded default) and submits to it. Stopping it kills every rank it launched.
 /// </summary>
 public sealed class AgentHost : IAsyncDisposable
 {
-    private readonly RpcServer _server;
-    private readonly AgentService _agent;
+    private static readonly TimeSpan StopTimeout = TimeSpan.FromSeconds(10);
 
-    private AgentHost(RpcServer server, AgentService agent)
+    private readonly WebApplication _app;
+    private int _disposed;
+
+    private AgentHost(WebApplication app, Uri address)
     {
-        _server = server;
-        _agent = agent;
+        _app = app;
+        Address = address;
     }
 
-    /// <summary>Where the services listen, e.g. http://127.0.0.1:7300.</summary>
-    public Uri Address => _server.Address;
+    /// <summary>Where the services listen, e.g. http://127.0.0.1:7300 (the real port when 0 was asked for).</summary>
+    public Uri Address { get; }
 
-    /// <summary>Starts the services on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port).</summary>
-    public static async Task<AgentHost> StartAsync(IPAddress address, int port, AgentOptions options, CancellationToken cancellationToken = default)
+    /// <summary>The host's services.</summary>
+    public IServiceProvider Services => _app.Services;
+
+    /// <summary>Starts the services on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port), logging nothing.</summary>
+    /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="options"/> holds a bad value.</exception>
+    public static Task<AgentHost> StartAsync(IPAddress address, int port, AgentOptions options, CancellationToken cancellationToken = default)
     {
+        ArgumentNullException.ThrowIfNull(address);
         ArgumentNullException.ThrowIfNull(options);
-        var agent = new AgentService(options, NodeInfoProviderFactory.Create());
-        RpcServer? server = null;
-        var master = new MasterService(() => server!.Address, () => server!.Address);
-        server = await RpcServer.StartAsync(address, port, endpoints =>
+        return StartAsync(agent =>
         {
-            agent.Map(endpoints);
-            master.Map(endpoints);
-        }, cancellationToken: cancellationToken).ConfigureAwait(false);
-        return new AgentHost(server, agent);
+            agent.BindAddress = address.ToString();
+            agent.Port = port;
+            agent.Domain = options.Domain;
+            agent.Slots = options.Slots;
+            agent.RankBindAddress = options.RankBindAddress;
+        }, configureHost: null, cancellationToken);
     }
 
-    /// <summary>Stops serving and kills every rank this agent launched.</summary>
+    /// <summary>Builds and starts an agent host.</summary>
+    /// <param name="configureAgent">Sets the agent's options (<see cref="AgentOptions"/> states the defaults).</param>
+    /// <param name="configureHost">
+    /// Adjusts the host before it is built: logging providers (none by default, so an embedded agent prints nothing),
+    /// a service manager's lifetime, replacement services such as another <see cref="NodeInfo.INodeInfoProvider"/>.
+    /// </param>
+    /// <param name="cancellationToken">Abandons the start.</param>
+    /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException">An option holds a bad value; the failures name it.</exception>
+    /// <exception cref="IOException">The endpoint could not be bound (e.g. the port is taken).</exception>
+    public static async Task<AgentHost> StartAsync(Action<AgentOptions> configureAgent, Action<IHostApplicationBuilder>? configureHost = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(configureAgent);
+        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [] });
+        builder.Logging.ClearProviders();
+        builder.Services.AddPmpiAgent(configureAgent);
+        configureHost?.Invoke(builder);
+        var app = builder.Build();
+        try
+        {
+            app.MapPmpiAgent();
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+            return new AgentHost(app, app.Services.GetRequiredService<AgentEndpoint>().Address);
+        }
+        catch
+        {
+            await app.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Completes when the host is asked to stop: SIGTERM, Ctrl+C, the service manager, or
+    /// <see cref="IHostApplicationLifetime.StopApplication"/>. The ranks are being killed by then; dispose to finish stopping.
+    /// </summary>
+    public async Task WaitForShutdownRequestAsync(CancellationToken cancellationToken = default)
+    {
+        var requested = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var stopping = _app.Lifetime.ApplicationStopping.Register(() => requested.TrySetResult());
+        using var cancelled = cancellationToken.Register(() => requested.TrySetCanceled(cancellationToken));
+        await requested.Task.ConfigureAwait(false);
+    }
+
+    /// <summary>Kills every rank this agent launched, stops serving (running calls get up to 10 s) and releases the host.</summary>
     public async ValueTask DisposeAsync()
     {
-        _agent.KillAll();
-        await _server.DisposeAsync().ConfigureAwait(false);
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        using var grace = new CancellationTokenSource(StopTimeout);
+        await _app.StopAsync(grace.Token).ConfigureAwait(false);
+        await _app.DisposeAsync().ConfigureAwait(false);
     }
 }

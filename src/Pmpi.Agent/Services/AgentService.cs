@@ -1,5 +1,7 @@
 using System.Collections.Concurrent;
 using System.Threading.Channels;
+using Microsoft.Extensions.Logging;
+using Pmpi.Agent.Internal;
 using Pmpi.Agent.Launching;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Rpc;
@@ -12,7 +14,7 @@ namespace Pmpi.Agent.Services;
 /// The Agent service: describes the node, launches ranks and streams their lives, kills jobs. A Launch call owns
 /// its processes: when it ends for any reason (all exited, Kill, the master gone) none is left running.
 /// </summary>
-internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo)
+internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, ILogger<AgentService> logger)
 {
     private readonly ConcurrentDictionary<string, ConcurrentBag<RankProcess>> _jobs = new();
 
@@ -22,6 +24,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
         endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, (request, _) => Task.FromResult(new KillReply { Killed = Kill(request.JobId) }));
     }
+
+    /// <summary>Jobs with ranks on this node now.</summary>
+    public int JobCount => _jobs.Count;
 
     public Rpc.V1.NodeInfo GetNodeInfo()
     {
@@ -51,6 +56,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     {
         if (!_jobs.TryGetValue(jobId, out var processes)) return 0;
         foreach (var process in processes) process.Kill();
+        AgentLog.JobKilled(logger, jobId, processes.Count);
         return processes.Count;
     }
 
@@ -77,14 +83,16 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
                     events.Writer.TryWrite(new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = stream == OutputStream.Stderr, Line = line } }));
                 processes.Add(process);
                 events.Writer.TryWrite(new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } });
-                exits.Add(ReportExitAsync(process, rank.Rank, events.Writer));
+                exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, events.Writer));
             }
+            AgentLog.JobLaunched(logger, request.JobId, request.Ranks.Count, request.MasterAddress);
             await Task.WhenAll(exits).WaitAsync(call.CancellationToken).ConfigureAwait(false);
             events.Writer.TryComplete();
             await pump.ConfigureAwait(false);
         }
         catch (InvalidOperationException e)
         {
+            AgentLog.LaunchFailed(logger, request.JobId, e.Message);
             throw new RpcException(StatusCode.FailedPrecondition, e.Message, e);
         }
         finally
@@ -111,9 +119,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment);
     }
 
-    private static async Task ReportExitAsync(RankProcess process, int rank, ChannelWriter<LaunchEvent> events)
+    private async Task ReportExitAsync(RankProcess process, string jobId, int rank, ChannelWriter<LaunchEvent> events)
     {
+        int processId = process.ProcessId; // read now: the process may be disposed by the time it exits
         int code = await process.Exited.ConfigureAwait(false);
+        AgentLog.RankExited(logger, jobId, rank, processId, code);
         events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code } });
     }
 

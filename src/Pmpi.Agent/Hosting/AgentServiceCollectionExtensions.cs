@@ -1,0 +1,48 @@
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Pmpi.Agent.Hosting.Internal;
+using Pmpi.Agent.NodeInfo;
+using Pmpi.Agent.Services;
+
+namespace Pmpi.Agent.Hosting;
+
+/// <summary>Registers a PMPI agent (the Agent and Master gRPC services) in an ASP.NET Core host.</summary>
+public static class AgentServiceCollectionExtensions
+{
+    /// <summary>
+    /// Adds the agent's services, its Kestrel gRPC endpoint (<see cref="AgentOptions.BindAddress"/>:<see cref="AgentOptions.Port"/>)
+    /// and a hosted service that kills every rank the agent launched when the host stops. Options are validated when
+    /// the host starts. <see cref="INodeInfoProvider"/> defaults to the one for this operating system; register
+    /// another before this call to replace it. Map the services with
+    /// <see cref="AgentEndpointRouteBuilderExtensions.MapPmpiAgent"/>.
+    /// </summary>
+    /// <param name="services">The host's services.</param>
+    /// <param name="configure">Sets the agent's options; the defaults stand where it sets nothing.</param>
+    public static IServiceCollection AddPmpiAgent(this IServiceCollection services, Action<AgentOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        var options = services.AddOptions<AgentOptions>();
+        if (configure is not null) options.Configure(configure);
+        options.ValidateOnStart();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<AgentOptions>, AgentOptionsValidator>());
+
+        services.TryAddSingleton(_ => NodeInfoProviderFactory.Create());
+        services.TryAddSingleton<AgentEndpoint>();
+        services.TryAddSingleton(provider => new AgentService(provider.GetRequiredService<IOptions<AgentOptions>>().Value,
+            provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<ILogger<AgentService>>()));
+        services.TryAddSingleton(provider =>
+        {
+            // This host is both master (ranks anywhere dial its advertised address) and the agent for computations
+            // that name no nodes (the embedded default; dialled from this machine).
+            var endpoint = provider.GetRequiredService<AgentEndpoint>();
+            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address);
+        });
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<KestrelServerOptions>, AgentKestrelSetup>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, AgentLifetimeService>());
+        return services;
+    }
+}

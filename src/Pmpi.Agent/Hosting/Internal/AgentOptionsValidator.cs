@@ -1,0 +1,27 @@
+using System.Net;
+using Microsoft.Extensions.Options;
+using Pmpi.Agent.Services;
+
+namespace Pmpi.Agent.Hosting.Internal;
+
+/// <summary>Rejects agent options that would fail later and less clearly (a bind error, a rank that cannot listen).</summary>
+internal sealed class AgentOptionsValidator : IValidateOptions<AgentOptions>
+{
+    public ValidateOptionsResult Validate(string? name, AgentOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var failures = new List<string>();
+        if (!IPAddress.TryParse(options.BindAddress, out _))
+            failures.Add($"AgentOptions.BindAddress '{options.BindAddress}' is not an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::); see --bind.");
+        if (options.Port is < 0 or > IPEndPoint.MaxPort)
+            failures.Add($"AgentOptions.Port {options.Port} is not a TCP port: use 0 (any free port) to {IPEndPoint.MaxPort}; see --port.");
+        if (options.Slots < 1)
+            failures.Add($"AgentOptions.Slots is {options.Slots}: a node takes at least 1 rank; see --slots.");
+        // Ranks parse it to open their endpoint (RankEnvironment.BindAddress), so a host name would fail in every rank.
+        if (!IPAddress.TryParse(options.RankBindAddress, out _))
+            failures.Add($"AgentOptions.RankBindAddress '{options.RankBindAddress}' is not an IP address of this node; see --rank-address.");
+        if (options.Domain is { } domain && string.IsNullOrWhiteSpace(domain))
+            failures.Add("AgentOptions.Domain is blank: name the domain or leave it unset; see --domain.");
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+}

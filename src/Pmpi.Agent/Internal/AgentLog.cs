@@ -1,0 +1,40 @@
+using Microsoft.Extensions.Logging;
+
+namespace Pmpi.Agent.Internal;
+
+/// <summary>
+/// Every event Pmpi.Agent logs, with its id (one table for the assembly, so ids never collide):
+/// <code>
+/// id  name           level        when
+/// 1   Listening      Information  the agent's endpoint is bound and serving
+/// 2   JobLaunched    Information  a Launch call started all of its ranks
+/// 3   LaunchFailed   Warning      a rank program could not be started
+/// 4   RankExited     Information  a launched rank ended (any exit code)
+/// 5   JobKilled      Information  a job's ranks were killed (Kill call or shutdown)
+/// 6   ShuttingDown   Information  the agent was asked to stop (SIGTERM, Ctrl+C, service manager)
+/// </code>
+/// </summary>
+internal static partial class AgentLog
+{
+    [LoggerMessage(EventId = 1, EventName = "Listening", Level = LogLevel.Information,
+        Message = "pmpi agent listening on {Address} (slots {Slots}, domain {Domain}, ranks bind {RankBindAddress})")]
+    public static partial void Listening(ILogger logger, Uri address, int slots, string domain, string rankBindAddress);
+
+    [LoggerMessage(EventId = 2, EventName = "JobLaunched", Level = LogLevel.Information,
+        Message = "Job {JobId}: launched {RankCount} ranks for master {Master}")]
+    public static partial void JobLaunched(ILogger logger, string jobId, int rankCount, string master);
+
+    [LoggerMessage(EventId = 3, EventName = "LaunchFailed", Level = LogLevel.Warning, Message = "Job {JobId}: launch failed: {Reason}")]
+    public static partial void LaunchFailed(ILogger logger, string jobId, string reason);
+
+    [LoggerMessage(EventId = 4, EventName = "RankExited", Level = LogLevel.Information,
+        Message = "Job {JobId}: rank {Rank} (pid {ProcessId}) exited with code {ExitCode}")]
+    public static partial void RankExited(ILogger logger, string jobId, int rank, int processId, int exitCode);
+
+    [LoggerMessage(EventId = 5, EventName = "JobKilled", Level = LogLevel.Information, Message = "Job {JobId}: killed its {RankCount} ranks")]
+    public static partial void JobKilled(ILogger logger, string jobId, int rankCount);
+
+    [LoggerMessage(EventId = 6, EventName = "ShuttingDown", Level = LogLevel.Information,
+        Message = "pmpi agent shutting down: killing the ranks of {JobCount} running jobs")]
+    public static partial void ShuttingDown(ILogger logger, int jobCount);
+}

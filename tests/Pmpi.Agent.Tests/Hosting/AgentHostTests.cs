@@ -1,0 +1,271 @@
+using System.Diagnostics;
+using System.Net;
+using System.Runtime.InteropServices;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using Pmpi.Agent.Hosting;
+using Pmpi.Agent.NodeInfo;
+using Pmpi.Agent.Services;
+using Pmpi.Agent.Tests.NodeInfo;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Agent.Tests.Hosting;
+
+public class AgentHostTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    private static Task<AgentHost> StartOnFreePortAsync(Action<AgentOptions>? configure = null) =>
+        AgentHost.StartAsync(options =>
+        {
+            options.Port = 0;
+            configure?.Invoke(options);
+        }).WaitAsync(Timeout);
+
+    [Fact]
+    public async Task StartAsync_PortZero_AnswersGetNodeInfoOnTheBoundPort()
+    {
+        // Arrange
+        await using var host = await StartOnFreePortAsync(options =>
+        {
+            options.Domain = "campus-a";
+            options.Slots = 3;
+        });
+        using var channel = new RpcChannel(host.Address);
+
+        // Act
+        var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+
+        // Assert
+        Assert.NotEqual(0, host.Address.Port);
+        Assert.Equal(IPAddress.Loopback.ToString(), host.Address.Host);
+        Assert.Equal("campus-a", info.Domain);
+        Assert.Equal(3, info.Slots);
+        Assert.Equal(System.Environment.ProcessorCount, info.LogicalCores);
+        Assert.Empty(info.RunningJobs);
+    }
+
+    [Fact]
+    public async Task StartAsync_LegacyOverload_ListensOnTheGivenAddress()
+    {
+        await using var host = await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions { Slots = 2 }).WaitAsync(Timeout);
+        using var channel = new RpcChannel(host.Address);
+
+        var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+
+        Assert.Equal(2, info.Slots);
+        Assert.Equal("", info.Domain);
+    }
+
+    [LinuxFact]
+    public async Task DisposeAsync_RankRunning_KillsIt()
+    {
+        // Arrange
+        var host = await StartOnFreePortAsync();
+        int pid = 0;
+        try
+        {
+            using var channel = new RpcChannel(host.Address);
+            using var call = new CancellationTokenSource(Timeout);
+            var (events, started) = await LaunchSleeperAsync(channel, "dispose-job", call.Token);
+            pid = started;
+            Assert.True(IsRunning(pid), $"rank process {pid} did not start");
+
+            // Act
+            await host.DisposeAsync().AsTask().WaitAsync(Timeout);
+
+            // Assert
+            await WaitUntilGoneAsync(pid);
+            Assert.False(IsRunning(pid), $"rank process {pid} outlived its agent");
+            await DrainAsync(events).WaitAsync(Timeout);
+        }
+        finally
+        {
+            await host.DisposeAsync();
+            KillIfRunning(pid);
+        }
+    }
+
+    [LinuxFact]
+    public async Task StopApplication_RankRunning_KillsItAndEndsTheLaunchCall()
+    {
+        // Arrange: StopApplication is what SIGTERM and Ctrl+C trigger through the host's console lifetime.
+        await using var host = await StartOnFreePortAsync();
+        int pid = 0;
+        try
+        {
+            using var channel = new RpcChannel(host.Address);
+            using var call = new CancellationTokenSource(Timeout);
+            var (events, started) = await LaunchSleeperAsync(channel, "stop-job", call.Token);
+            pid = started;
+            var shutdownRequested = host.WaitForShutdownRequestAsync();
+
+            // Act
+            host.Services.GetRequiredService<IHostApplicationLifetime>().StopApplication();
+
+            // Assert: the rank dies before the server drains, so the Launch call ends with its exit.
+            await shutdownRequested.WaitAsync(Timeout);
+            var rest = await DrainAsync(events).WaitAsync(Timeout);
+            Assert.Contains(rest, item => item.BodyCase == LaunchEvent.BodyOneofCase.Exited && item.Exited.Rank == 0);
+            await WaitUntilGoneAsync(pid);
+            Assert.False(IsRunning(pid), $"rank process {pid} outlived the stop");
+        }
+        finally
+        {
+            KillIfRunning(pid);
+        }
+    }
+
+    [LinuxFact]
+    public async Task Submit_AgentBoundToEveryInterface_HandsRanksTheRankAddressAsMaster()
+    {
+        // Arrange: 127.0.0.2 stands for this node's network address (Linux routes all of 127/8 to loopback).
+        await using var host = await StartOnFreePortAsync(options =>
+        {
+            options.BindAddress = "0.0.0.0";
+            options.RankBindAddress = "127.0.0.2";
+        });
+        using var channel = new RpcChannel(host.Address);
+        const string Xml = """
+            <computation name="where-is-master" xmlns="urn:pmpi:computation:v1">
+              <ranks program="/bin/sh" count="1"><arg>-c</arg><arg>echo "$PMPI_MASTER"</arg></ranks>
+            </computation>
+            """;
+        var request = new SubmitRequest { FileName = Path.Combine(Path.GetTempPath(), "where-is-master.xml"), ComputationXml = Xml };
+        using var call = new CancellationTokenSource(Timeout);
+
+        // Act
+        var lines = new List<string>();
+        await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: call.Token))
+            if (item.BodyCase == JobEvent.BodyOneofCase.Output) lines.Add(item.Output.Line);
+
+        // Assert: remote ranks could not dial the 127.0.0.1 that this host dials itself.
+        Assert.Equal(IPAddress.Loopback.ToString(), host.Address.Host);
+        Assert.Equal([$"http://127.0.0.2:{host.Address.Port}/"], lines);
+    }
+
+    [Theory]
+    [InlineData("Slots", "at least 1")]
+    [InlineData("BindAddress", "'not-an-address' is not an IP address")]
+    [InlineData("Port", "70000 is not a TCP port")]
+    [InlineData("RankBindAddress", "'node-7' is not an IP address")]
+    public async Task StartAsync_InvalidOption_ThrowsNamingTheOption(string option, string expected)
+    {
+        Action<AgentOptions> configure = option switch
+        {
+            "Slots" => options => options.Slots = 0,
+            "BindAddress" => options => options.BindAddress = "not-an-address",
+            "Port" => options => options.Port = 70000,
+            _ => options => options.RankBindAddress = "node-7",
+        };
+
+        var error = await Assert.ThrowsAsync<OptionsValidationException>(() => AgentHost.StartAsync(configure).WaitAsync(Timeout));
+
+        var failure = Assert.Single(error.Failures);
+        Assert.Contains($"AgentOptions.{option}", failure);
+        Assert.Contains(expected, failure);
+    }
+
+    [Fact]
+    public async Task AddPmpiAgent_NodeInfoProviderRegisteredFirst_IsKept()
+    {
+        // Arrange: an application hosting the agent in its own builder, with its own node description.
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Services.AddSingleton<INodeInfoProvider>(new FixedNodeInfo());
+        builder.Services.AddPmpiAgent(options => options.Port = 0);
+        await using var app = builder.Build();
+        app.MapPmpiAgent();
+        await app.StartAsync().WaitAsync(Timeout);
+        try
+        {
+            var address = new Uri(app.Urls.Single());
+            using var channel = new RpcChannel(address);
+
+            // Act
+            var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+
+            // Assert
+            Assert.Equal("fixed-node", info.NodeName);
+        }
+        finally
+        {
+            await app.StopAsync().WaitAsync(Timeout);
+        }
+    }
+
+    /// <summary>Launches one rank, `/bin/sh -c 'sleep 60'`, and returns the call's remaining events with the rank's pid.</summary>
+    private static async Task<(IAsyncEnumerator<LaunchEvent> Events, int ProcessId)> LaunchSleeperAsync(RpcChannel channel, string jobId, CancellationToken cancellationToken)
+    {
+        var request = new LaunchRequest { JobId = jobId, JobToken = "token", WorldSize = 1, MasterAddress = "http://127.0.0.1:1" };
+        request.Ranks.Add(new RankLaunch { Rank = 0, Program = "/bin/sh", Arguments = { "-c", "sleep 60" }, WorkingDirectory = Path.GetTempPath() });
+        var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: cancellationToken).GetAsyncEnumerator(cancellationToken);
+        Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Launch call ended before its rank started");
+        Assert.Equal(LaunchEvent.BodyOneofCase.Started, events.Current.BodyCase);
+        return (events, events.Current.Started.ProcessId);
+    }
+
+    /// <summary>Reads a Launch call to its end, whichever way it ends (OK, or an error as the server goes away).</summary>
+    private static async Task<List<LaunchEvent>> DrainAsync(IAsyncEnumerator<LaunchEvent> events)
+    {
+        var rest = new List<LaunchEvent>();
+        try
+        {
+            while (await events.MoveNextAsync()) rest.Add(events.Current);
+        }
+        catch (Exception e) when (e is RpcException or HttpRequestException or IOException)
+        {
+            // The server stopped under the call; what was read still counts.
+        }
+        finally
+        {
+            await events.DisposeAsync();
+        }
+        return rest;
+    }
+
+    private static bool IsRunning(int pid)
+    {
+        if (pid <= 0) return false;
+        // A zombie still has a /proc entry; its state letter is Z.
+        var stat = $"/proc/{pid}/stat";
+        if (!File.Exists(stat)) return false;
+        try
+        {
+            var text = File.ReadAllText(stat);
+            return text[(text.LastIndexOf(')') + 2)..].FirstOrDefault() != 'Z';
+        }
+        catch (IOException)
+        {
+            return false;
+        }
+    }
+
+    private static async Task WaitUntilGoneAsync(int pid)
+    {
+        var clock = Stopwatch.StartNew();
+        while (IsRunning(pid) && clock.Elapsed < Timeout) await Task.Delay(20);
+    }
+
+    private static void KillIfRunning(int pid)
+    {
+        if (!IsRunning(pid)) return;
+        try
+        {
+            using var process = Process.GetProcessById(pid);
+            process.Kill(entireProcessTree: true);
+        }
+        catch (Exception e) when (e is ArgumentException or InvalidOperationException)
+        {
+            // Gone meanwhile.
+        }
+    }
+
+    private sealed class FixedNodeInfo : INodeInfoProvider
+    {
+        public NodeMetadata GetMetadata() => new("fixed-node", 1, null, null, null, null, 1 << 30, null, "test OS", "1.0", Architecture.X64, ".NET");
+    }
+}
