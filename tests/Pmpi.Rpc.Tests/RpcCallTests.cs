@@ -208,7 +208,9 @@ public sealed class RpcCallTests : IAsyncLifetime
     [Fact]
     public async Task UnaryAsync_DeadlinePasses_DeadlineExceededAndHandlerCancelled()
     {
-        var error = await Assert.ThrowsAsync<RpcException>(() => _channel.UnaryAsync<KillRequest, KillReply>(TestServer.SlowUnary, new KillRequest(), TimeSpan.FromMilliseconds(300))).WaitAsync(Timeout);
+        // Long enough for the handler to start even on a loaded machine: a call whose deadline passes before its
+        // handler runs never runs it, and there would be no handler to see the cancellation.
+        var error = await Assert.ThrowsAsync<RpcException>(() => _channel.UnaryAsync<KillRequest, KillReply>(TestServer.SlowUnary, new KillRequest(), TimeSpan.FromSeconds(2))).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.DeadlineExceeded, error.StatusCode);
         await _server.HandlerCancelled.Task.WaitAsync(Timeout);
