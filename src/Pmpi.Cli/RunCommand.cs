@@ -23,7 +23,11 @@ internal static class RunCommand
         var target = new Argument<string>("target") { Description = "A computation file (.xml), or with -n a rank program (.dll or executable)." };
         var programArguments = new Argument<string[]>("arguments") { Description = "Arguments for the rank program (with -n).", Arity = ArgumentArity.ZeroOrMore };
         var ranks = new Option<int?>("-n", "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
-        var master = new Option<Uri?>("--master") { Description = "Submit to the master of a running agent (http://host:port) instead of an embedded one." };
+        var master = new Option<Uri?>("--master")
+        {
+            Description = "Submit to the master of a running agent (host:port or http://host:port) instead of an embedded one.",
+            CustomParser = AgentAddress.Parse,
+        };
         var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master };
         command.SetAction((parse, cancellationToken) => RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(master), cancellationToken));
         return command;
