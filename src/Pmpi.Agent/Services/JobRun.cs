@@ -66,9 +66,12 @@ internal sealed class JobRun
         {
             ExitCode = failure?.Code ?? 0,
             FailedRank = failure?.Rank ?? -1,
-            Summary = failure is { } f
-                ? $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s: {f.Reason}."
-                : $"Job {Id}: {Size} ranks finished in {clock.Elapsed.TotalSeconds:F2} s.",
+            Summary = failure switch
+            {
+                null => $"Job {Id}: {Size} ranks finished in {clock.Elapsed.TotalSeconds:F2} s.",
+                { Rank: >= 0 } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s: rank {f.Rank} failed (exit code {f.Code}): {f.Reason}.",
+                { } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s (exit code {f.Code}): {f.Reason}.",
+            },
         };
         _events.Writer.TryWrite(new JobEvent { Finished = finished });
         _events.Writer.TryComplete();
@@ -135,7 +138,7 @@ internal sealed class JobRun
                         remaining--;
                         Interlocked.Increment(ref _exited);
                         _events.Writer.TryWrite(new JobEvent { Exited = item.Exited });
-                        if (item.Exited.ExitCode != 0) Fail(item.Exited.Rank, item.Exited.ExitCode, $"rank {item.Exited.Rank} exited with code {item.Exited.ExitCode}");
+                        if (item.Exited.ExitCode != 0) Fail(item.Exited.Rank, item.Exited.ExitCode, $"its process exited with code {item.Exited.ExitCode}");
                         break;
                 }
             }
