@@ -17,6 +17,9 @@ internal sealed class JobRun
 {
     public const int TimeoutExitCode = 124;
 
+    /// <summary>How long an abort waits for an agent to confirm its ranks are gone before abandoning its launch.</summary>
+    private static readonly TimeSpan KillGrace = TimeSpan.FromSeconds(3);
+
     private readonly ComputationDefinition _computation;
     private readonly Uri _master;
     private readonly Uri _localAgent;
@@ -119,11 +122,18 @@ internal sealed class JobRun
             launch.Environment.Add(assignment.Group.Environment);
             request.Ranks.Add(launch);
         }
+        // Another node's launch may have failed already: start nothing for a job that is over.
+        if (_end.IsCancellationRequested) return;
         int remaining = ranks.Count;
         using var channel = new RpcChannel(agent);
+        using var abandon = new CancellationTokenSource();
+        Task? kill = null;
         try
         {
-            await foreach (var item in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: _end.Token).ConfigureAwait(false))
+            // On abort the agent is asked to kill this node's ranks while the launch is still read: it then reports
+            // their exits and ends, so the job finishes only once its ranks are gone.
+            using var onEnd = _end.Token.Register(() => Volatile.Write(ref kill, KillAsync(channel, abandon)));
+            await foreach (var item in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: abandon.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)
                 {
@@ -144,9 +154,9 @@ internal sealed class JobRun
             }
             if (remaining > 0) Fail(-1, 1, $"the agent at {agent.Authority} ended the launch with {remaining} ranks unaccounted for");
         }
-        catch (OperationCanceledException) when (_end.IsCancellationRequested)
+        catch (OperationCanceledException) when (abandon.IsCancellationRequested)
         {
-            // Another rank failed: cancelling the launch made the agent kill this node's ranks.
+            // The agent did not confirm the kill in time; cancelling the launch makes it kill the ranks by itself.
         }
         catch (RpcException e) when (_end.IsCancellationRequested && e.StatusCode is StatusCode.Cancelled or StatusCode.DeadlineExceeded or StatusCode.Unavailable)
         {
@@ -154,6 +164,22 @@ internal sealed class JobRun
         catch (RpcException e)
         {
             Fail(-1, 1, $"the agent at {agent.Authority} failed: {e.Detail}");
+        }
+        if (Volatile.Read(ref kill) is { } pending) await pending.ConfigureAwait(false);
+    }
+
+    /// <summary>Asks an agent to kill the job's ranks; gives up on its launch after <see cref="KillGrace"/> either way.</summary>
+    private async Task KillAsync(RpcChannel channel, CancellationTokenSource abandon)
+    {
+        abandon.CancelAfter(KillGrace);
+        try
+        {
+            await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = Id }, KillGrace).ConfigureAwait(false);
+        }
+        catch (RpcException)
+        {
+            // Unreachable or too slow: cancelling the launch is the other way to make an agent kill them.
+            await abandon.CancelAsync().ConfigureAwait(false);
         }
     }
 
