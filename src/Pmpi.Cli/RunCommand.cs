@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Net;
+using System.Runtime.InteropServices;
 using System.Xml.Linq;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
@@ -52,13 +53,14 @@ internal static class RunCommand
             xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
         }
 
-        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions(), cancellationToken).ConfigureAwait(false) : null;
+        using var interruption = new Interruption(cancellationToken);
+        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions(), interruption.Token).ConfigureAwait(false) : null;
         using var channel = new RpcChannel(master ?? embedded!.Address);
         var progress = new ProgressReporter();
         try
         {
             var request = new SubmitRequest { FileName = fileName, ComputationXml = xml };
-            await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: cancellationToken).ConfigureAwait(false))
+            await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: interruption.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)
                 {
@@ -80,6 +82,13 @@ internal static class RunCommand
             await Console.Error.WriteLineAsync("pmpi: the master ended the job without a result.").ConfigureAwait(false);
             return 1;
         }
+        catch (Exception e) when (e is OperationCanceledException or RpcException && interruption.Signal is { } signal)
+        {
+            // Ending the submission aborts the job: the master has the agents kill its ranks (the embedded agent's
+            // are killed as it stops, below).
+            await Console.Error.WriteLineAsync($"pmpi: interrupted by {signal}; the job is aborted and its ranks killed.").ConfigureAwait(false);
+            return Interruption.ExitCodeOf(signal);
+        }
         catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
         {
             await Console.Error.WriteLineAsync(e.Detail).ConfigureAwait(false);
@@ -99,6 +108,46 @@ internal static class RunCommand
         var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
             arguments.Select(argument => new XElement(ns + "arg", argument)));
         return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)), ranks)).ToString();
+    }
+
+    /// <summary>
+    /// Turns SIGINT and SIGTERM into cancellation. `pmpi run` must watch them itself: the embedded agent's web host
+    /// claims both signals without ending the process, so without this `pmpi run` would ignore a plain `kill`.
+    /// </summary>
+    private sealed class Interruption : IDisposable
+    {
+        private readonly CancellationTokenSource _cancel;
+        private readonly PosixSignalRegistration[] _registrations;
+        private PosixSignal? _signal;
+
+        public Interruption(CancellationToken cancellationToken)
+        {
+            _cancel = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            _registrations = [PosixSignalRegistration.Create(PosixSignal.SIGINT, Handle), PosixSignalRegistration.Create(PosixSignal.SIGTERM, Handle)];
+        }
+
+        /// <summary>Cancelled by either signal (or by the caller's token).</summary>
+        public CancellationToken Token => _cancel.Token;
+
+        /// <summary>The signal that arrived first, if one did.</summary>
+        public PosixSignal? Signal => _signal;
+
+        /// <summary>The shell convention for a process ended by a signal: 128 + its number (130 for SIGINT, 143 for SIGTERM).</summary>
+        public static int ExitCodeOf(PosixSignal signal) => signal == PosixSignal.SIGINT ? 130 : 143;
+
+        public void Dispose()
+        {
+            foreach (var registration in _registrations) registration.Dispose();
+            _cancel.Dispose();
+        }
+
+        private void Handle(PosixSignalContext context)
+        {
+            // The process ends once the job is aborted and the ranks are gone, not at once.
+            context.Cancel = true;
+            _signal ??= context.Signal;
+            _cancel.Cancel();
+        }
     }
 
     /// <summary>Prints a progress line on stderr when a phase completes: all launched, all registered (running).</summary>
