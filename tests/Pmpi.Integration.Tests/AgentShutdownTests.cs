@@ -29,7 +29,7 @@ public sealed class AgentShutdownTests
 
             // Act
             var clock = Stopwatch.StartNew();
-            await SendSigtermAsync(nodeB.Process.Id);
+            await Signals.TerminateAsync(nodeB.Process.Id);
             int agentCode = await nodeB.Process.WaitForExitAsync(PmpiCli.Timeout);
             var stopped = clock.Elapsed;
             // node-a's ranks may still be running here: the job's abort is on its way to them.
@@ -53,12 +53,5 @@ public sealed class AgentShutdownTests
             hellos = RankHello.All(run.Stdout);
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
         }
-    }
-
-    private static async Task SendSigtermAsync(int processId)
-    {
-        await using var kill = ChildProcess.Start("kill", ["-TERM", $"{processId}"]);
-        int code = await kill.WaitForExitAsync(PmpiCli.Timeout);
-        Assert.True(code == 0, $"kill -TERM {processId} failed.\n{kill.Transcript}");
     }
 }
