@@ -16,12 +16,20 @@ public sealed class AbortTests
     private static readonly TimeSpan LoadAllowance = TimeSpan.FromSeconds(3);
 
     [Theory]
-    [InlineData(new[] { "exit", "3", "42" }, 3, 42)]    // exits with 42 while the others wait for it
-    [InlineData(new[] { "throw", "2" }, 2, 1)]          // throws out of Environment.Run: exit code 1
-    public async Task Run_RankFailsMidRun_JobAbortsWithItsCodeAndNoRankSurvives(string[] scenario, int failingRank, int expectedCode)
+    [InlineData(new[] { "exit", "3", "42" }, 3, 42, false)]    // exits with 42 while the others wait for it
+    [InlineData(new[] { "throw", "2" }, 2, 1, false)]          // throws out of Environment.Run: exit code 1
+    [InlineData(new[] { "exit", "3", "42" }, 3, 42, true)]     // the same across two agent processes: ranks 0-1 on
+    [InlineData(new[] { "throw", "2" }, 2, 1, true)]           // the master's node, 2-3 on the other
+    public async Task Run_RankFailsMidRun_JobAbortsWithItsCodeAndNoRankSurvives(string[] scenario, int failingRank, int expectedCode, bool twoAgents)
     {
         // Arrange
-        await using var run = PmpiCli.Start(["run", "-n", "4", PmpiCli.TestRanksDll, .. scenario]);
+        await using var nodeA = twoAgents ? await AgentProcess.StartAsync("node-a", slots: 2) : null;
+        await using var nodeB = twoAgents ? await AgentProcess.StartAsync("node-b", slots: 2) : null;
+        using var scratch = new ScratchDirectory();
+        string[] arguments = nodeA is null || nodeB is null
+            ? ["run", "-n", "4", PmpiCli.TestRanksDll, .. scenario]
+            : ["run", "--master", nodeA.Endpoint, scratch.Write("abort.xml", Computation.Of("abort", 4, scenario, ("a", nodeA.Endpoint, 2), ("b", nodeB.Endpoint, 2)))];
+        await using var run = PmpiCli.Start(arguments);
         List<RankHello> hellos = [];
         try
         {
