@@ -13,7 +13,7 @@ namespace Pmpi.Cli;
 /// <summary>
 /// `pmpi run job.xml` or `pmpi run -n 4 app.dll [args]`: submits a computation and streams its output, each line
 /// tagged [rank]. Without --master an agent and master start in this process (the embedded default). The exit code
-/// is the job's (see JobRun), or 2 when the computation is invalid.
+/// is the job's (see JobRun), 2 when the computation is invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand
 {

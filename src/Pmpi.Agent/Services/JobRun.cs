@@ -11,7 +11,8 @@ namespace Pmpi.Agent.Services;
 /// <summary>
 /// One computation from submission to end. Exit code rule (what `pmpi run` returns): 0 when every rank exits 0;
 /// otherwise the code of the first rank that failed (its exit code, or its Abort code); 124 when the computation's
-/// timeout passes; 1 when an agent is lost or a rank cannot be launched.
+/// timeout passes; 1 when an agent is lost or a rank cannot be launched. The abort that follows the first failure
+/// kills every other rank through its agent; those exits are reported but change nothing.
 /// </summary>
 internal sealed class JobRun
 {
