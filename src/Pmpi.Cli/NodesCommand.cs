@@ -20,7 +20,12 @@ internal static class NodesCommand
             int failures = 0;
             foreach (var agent in parse.GetValue(agents)!)
             {
-                var address = new Uri(agent.Contains("://", StringComparison.Ordinal) ? agent : $"http://{agent}");
+                if (AgentAddress.TryParse(agent) is not { } address)
+                {
+                    failures++;
+                    table.AddRow(Markup.Escape(agent), "[red]not an address[/]", "", "", "expected host:port or http://host:port", "", "", "", "", "", "");
+                    continue;
+                }
                 using var channel = new RpcChannel(address);
                 try
                 {

@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Net;
+using System.Runtime.InteropServices;
 using System.Xml.Linq;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
@@ -12,7 +13,7 @@ namespace Pmpi.Cli;
 /// <summary>
 /// `pmpi run job.xml` or `pmpi run -n 4 app.dll [args]`: submits a computation and streams its output, each line
 /// tagged [rank]. Without --master an agent and master start in this process (the embedded default). The exit code
-/// is the job's (see JobRun), or 2 when the computation is invalid.
+/// is the job's (see JobRun), 2 when the computation is invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand
 {
@@ -23,7 +24,11 @@ internal static class RunCommand
         var target = new Argument<string>("target") { Description = "A computation file (.xml), or with -n a rank program (.dll or executable)." };
         var programArguments = new Argument<string[]>("arguments") { Description = "Arguments for the rank program (with -n).", Arity = ArgumentArity.ZeroOrMore };
         var ranks = new Option<int?>("-n", "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
-        var master = new Option<Uri?>("--master") { Description = "Submit to the master of a running agent (http://host:port) instead of an embedded one." };
+        var master = new Option<Uri?>("--master")
+        {
+            Description = "Submit to the master of a running agent (host:port or http://host:port) instead of an embedded one.",
+            CustomParser = AgentAddress.Parse,
+        };
         var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master };
         command.SetAction((parse, cancellationToken) => RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(master), cancellationToken));
         return command;
@@ -48,13 +53,14 @@ internal static class RunCommand
             xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
         }
 
-        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions(), cancellationToken).ConfigureAwait(false) : null;
+        using var interruption = new Interruption(cancellationToken);
+        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions(), interruption.Token).ConfigureAwait(false) : null;
         using var channel = new RpcChannel(master ?? embedded!.Address);
         var progress = new ProgressReporter();
         try
         {
             var request = new SubmitRequest { FileName = fileName, ComputationXml = xml };
-            await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: cancellationToken).ConfigureAwait(false))
+            await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: interruption.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)
                 {
@@ -76,6 +82,13 @@ internal static class RunCommand
             await Console.Error.WriteLineAsync("pmpi: the master ended the job without a result.").ConfigureAwait(false);
             return 1;
         }
+        catch (Exception e) when (e is OperationCanceledException or RpcException && interruption.Signal is { } signal)
+        {
+            // Ending the submission aborts the job: the master has the agents kill its ranks (the embedded agent's
+            // are killed as it stops, below).
+            await Console.Error.WriteLineAsync($"pmpi: interrupted by {signal}; the job is aborted and its ranks killed.").ConfigureAwait(false);
+            return Interruption.ExitCodeOf(signal);
+        }
         catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
         {
             await Console.Error.WriteLineAsync(e.Detail).ConfigureAwait(false);
@@ -95,6 +108,46 @@ internal static class RunCommand
         var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
             arguments.Select(argument => new XElement(ns + "arg", argument)));
         return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)), ranks)).ToString();
+    }
+
+    /// <summary>
+    /// Turns SIGINT and SIGTERM into cancellation. `pmpi run` must watch them itself: the embedded agent's web host
+    /// claims both signals without ending the process, so without this `pmpi run` would ignore a plain `kill`.
+    /// </summary>
+    private sealed class Interruption : IDisposable
+    {
+        private readonly CancellationTokenSource _cancel;
+        private readonly PosixSignalRegistration[] _registrations;
+        private PosixSignal? _signal;
+
+        public Interruption(CancellationToken cancellationToken)
+        {
+            _cancel = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            _registrations = [PosixSignalRegistration.Create(PosixSignal.SIGINT, Handle), PosixSignalRegistration.Create(PosixSignal.SIGTERM, Handle)];
+        }
+
+        /// <summary>Cancelled by either signal (or by the caller's token).</summary>
+        public CancellationToken Token => _cancel.Token;
+
+        /// <summary>The signal that arrived first, if one did.</summary>
+        public PosixSignal? Signal => _signal;
+
+        /// <summary>The shell convention for a process ended by a signal: 128 + its number (130 for SIGINT, 143 for SIGTERM).</summary>
+        public static int ExitCodeOf(PosixSignal signal) => signal == PosixSignal.SIGINT ? 130 : 143;
+
+        public void Dispose()
+        {
+            foreach (var registration in _registrations) registration.Dispose();
+            _cancel.Dispose();
+        }
+
+        private void Handle(PosixSignalContext context)
+        {
+            // The process ends once the job is aborted and the ranks are gone, not at once.
+            context.Cancel = true;
+            _signal ??= context.Signal;
+            _cancel.Cancel();
+        }
     }
 
     /// <summary>Prints a progress line on stderr when a phase completes: all launched, all registered (running).</summary>

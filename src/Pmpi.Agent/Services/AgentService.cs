@@ -16,13 +16,17 @@ namespace Pmpi.Agent.Services;
 /// </summary>
 internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, ILogger<AgentService> logger)
 {
+    /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
+    private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(5);
+
     private readonly ConcurrentDictionary<string, ConcurrentBag<RankProcess>> _jobs = new();
+    private volatile bool _stopping;
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
         endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()));
         endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, (request, _) => Task.FromResult(new KillReply { Killed = Kill(request.JobId) }));
+        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, _) => new KillReply { Killed = await KillAsync(request.JobId).ConfigureAwait(false) });
     }
 
     /// <summary>Jobs with ranks on this node now.</summary>
@@ -52,23 +56,42 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         return info;
     }
 
-    public int Kill(string jobId)
+    /// <summary>Kills a job's ranks on this node; completes once they are gone (or after <see cref="KillWait"/>).</summary>
+    public async Task<int> KillAsync(string jobId)
     {
         if (!_jobs.TryGetValue(jobId, out var processes)) return 0;
-        foreach (var process in processes) process.Kill();
-        AgentLog.JobKilled(logger, jobId, processes.Count);
-        return processes.Count;
+        var killed = processes.ToArray();
+        foreach (var process in killed) process.Kill();
+        AgentLog.JobKilled(logger, jobId, killed.Length);
+        try
+        {
+            await Task.WhenAll(killed.Select(p => p.Exited)).WaitAsync(KillWait).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // Signalled but not yet gone; the job's launch reports each exit when it comes.
+        }
+        return killed.Length;
     }
 
-    /// <summary>Kills the ranks of every job (the agent is shutting down).</summary>
+    /// <summary>
+    /// Kills the ranks of every job (the agent is shutting down). Their launches end with UNAVAILABLE instead of
+    /// reporting the killed ranks' exit codes, so a master blames the lost agent, not a rank.
+    /// </summary>
     public void KillAll()
     {
-        foreach (var job in _jobs.Keys) Kill(job);
+        _stopping = true;
+        var killed = _jobs.Values.SelectMany(processes => processes).ToArray();
+        foreach (var process in killed) process.Kill();
+        // A signal is only a request: the agent must not exit (leaving a supervisor to think all is stopped) before
+        // its ranks have.
+        Task.WhenAll(killed.Select(p => p.Exited)).Wait(KillWait);
     }
 
     private async Task LaunchAsync(LaunchRequest request, MessageWriter<LaunchEvent> responses, ServerCallContext call)
     {
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
+        if (_stopping) throw ShuttingDown(request);
         var processes = new ConcurrentBag<RankProcess>();
         if (!_jobs.TryAdd(request.JobId, processes)) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
         // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
@@ -88,7 +111,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             AgentLog.JobLaunched(logger, request.JobId, request.Ranks.Count, request.MasterAddress);
             await Task.WhenAll(exits).WaitAsync(call.CancellationToken).ConfigureAwait(false);
             events.Writer.TryComplete();
+            // The remaining output goes out before the call's status.
             await pump.ConfigureAwait(false);
+            if (_stopping) throw ShuttingDown(request);
         }
         catch (InvalidOperationException e)
         {
@@ -124,8 +149,12 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         int processId = process.ProcessId; // read now: the process may be disposed by the time it exits
         int code = await process.Exited.ConfigureAwait(false);
         AgentLog.RankExited(logger, jobId, rank, processId, code);
-        events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code } });
+        // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
+        if (!_stopping) events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code } });
     }
+
+    private static RpcException ShuttingDown(LaunchRequest request) =>
+        new(StatusCode.Unavailable, $"the agent is shutting down; it killed the ranks of job {request.JobId} on its node");
 
     private static async Task PumpAsync(ChannelReader<LaunchEvent> events, MessageWriter<LaunchEvent> responses, CancellationToken cancellationToken)
     {

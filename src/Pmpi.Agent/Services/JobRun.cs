@@ -11,11 +11,15 @@ namespace Pmpi.Agent.Services;
 /// <summary>
 /// One computation from submission to end. Exit code rule (what `pmpi run` returns): 0 when every rank exits 0;
 /// otherwise the code of the first rank that failed (its exit code, or its Abort code); 124 when the computation's
-/// timeout passes; 1 when an agent is lost or a rank cannot be launched.
+/// timeout passes; 1 when an agent is lost or a rank cannot be launched. The abort that follows the first failure
+/// kills every other rank through its agent; those exits are reported but change nothing.
 /// </summary>
 internal sealed class JobRun
 {
     public const int TimeoutExitCode = 124;
+
+    /// <summary>How long an abort waits for an agent to confirm its ranks are gone before abandoning its launch.</summary>
+    private static readonly TimeSpan KillGrace = TimeSpan.FromSeconds(3);
 
     private readonly ComputationDefinition _computation;
     private readonly Uri _master;
@@ -66,9 +70,12 @@ internal sealed class JobRun
         {
             ExitCode = failure?.Code ?? 0,
             FailedRank = failure?.Rank ?? -1,
-            Summary = failure is { } f
-                ? $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s: {f.Reason}."
-                : $"Job {Id}: {Size} ranks finished in {clock.Elapsed.TotalSeconds:F2} s.",
+            Summary = failure switch
+            {
+                null => $"Job {Id}: {Size} ranks finished in {clock.Elapsed.TotalSeconds:F2} s.",
+                { Rank: >= 0 } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s: rank {f.Rank} failed (exit code {f.Code}): {f.Reason}.",
+                { } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s (exit code {f.Code}): {f.Reason}.",
+            },
         };
         _events.Writer.TryWrite(new JobEvent { Finished = finished });
         _events.Writer.TryComplete();
@@ -116,11 +123,18 @@ internal sealed class JobRun
             launch.Environment.Add(assignment.Group.Environment);
             request.Ranks.Add(launch);
         }
+        // Another node's launch may have failed already: start nothing for a job that is over.
+        if (_end.IsCancellationRequested) return;
         int remaining = ranks.Count;
         using var channel = new RpcChannel(agent);
+        using var abandon = new CancellationTokenSource();
+        Task? kill = null;
         try
         {
-            await foreach (var item in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: _end.Token).ConfigureAwait(false))
+            // On abort the agent is asked to kill this node's ranks while the launch is still read: it then reports
+            // their exits and ends, so the job finishes only once its ranks are gone.
+            using var onEnd = _end.Token.Register(() => Volatile.Write(ref kill, KillAsync(channel, abandon)));
+            await foreach (var item in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: abandon.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)
                 {
@@ -135,15 +149,15 @@ internal sealed class JobRun
                         remaining--;
                         Interlocked.Increment(ref _exited);
                         _events.Writer.TryWrite(new JobEvent { Exited = item.Exited });
-                        if (item.Exited.ExitCode != 0) Fail(item.Exited.Rank, item.Exited.ExitCode, $"rank {item.Exited.Rank} exited with code {item.Exited.ExitCode}");
+                        if (item.Exited.ExitCode != 0) Fail(item.Exited.Rank, item.Exited.ExitCode, $"its process exited with code {item.Exited.ExitCode}");
                         break;
                 }
             }
             if (remaining > 0) Fail(-1, 1, $"the agent at {agent.Authority} ended the launch with {remaining} ranks unaccounted for");
         }
-        catch (OperationCanceledException) when (_end.IsCancellationRequested)
+        catch (OperationCanceledException) when (abandon.IsCancellationRequested)
         {
-            // Another rank failed: cancelling the launch made the agent kill this node's ranks.
+            // The agent did not confirm the kill in time; cancelling the launch makes it kill the ranks by itself.
         }
         catch (RpcException e) when (_end.IsCancellationRequested && e.StatusCode is StatusCode.Cancelled or StatusCode.DeadlineExceeded or StatusCode.Unavailable)
         {
@@ -151,6 +165,22 @@ internal sealed class JobRun
         catch (RpcException e)
         {
             Fail(-1, 1, $"the agent at {agent.Authority} failed: {e.Detail}");
+        }
+        if (Volatile.Read(ref kill) is { } pending) await pending.ConfigureAwait(false);
+    }
+
+    /// <summary>Asks an agent to kill the job's ranks; gives up on its launch after <see cref="KillGrace"/> either way.</summary>
+    private async Task KillAsync(RpcChannel channel, CancellationTokenSource abandon)
+    {
+        abandon.CancelAfter(KillGrace);
+        try
+        {
+            await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = Id }, KillGrace).ConfigureAwait(false);
+        }
+        catch (RpcException)
+        {
+            // Unreachable or too slow: cancelling the launch is the other way to make an agent kill them.
+            await abandon.CancelAsync().ConfigureAwait(false);
         }
     }
 

@@ -1,0 +1,59 @@
+using System.Diagnostics;
+using Pmpi.Integration.Tests.Infrastructure;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>A rank that fails mid-run ends the whole job quickly, with its code, and leaves no rank process behind.</summary>
+public sealed class AbortTests
+{
+    /// <summary>The requirement: a failing rank aborts the job within 5 s.</summary>
+    private static readonly TimeSpan AbortRequirement = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// What a loaded 2-core machine may add to the test's measurement, which also includes the failing rank's output
+    /// travelling through the agent and the master to `pmpi run`.
+    /// </summary>
+    private static readonly TimeSpan LoadAllowance = TimeSpan.FromSeconds(3);
+
+    [Theory]
+    [InlineData(new[] { "exit", "3", "42" }, 3, 42, false)]    // exits with 42 while the others wait for it
+    [InlineData(new[] { "throw", "2" }, 2, 1, false)]          // throws out of Environment.Run: exit code 1
+    [InlineData(new[] { "exit", "3", "42" }, 3, 42, true)]     // the same across two agent processes: ranks 0-1 on
+    [InlineData(new[] { "throw", "2" }, 2, 1, true)]           // the master's node, 2-3 on the other
+    public async Task Run_RankFailsMidRun_JobAbortsWithItsCodeAndNoRankSurvives(string[] scenario, int failingRank, int expectedCode, bool twoAgents)
+    {
+        // Arrange
+        await using var nodeA = twoAgents ? await AgentProcess.StartAsync("node-a", slots: 2) : null;
+        await using var nodeB = twoAgents ? await AgentProcess.StartAsync("node-b", slots: 2) : null;
+        using var scratch = new ScratchDirectory();
+        string[] arguments = nodeA is null || nodeB is null
+            ? ["run", "-n", "4", PmpiCli.TestRanksDll, .. scenario]
+            : ["run", "--master", nodeA.Endpoint, scratch.Write("abort.xml", Computation.Of("abort", 4, scenario, ("a", nodeA.Endpoint, 2), ("b", nodeB.Endpoint, 2)))];
+        await using var run = PmpiCli.Start(arguments);
+        List<RankHello> hellos = [];
+        try
+        {
+            // Act
+            await run.WaitForLineAsync(line => line == $"[{failingRank}] failing now", PmpiCli.Timeout, "the failing rank's last line");
+            var sinceFailure = Stopwatch.StartNew();
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+            sinceFailure.Stop();
+            hellos = RankHello.All(run.Stdout);
+            var survivors = RankProcesses.Survivors(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+
+            // Assert
+            Assert.True(code == expectedCode, $"pmpi run exited with {code}, expected {expectedCode}.\n{run.Transcript}");
+            Assert.Equal(4, hellos.Count);
+            Assert.True(run.Stderr.Any(line => line.Contains($"rank {failingRank} failed (exit code {expectedCode})", StringComparison.Ordinal)),
+                $"pmpi run did not report rank {failingRank} as the failing rank.\n{run.Transcript}");
+            Assert.True(sinceFailure.Elapsed < AbortRequirement + LoadAllowance,
+                $"The job took {sinceFailure.Elapsed.TotalSeconds:F2} s to end after rank {failingRank} failed; the requirement is {AbortRequirement.TotalSeconds} s (plus {LoadAllowance.TotalSeconds} s allowed for a loaded machine).\n{run.Transcript}");
+            Assert.True(survivors.Count == 0, $"Rank processes {string.Join(", ", survivors)} outlived `pmpi run`.\n{run.Transcript}");
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+}

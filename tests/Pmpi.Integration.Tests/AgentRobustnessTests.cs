@@ -1,0 +1,163 @@
+using System.Net;
+using System.Net.Http.Headers;
+using System.Net.Sockets;
+using Pmpi.Integration.Tests.Infrastructure;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>One `pmpi agent` process shared by the tests of <see cref="AgentRobustnessTests"/>.</summary>
+public sealed class AgentFixture : IAsyncLifetime
+{
+    internal AgentProcess Agent { get; private set; } = null!;
+
+    public async Task InitializeAsync() => Agent = await AgentProcess.StartAsync("robust", slots: 1);
+
+    public async Task DisposeAsync() => await Agent.DisposeAsync();
+}
+
+/// <summary>Whatever arrives on an agent's port, the agent answers with an error it can name and keeps serving.</summary>
+public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<AgentFixture>
+{
+    private const string NodeInfoPath = ServicePaths.GetNodeInfo;
+
+    [Fact]
+    public async Task AgentPort_GarbageBytes_ConnectionRefusedWithGoAwayAndAgentKeepsServing()
+    {
+        // Arrange
+        var garbage = new byte[4096];
+        new Random(7).NextBytes(garbage);
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(IPAddress.Loopback, fixture.Agent.Port).WaitAsync(PmpiCli.Timeout);
+
+        // Act
+        await socket.SendAsync(garbage, SocketFlags.None).WaitAsync(PmpiCli.Timeout);
+        var reply = await ReadUntilClosedAsync(socket);
+
+        // Assert: HTTP/2 (RFC 9113 §3.4) answers a bad connection preface with GOAWAY(PROTOCOL_ERROR) and closes.
+        Assert.True(reply.Length >= 17, $"Expected a GOAWAY frame, got {reply.Length} bytes: {Convert.ToHexString(reply)}");
+        Assert.Equal(0x7, reply[3]); // frame type GOAWAY
+        Assert.Equal(0x1, (reply[13] << 24) | (reply[14] << 16) | (reply[15] << 8) | reply[16]); // PROTOCOL_ERROR
+        await AssertStillServingAsync();
+    }
+
+    public static TheoryData<string, byte[], StatusCode, string> MalformedMessages => new()
+    {
+        // Not a protobuf message: field 31 with wire type 7, which does not exist.
+        { "invalid protobuf", [0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF], StatusCode.Internal, "Malformed NodeInfoRequest" },
+        // The prefix announces 100 bytes, 3 follow, then the request ends.
+        { "truncated", [0, 0, 0, 0, 100, 1, 2, 3], StatusCode.Internal, "ended inside a message" },
+        // A 2 GB message would exhaust memory: refused from its prefix alone.
+        { "oversized", [0, 0x7F, 0xFF, 0xFF, 0xFF], StatusCode.ResourceExhausted, "exceeds the limit" },
+        // Compressed, but the call named no grpc-encoding.
+        { "compressed", [1, 0, 0, 0, 0], StatusCode.Internal, "no compression was negotiated" },
+    };
+
+    [Theory]
+    [MemberData(nameof(MalformedMessages))]
+    public async Task GetNodeInfo_MalformedGrpcMessage_FailsWithStatusAndAgentKeepsServing(string what, byte[] body, StatusCode expected, string detail)
+    {
+        // Arrange
+        using var http = Http2Client();
+        using var request = GrpcRequest(NodeInfoPath, body);
+
+        // Act
+        var (status, message) = await CallAsync(http, request);
+
+        // Assert
+        Assert.True(status == expected && message.Contains(detail, StringComparison.Ordinal),
+            $"A {what} message got grpc-status {status} '{message}', expected {expected} mentioning '{detail}'.");
+        await AssertStillServingAsync();
+    }
+
+    [Theory]
+    [InlineData("/pmpi.v1.Agent/NoSuchMethod")]
+    [InlineData("/pmpi.v1.NoSuchService/GetNodeInfo")]
+    public async Task AgentPort_UnknownMethod_FailsUnimplementedAndAgentKeepsServing(string path)
+    {
+        // Arrange
+        using var channel = new RpcChannel(fixture.Agent.Address);
+
+        // Act
+        var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<NodeInfoRequest, NodeInfo>(path, new NodeInfoRequest(), TimeSpan.FromSeconds(10)))
+            .WaitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.Unimplemented, error.StatusCode);
+        Assert.Contains(path, error.Detail, StringComparison.Ordinal);
+        await AssertStillServingAsync();
+    }
+
+    [Fact]
+    public async Task GetNodeInfo_NotGrpcContentType_AnswersHttp415AndAgentKeepsServing()
+    {
+        // Arrange
+        using var http = Http2Client();
+        using var request = new HttpRequestMessage(HttpMethod.Post, new Uri(fixture.Agent.Address, NodeInfoPath))
+        {
+            Version = HttpVersion.Version20,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            Content = new StringContent("{}", System.Text.Encoding.UTF8, "application/json"),
+        };
+
+        // Act
+        using var response = await http.SendAsync(request).WaitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.Equal(HttpStatusCode.UnsupportedMediaType, response.StatusCode);
+        await AssertStillServingAsync();
+    }
+
+    private async Task AssertStillServingAsync()
+    {
+        var info = await PmpiCli.GetNodeInfoAsync(fixture.Agent.Address);
+        Assert.Equal(1, info.Slots);
+        Assert.False(fixture.Agent.Process.HasExited, $"The agent exited.\n{fixture.Agent.Process.Transcript}");
+    }
+
+    private static HttpClient Http2Client() => new(new SocketsHttpHandler { UseProxy = false }) { Timeout = PmpiCli.Timeout };
+
+    private HttpRequestMessage GrpcRequest(string path, byte[] body)
+    {
+        var content = new ByteArrayContent(body);
+        content.Headers.ContentType = new MediaTypeHeaderValue("application/grpc");
+        var request = new HttpRequestMessage(HttpMethod.Post, new Uri(fixture.Agent.Address, path))
+        {
+            Version = HttpVersion.Version20,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            Content = content,
+        };
+        request.Headers.TryAddWithoutValidation("te", "trailers");
+        return request;
+    }
+
+    /// <summary>The call's grpc-status and grpc-message, from the headers (trailers-only) or the trailers.</summary>
+    private static async Task<(StatusCode Status, string Message)> CallAsync(HttpClient http, HttpRequestMessage request)
+    {
+        using var response = await http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(PmpiCli.Timeout);
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        await response.Content.CopyToAsync(Stream.Null).WaitAsync(PmpiCli.Timeout);
+        var headers = response.Headers.Contains("grpc-status") ? response.Headers : response.TrailingHeaders;
+        Assert.True(headers.TryGetValues("grpc-status", out var status), "The response carries no grpc-status.");
+        var message = headers.TryGetValues("grpc-message", out var messages) ? Uri.UnescapeDataString(messages.Single()) : "";
+        return ((StatusCode)int.Parse(status.Single(), System.Globalization.CultureInfo.InvariantCulture), message);
+    }
+
+    private static async Task<byte[]> ReadUntilClosedAsync(Socket socket)
+    {
+        var received = new MemoryStream();
+        var buffer = new byte[4096];
+        using var cancel = new CancellationTokenSource(PmpiCli.Timeout);
+        try
+        {
+            while (await socket.ReceiveAsync(buffer, SocketFlags.None, cancel.Token) is var n and > 0) received.Write(buffer, 0, n);
+        }
+        catch (SocketException)
+        {
+            // Reset after the GOAWAY: what arrived before is the answer.
+        }
+        return received.ToArray();
+    }
+}

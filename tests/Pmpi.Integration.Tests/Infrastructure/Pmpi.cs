@@ -1,0 +1,135 @@
+using System.Net;
+using System.Net.Sockets;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Integration.Tests.Infrastructure;
+
+/// <summary>The built `pmpi` CLI and test rank program (copied next to the tests), run as real processes.</summary>
+internal static class PmpiCli
+{
+    /// <summary>A bound for anything a test waits on that should take seconds.</summary>
+    public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    /// <summary>pmpi.dll, the CLI.</summary>
+    public static string PmpiDll => Artifact("pmpi.dll");
+
+    /// <summary>Pmpi.TestRanks.dll, the rank program whose first argument picks a scenario.</summary>
+    public static string TestRanksDll => Artifact("Pmpi.TestRanks.dll");
+
+    /// <summary>The dotnet host running this test, so children use the same runtime.</summary>
+    public static string DotnetHost
+    {
+        get
+        {
+            if (System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host && File.Exists(host)) return host;
+            if (System.Environment.ProcessPath is { } current && Path.GetFileNameWithoutExtension(current) == "dotnet") return current;
+            Assert.Fail("Cannot find the dotnet host: run the tests with `dotnet test` (it sets DOTNET_HOST_PATH).");
+            return "";
+        }
+    }
+
+    /// <summary>Starts `pmpi <paramref name="arguments"/>`.</summary>
+    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null) =>
+        ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], environment, workingDirectory);
+
+    /// <summary>A port that was free a moment ago on 127.0.0.1, for a process that must be told its port.</summary>
+    public static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    /// <summary>Calls Agent.GetNodeInfo at <paramref name="address"/>.</summary>
+    public static async Task<NodeInfo> GetNodeInfoAsync(Uri address)
+    {
+        using var channel = new RpcChannel(address);
+        return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10))
+            .WaitAsync(Timeout).ConfigureAwait(false);
+    }
+
+    private static string Artifact(string name)
+    {
+        var path = Path.Combine(AppContext.BaseDirectory, name);
+        if (!File.Exists(path)) Assert.Fail($"{path} is missing: build the solution (Pmpi.Integration.Tests references the project that makes it).");
+        return path;
+    }
+}
+
+/// <summary>A `pmpi agent` process on a free loopback port, ready (it answered GetNodeInfo) once started.</summary>
+internal sealed class AgentProcess : IAsyncDisposable
+{
+    /// <summary>The variable an agent's ranks inherit and print, so a test sees which agent launched a rank.</summary>
+    public const string LabelVariable = "TESTRANKS_AGENT";
+
+    private AgentProcess(ChildProcess process, int port)
+    {
+        Process = process;
+        Port = port;
+    }
+
+    /// <summary>The agent's process.</summary>
+    public ChildProcess Process { get; }
+
+    /// <summary>Where it listens.</summary>
+    public int Port { get; }
+
+    /// <summary>http://127.0.0.1:port.</summary>
+    public Uri Address => new($"http://127.0.0.1:{Port}");
+
+    /// <summary>host:port as a computation file's node names it.</summary>
+    public string Endpoint => $"127.0.0.1:{Port}";
+
+    /// <summary>Starts `pmpi agent --port P --slots <paramref name="slots"/>`, its ranks labelled <paramref name="label"/>.</summary>
+    public static async Task<AgentProcess> StartAsync(string label, int slots)
+    {
+        // The port is free when picked but another process may take it before the agent binds: then try another.
+        for (int attempt = 1; ; attempt++)
+        {
+            int port = PmpiCli.FreePort();
+            var process = PmpiCli.Start(["agent", "--port", $"{port}", "--slots", $"{slots}"], new Dictionary<string, string?> { [LabelVariable] = label });
+            var agent = new AgentProcess(process, port);
+            try
+            {
+                await agent.WaitUntilServingAsync().ConfigureAwait(false);
+                return agent;
+            }
+            catch (Exception) when (process.HasExited && attempt < 3)
+            {
+                await agent.DisposeAsync().ConfigureAwait(false);
+            }
+            catch
+            {
+                await agent.DisposeAsync().ConfigureAwait(false);
+                throw;
+            }
+        }
+    }
+
+    /// <summary>Kills the agent (and whatever it still runs) by id if it is still running.</summary>
+    public ValueTask DisposeAsync() => Process.DisposeAsync();
+
+    private async Task WaitUntilServingAsync()
+    {
+        var deadline = DateTime.UtcNow + PmpiCli.Timeout;
+        while (true)
+        {
+            if (Process.HasExited) throw new InvalidOperationException($"pmpi agent exited before serving.\n{Process.Transcript}");
+            try
+            {
+                await PmpiCli.GetNodeInfoAsync(Address).ConfigureAwait(false);
+                return;
+            }
+            catch (RpcException) when (DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(100).ConfigureAwait(false);
+            }
+            catch (RpcException e)
+            {
+                throw new TimeoutException($"pmpi agent did not answer GetNodeInfo on port {Port} within {PmpiCli.Timeout}: {e.Message}\n{Process.Transcript}", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,13 @@
+namespace Pmpi.Integration.Tests.Infrastructure;
+
+/// <summary>Sends POSIX signals the way an operator or a service manager does.</summary>
+internal static class Signals
+{
+    /// <summary>Sends SIGTERM to <paramref name="processId"/> with kill(1).</summary>
+    public static async Task TerminateAsync(int processId)
+    {
+        await using var kill = ChildProcess.Start("kill", ["-TERM", $"{processId}"]);
+        int code = await kill.WaitForExitAsync(PmpiCli.Timeout);
+        Assert.True(code == 0, $"kill -TERM {processId} failed.\n{kill.Transcript}");
+    }
+}

@@ -1,0 +1,2 @@
+// Real processes on a 2-core machine: one test at a time keeps the abort and shutdown bounds meaningful.
+[assembly: CollectionBehavior(DisableTestParallelization = true)]

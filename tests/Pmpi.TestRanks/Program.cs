@@ -1,0 +1,95 @@
+// Rank program for tests/Pmpi.Integration.Tests: `Pmpi.TestRanks <scenario> [arguments]`. Every rank first prints
+// "hello rank=R size=N pid=P job=J agent=A" (A: the TESTRANKS_AGENT variable the launching agent inherited), so a
+// test knows where each rank ran and which processes to look for; the scenarios then print lines the tests check.
+using System.Globalization;
+using Pmpi;
+using Environment = Pmpi.Environment;
+
+string scenario = args.Length > 0 ? args[0] : "";
+if (scenario == "marker")
+{
+    // Before PMPI starts: proves a launch happened even when the job could never run.
+    File.WriteAllText(args[1], "launched");
+}
+
+Environment.Run(ref args, world =>
+{
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+        $"hello rank={world.Rank} size={world.Size} pid={System.Environment.ProcessId} job={System.Environment.GetEnvironmentVariable("PMPI_JOB_ID")} agent={System.Environment.GetEnvironmentVariable("TESTRANKS_AGENT")}"));
+    switch (scenario)
+    {
+        case "collectives":
+            Collectives(world);
+            break;
+        case "exit":
+            Fail(world, failing: Int(args[1]), () => System.Environment.Exit(Int(args[2])));
+            break;
+        case "throw":
+            Fail(world, failing: Int(args[1]), () => throw new InvalidOperationException("scenario 'throw' fails on purpose"));
+            break;
+        case "block":
+            world.Barrier();
+            Console.WriteLine("blocking");
+            // Nobody sends this: the rank waits until it is killed.
+            world.Receive<int>(Communicator.AnySource, 999);
+            break;
+        case "big":
+            Big(world, megabytes: Int(args[1]));
+            break;
+        case "marker":
+            break;
+        default:
+            throw new ArgumentException($"Unknown scenario '{scenario}'; see tests/Pmpi.TestRanks/Program.cs.");
+    }
+});
+
+static int Int(string text) => int.Parse(text, CultureInfo.InvariantCulture);
+
+// Every rank contributes rank + 1: the sum is n(n+1)/2 and the gather lists 1..n, each checked by the test.
+static void Collectives(Intracommunicator world)
+{
+    long sum = world.Allreduce((long)world.Rank + 1, Operation<long>.Add);
+    int[]? gathered = world.Gather(world.Rank + 1, root: 0);
+    if (world.Rank == 0) Console.WriteLine($"allreduce={sum} gather={string.Join(",", gathered!)}");
+}
+
+// All ranks meet first, so the failure happens mid-run with every rank registered; the others then wait for a message
+// that never comes, and only the job's abort can end them.
+static void Fail(Intracommunicator world, int failing, Action fail)
+{
+    world.Barrier();
+    Console.WriteLine("running");
+    if (world.Rank == failing)
+    {
+        Thread.Sleep(200);
+        Console.WriteLine("failing now");
+        fail();
+    }
+    world.Receive<int>(Communicator.AnySource, 999);
+}
+
+// Rank 0 sends a double[] of the given size to rank 1, which checks every element and reports.
+static void Big(Intracommunicator world, int megabytes)
+{
+    int length = (int)(megabytes * 1024L * 1024 / sizeof(double));
+    if (world.Rank == 0)
+    {
+        var values = new double[length];
+        for (int i = 0; i < length; i++) values[i] = Value(i);
+        world.Send(values, dest: 1, tag: 1);
+        Console.WriteLine($"sent {length} doubles");
+    }
+    else if (world.Rank == 1)
+    {
+        var values = world.Receive<double[]>(source: 0, tag: 1);
+        int mismatch = -1;
+        for (int i = 0; i < values.Length && mismatch < 0; i++)
+            if (values[i] != Value(i)) mismatch = i;
+        Console.WriteLine(mismatch < 0 && values.Length == length
+            ? $"big ok {values.Length} doubles"
+            : $"big mismatch: length {values.Length} of {length}, first difference at {mismatch}");
+    }
+
+    // Not a simple ramp, so a chunk delivered out of place or twice would not compare equal.
+    static double Value(int i) => i * 0.5 + (i % 7919);
+}
