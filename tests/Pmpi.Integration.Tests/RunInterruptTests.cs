@@ -17,6 +17,34 @@ public sealed class RunInterruptTests
     [LinuxFact]
     public Task Run_SigtermWhileSubmittedToAgent_Exits143AndTheAgentKillsTheRanks() => SigtermAbortsJob(submitToAgent: true);
 
+    [LinuxFact]
+    public async Task Rank_Sigterm_EndsTheRankAndAbortsTheJob()
+    {
+        // Arrange: a rank hosts its own gRPC endpoint; that server must not swallow the process's signals.
+        await using var run = PmpiCli.Start(["run", "-n", "2", PmpiCli.TestRanksDll, "block"]);
+        List<RankHello> hellos = [];
+        try
+        {
+            for (int rank = 0; rank < 2; rank++)
+                await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
+            hellos = RankHello.All(run.Stdout);
+
+            // Act
+            await Signals.TerminateAsync(hellos.Single(h => h.Rank == 1).ProcessId);
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+            // Assert
+            Assert.True(code == SigtermExitCode, $"pmpi run exited with {code} after its rank 1 got SIGTERM, expected that rank's {SigtermExitCode}.\n{run.Transcript}");
+            Assert.Contains(run.Stderr, line => line.Contains("rank 1", StringComparison.Ordinal));
+            Assert.Empty(await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, hellos.Select(h => h.ProcessId), TimeSpan.Zero));
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
     /// <summary>The jobs the agent still runs once they have had <paramref name="grace"/> to end.</summary>
     private static async Task<List<string>> RunningJobsAfterAsync(AgentProcess agent, TimeSpan grace)
     {

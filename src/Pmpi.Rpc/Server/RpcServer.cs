@@ -6,6 +6,7 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace Pmpi.Rpc.Server;
@@ -38,6 +39,9 @@ public sealed class RpcServer : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(mapMethods);
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
+        // The default console lifetime would take SIGINT/SIGTERM from the hosting process (a rank, a CLI) and only
+        // stop this server, which nobody runs to completion: the process would ignore the signal. Leave it alone.
+        builder.Services.AddSingleton<IHostLifetime, HostedByProcess>();
         builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port));
         configureServices?.Invoke(builder.Services);
         var app = builder.Build();
@@ -48,6 +52,14 @@ public sealed class RpcServer : IAsyncDisposable
         // A wildcard bind is reachable on loopback; clients need an address they can dial.
         var dialable = bound.Replace("[::]", "127.0.0.1", StringComparison.Ordinal).Replace("0.0.0.0", "127.0.0.1", StringComparison.Ordinal);
         return new RpcServer(app, new Uri(dialable));
+    }
+
+    /// <summary>A lifetime that leaves the process's signals to the process: it neither waits at start nor stops anything.</summary>
+    private sealed class HostedByProcess : IHostLifetime
+    {
+        public Task WaitForStartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
     }
 
     /// <summary>Stops accepting calls and ends the running ones.</summary>
