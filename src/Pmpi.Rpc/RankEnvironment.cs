@@ -26,4 +26,7 @@ public static class RankEnvironment
 
     /// <summary>The address the rank's endpoint listens on and advertises; loopback when unset.</summary>
     public const string BindAddress = "PMPI_BIND_ADDRESS";
+
+    /// <summary>The process id of the agent that launched the rank: a rank whose agent is gone ends itself.</summary>
+    public const string AgentProcessId = "PMPI_AGENT_PID";
 }

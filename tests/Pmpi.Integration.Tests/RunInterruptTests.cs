@@ -45,6 +45,32 @@ public sealed class RunInterruptTests
         }
     }
 
+    [LinuxFact]
+    public async Task Run_KilledOutright_ItsRanksEndThemselves()
+    {
+        // Arrange: the embedded agent dies with `pmpi run`, so nothing is left to kill the ranks but the ranks.
+        await using var run = PmpiCli.Start(["run", "-n", "2", PmpiCli.TestRanksDll, "block"]);
+        List<RankHello> hellos = [];
+        try
+        {
+            for (int rank = 0; rank < 2; rank++)
+                await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
+            hellos = RankHello.All(run.Stdout);
+
+            // Act
+            using (var submitter = System.Diagnostics.Process.GetProcessById(run.Id)) submitter.Kill(entireProcessTree: false);
+            var survivors = await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, hellos.Select(h => h.ProcessId), AbortRequirement);
+
+            // Assert
+            Assert.True(survivors.Count == 0, $"Ranks {string.Join(", ", survivors)} outlived their agent by {AbortRequirement}.\n{run.Transcript}");
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
     /// <summary>The jobs the agent still runs once they have had <paramref name="grace"/> to end.</summary>
     private static async Task<List<string>> RunningJobsAfterAsync(AgentProcess agent, TimeSpan grace)
     {

@@ -138,6 +138,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             [RankEnvironment.Size] = request.WorldSize.ToString(System.Globalization.CultureInfo.InvariantCulture),
             [RankEnvironment.Master] = request.MasterAddress,
             [RankEnvironment.BindAddress] = options.RankBindAddress,
+            [RankEnvironment.AgentProcessId] = System.Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture),
         };
         if (options.Domain is { } domain) environment[RankEnvironment.Domain] = domain;
         var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;

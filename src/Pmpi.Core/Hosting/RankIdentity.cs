@@ -8,6 +8,9 @@ namespace Pmpi.Hosting;
 /// </summary>
 internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master, string JobToken, string? Domain, string BindAddress)
 {
+    /// <summary>The process id of the launching agent, when it gave one; the rank ends itself once that process is gone.</summary>
+    public int? AgentProcessId { get; init; }
+
     /// <summary>The identity in the environment, or null when this process was not launched by an agent.</summary>
     /// <exception cref="MpiException">A variable is present but malformed; the message names it.</exception>
     public static RankIdentity? FromEnvironment(Func<string, string?> read)
@@ -23,7 +26,10 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
             throw Malformed(RankEnvironment.Master, master, "an http:// or https:// address");
         var token = read(RankEnvironment.JobToken);
         if (string.IsNullOrEmpty(token)) throw Malformed(RankEnvironment.JobToken, token, "the job's token");
-        return new RankIdentity(jobId, rank, size, masterUri, token, read(RankEnvironment.Domain), read(RankEnvironment.BindAddress) ?? "127.0.0.1");
+        return new RankIdentity(jobId, rank, size, masterUri, token, read(RankEnvironment.Domain), read(RankEnvironment.BindAddress) ?? "127.0.0.1")
+        {
+            AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
+        };
     }
 
     private static int Integer(Func<string, string?> read, string name, int minimum)
