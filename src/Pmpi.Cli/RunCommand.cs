@@ -71,6 +71,9 @@ internal static class RunCommand
                         var writer = item.Output.IsError ? Console.Error : Console.Out;
                         await writer.WriteLineAsync($"[{item.Output.Rank}] {item.Output.Line}").ConfigureAwait(false);
                         break;
+                    case JobEvent.BodyOneofCase.Exited when item.Exited.Killed:
+                        await Console.Error.WriteLineAsync($"pmpi: rank {item.Exited.Rank} was killed (the job is aborting)").ConfigureAwait(false);
+                        break;
                     case JobEvent.BodyOneofCase.Exited when item.Exited.ExitCode != 0:
                         await Console.Error.WriteLineAsync($"pmpi: rank {item.Exited.Rank} exited with code {item.Exited.ExitCode}").ConfigureAwait(false);
                         break;

@@ -90,11 +90,15 @@ public sealed class RankProcess : IDisposable
         }
     }
 
+    /// <summary>Whether <see cref="Kill"/> found the process still running: its exit code is the kill's, not the program's.</summary>
+    public bool WasKilled { get; private set; }
+
     /// <summary>Kills the process and its descendants; harmless if it already ended.</summary>
     public void Kill()
     {
         try
         {
+            if (!_process.HasExited) WasKilled = true;
             _process.Kill(entireProcessTree: true);
         }
         catch (InvalidOperationException)

@@ -151,7 +151,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         int code = await process.Exited.ConfigureAwait(false);
         AgentLog.RankExited(logger, jobId, rank, processId, code);
         // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
-        if (!_stopping) events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code } });
+        if (!_stopping) events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled } });
     }
 
     private static RpcException ShuttingDown(LaunchRequest request) =>

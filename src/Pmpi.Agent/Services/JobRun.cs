@@ -149,7 +149,8 @@ internal sealed class JobRun
                         remaining--;
                         Interlocked.Increment(ref _exited);
                         _events.Writer.TryWrite(new JobEvent { Exited = item.Exited });
-                        if (item.Exited.ExitCode != 0) Fail(item.Exited.Rank, item.Exited.ExitCode, $"its process exited with code {item.Exited.ExitCode}");
+                        if (item.Exited.ExitCode != 0)
+                            Fail(item.Exited.Rank, item.Exited.ExitCode, item.Exited.Killed ? "its agent killed it" : $"its process exited with code {item.Exited.ExitCode}");
                         break;
                 }
             }
