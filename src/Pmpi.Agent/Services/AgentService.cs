@@ -1,4 +1,6 @@
 using System.Collections.Concurrent;
+using System.Security.Cryptography;
+using System.Text;
 using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Pmpi.Agent.Internal;
@@ -19,14 +21,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
     private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(5);
 
-    private readonly ConcurrentDictionary<string, ConcurrentBag<RankProcess>> _jobs = new();
+    private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new();
     private volatile bool _stopping;
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
         endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()));
         endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, _) => new KillReply { Killed = await KillAsync(request.JobId).ConfigureAwait(false) });
+        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, _) => new KillReply { Killed = await KillAsync(request.JobId, request.JobToken).ConfigureAwait(false) });
     }
 
     /// <summary>Jobs with ranks on this node now.</summary>
@@ -57,10 +59,13 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     }
 
     /// <summary>Kills a job's ranks on this node; completes once they are gone (or after <see cref="KillWait"/>).</summary>
-    public async Task<int> KillAsync(string jobId)
+    /// <exception cref="RpcException">PERMISSION_DENIED: <paramref name="jobToken"/> is not the job's.</exception>
+    public async Task<int> KillAsync(string jobId, string jobToken)
     {
-        if (!_jobs.TryGetValue(jobId, out var processes)) return 0;
-        var killed = processes.ToArray();
+        if (!_jobs.TryGetValue(jobId, out var job)) return 0;
+        if (!CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(jobToken), Encoding.UTF8.GetBytes(job.Token)))
+            throw new RpcException(StatusCode.PermissionDenied, $"Wrong token for job {jobId}: only its master may kill it.");
+        var killed = job.Processes.ToArray();
         foreach (var process in killed) process.Kill();
         AgentLog.JobKilled(logger, jobId, killed.Length);
         try
@@ -81,7 +86,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     public void KillAll()
     {
         _stopping = true;
-        var killed = _jobs.Values.SelectMany(processes => processes).ToArray();
+        var killed = _jobs.Values.SelectMany(job => job.Processes).ToArray();
         foreach (var process in killed) process.Kill();
         // A signal is only a request: the agent must not exit (leaving a supervisor to think all is stopped) before
         // its ranks have.
@@ -93,7 +98,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
         if (_stopping) throw ShuttingDown(request);
         var processes = new ConcurrentBag<RankProcess>();
-        if (!_jobs.TryAdd(request.JobId, processes)) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(request.JobToken, processes))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
         // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
         var events = Channel.CreateUnbounded<LaunchEvent>(new UnboundedChannelOptions { SingleReader = true });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
@@ -162,4 +167,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         await foreach (var item in events.ReadAllAsync(cancellationToken).ConfigureAwait(false))
             await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
     }
+
+    /// <summary>A job's ranks on this node, and the token that proves a caller may kill them.</summary>
+    private sealed record LaunchedJob(string Token, ConcurrentBag<RankProcess> Processes);
 }

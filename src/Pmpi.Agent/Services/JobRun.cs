@@ -176,7 +176,7 @@ internal sealed class JobRun
         abandon.CancelAfter(KillGrace);
         try
         {
-            await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = Id }, KillGrace).ConfigureAwait(false);
+            await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = Id, JobToken = Token }, KillGrace).ConfigureAwait(false);
         }
         catch (RpcException)
         {

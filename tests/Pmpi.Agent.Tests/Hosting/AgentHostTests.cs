@@ -91,6 +91,39 @@ public class AgentHostTests
     }
 
     [LinuxFact]
+    public async Task Kill_WrongTokenThenJobToken_RefusesThenKillsTheRank()
+    {
+        // Arrange
+        await using var host = await StartOnFreePortAsync();
+        int pid = 0;
+        try
+        {
+            using var channel = new RpcChannel(host.Address);
+            using var call = new CancellationTokenSource(Timeout);
+            var (events, started) = await LaunchSleeperAsync(channel, "kill-job", call.Token);
+            pid = started;
+
+            // Act
+            var refused = await Assert.ThrowsAsync<RpcException>(() =>
+                channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "kill-job", JobToken = "guess" })).WaitAsync(Timeout);
+            bool survivedRefusal = IsRunning(pid);
+            var reply = await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "kill-job", JobToken = "token" }).WaitAsync(Timeout);
+
+            // Assert
+            Assert.Equal(StatusCode.PermissionDenied, refused.StatusCode);
+            Assert.True(survivedRefusal, $"rank process {pid} was killed by a caller without the job's token");
+            Assert.Equal(1, reply.Killed);
+            var rest = await DrainAsync(events).WaitAsync(Timeout);
+            Assert.Contains(rest, item => item.BodyCase == LaunchEvent.BodyOneofCase.Exited && item.Exited.Killed);
+            Assert.False(IsRunning(pid), $"rank process {pid} outlived Kill");
+        }
+        finally
+        {
+            KillIfRunning(pid);
+        }
+    }
+
+    [LinuxFact]
     public async Task StopApplication_RankRunning_KillsItAndEndsTheLaunchCall()
     {
         // Arrange: StopApplication is what SIGTERM and Ctrl+C trigger through the host's console lifetime.
