@@ -5,6 +5,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Hosting.Internal;
+using Pmpi.Rpc.Server;
 
 namespace Pmpi.Agent.Services;
 
@@ -61,8 +62,7 @@ public sealed class AgentHost : IAsyncDisposable
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(configureAgent);
-        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [] });
-        builder.Logging.ClearProviders();
+        var builder = RpcServer.CreateBuilder();
         builder.Services.AddPmpiAgent(configureAgent);
         configureHost?.Invoke(builder);
         var app = builder.Build();

@@ -37,8 +37,7 @@ public sealed class RpcServer : IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(address);
         ArgumentNullException.ThrowIfNull(mapMethods);
-        var builder = WebApplication.CreateSlimBuilder();
-        builder.Logging.ClearProviders();
+        var builder = CreateBuilder();
         // The default console lifetime would take SIGINT/SIGTERM from the hosting process (a rank, a CLI) and only
         // stop this server, which nobody runs to completion: the process would ignore the signal. Leave it alone.
         builder.Services.AddSingleton<IHostLifetime, HostedByProcess>();
@@ -52,6 +51,19 @@ public sealed class RpcServer : IAsyncDisposable
         // A wildcard bind is reachable on loopback; clients need an address they can dial.
         var dialable = bound.Replace("[::]", "127.0.0.1", StringComparison.Ordinal).Replace("0.0.0.0", "127.0.0.1", StringComparison.Ordinal);
         return new RpcServer(app, new Uri(dialable));
+    }
+
+    /// <summary>
+    /// A slim web application builder for a gRPC endpoint: no logging providers, and no watching of configuration
+    /// files. By default every host watches its content root (the working directory) for appsettings changes, which
+    /// costs an inotify instance per server on Linux, a per-user resource of 128 by default that a job of many
+    /// endpoints in one process (or a few processes) exhausts.
+    /// </summary>
+    public static WebApplicationBuilder CreateBuilder()
+    {
+        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = ["--hostBuilder:reloadConfigOnChange=false"] });
+        builder.Logging.ClearProviders();
+        return builder;
     }
 
     /// <summary>A lifetime that leaves the process's signals to the process: it neither waits at start nor stops anything.</summary>
