@@ -6,8 +6,8 @@
 #
 #   bench/run.sh [--write] [--runs N] [--timeout SECONDS]
 #
-# --runs N (default 3) runs each of the five (Open MPI sm and TCP, PMPI in-process plain and JIT-warmed, PMPI gRPC) N
-# times, interleaved, and keeps each size's best half round trip: on a shared machine the best of a few runs is the
+# --runs N (default 3) runs each of the six (Open MPI sm and TCP, PMPI in-process and gRPC, each plain and JIT-warmed)
+# N times, interleaved, and keeps each size's best half round trip: on a shared machine the best of a few runs is the
 # least disturbed one. Every child process runs under `timeout`.
 # Installs nothing: it needs mpicc/mpirun (Debian: apt-get install -y openmpi-bin libopenmpi-dev) and the .NET SDK.
 set -euo pipefail
@@ -77,6 +77,7 @@ for ((i = 1; i <= runs; i++)); do
   run pmpiwarm dotnet run -c Release --project "$repo/bench/Pmpi.Bench" -- pingpong --jit-warmup --timeout "$child_timeout"
   # Two rank processes on an embedded agent and master; rank 0's lines come back tagged "[0] ".
   run grpc dotnet "$pmpi_dll" run -n 2 "$bench_dll" pingpong --device grpc --timeout "$child_timeout"
+  run grpcwarm dotnet "$pmpi_dll" run -n 2 "$bench_dll" pingpong --device grpc --jit-warmup --timeout "$child_timeout"
 done
 
 cpu="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)"
@@ -131,6 +132,16 @@ table="$(awk -v runs="$runs" -v machine="$machine" '
       }
       print row ratios("grpc", n, "tcp") " |"
     }
+    print ""
+    print "PMPI gRPC after one untimed sweep (`pingpong --device grpc --jit-warmup`), against Open MPI over TCP loopback:"
+    print ""
+    print "| size | PMPI gRPC µs | PMPI gRPC MB/s | latency gRPC/OMPI TCP | bandwidth gRPC/OMPI TCP |"
+    print "|---:|---:|---:|---:|---:|"
+    for (k = 1; k <= count; k++) {
+      n = order[k]
+      row = "| " label(n) (("grpcwarm", n) in best ? " | " sprintf("%.2f", best["grpcwarm", n]) " | " sprintf("%.0f", n / best["grpcwarm", n]) : " | – | –")
+      print row ratios("grpcwarm", n, "tcp") " |"
+    }
   }
   # " | latency ratio | bandwidth ratio" of impl against reference (Open MPI shared memory unless given) for size n.
   function ratios(impl, n, reference,    ref, pm) {
@@ -138,7 +149,7 @@ table="$(awk -v runs="$runs" -v machine="$machine" '
     if (!((reference, n) in best) || !((impl, n) in best)) return " | – | –"
     ref = best[reference, n]; pm = best[impl, n]
     return " | " sprintf("%.2f×", pm / ref) " | " sprintf("%.2f×", ref / pm)
-  }' "$work"/sm.* "$work"/tcp.* "$work"/pmpi.* "$work"/pmpiwarm.* "$work"/grpc.*)"
+  }' "$work"/sm.* "$work"/tcp.* "$work"/pmpi.* "$work"/pmpiwarm.* "$work"/grpc.* "$work"/grpcwarm.*)"
 
 echo "$table"
 
