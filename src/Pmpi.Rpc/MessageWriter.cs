@@ -48,8 +48,8 @@ public sealed class MessageWriter<T> where T : IMessage<T>
     }
 
     /// <summary>
-    /// A writer onto <paramref name="writer"/>, a pipe over <paramref name="directStream"/>: large pre-serialized
-    /// bodies skip the pipe's copy and go to the stream as they are (the pipe is empty between messages: each is flushed).
+    /// A writer onto <paramref name="writer"/>, a pipe over <paramref name="directStream"/>: messages given in two
+    /// parts go to the stream directly, around the pipe (empty between messages, since each is flushed).
     /// </summary>
     /// <param name="writer">The pipe over <paramref name="directStream"/>.</param>
     /// <param name="options">The limits.</param>
@@ -84,11 +84,13 @@ public sealed class MessageWriter<T> where T : IMessage<T>
         }
         catch (Exception e) when (_translateFailure is not null && e is not RpcException)
         {
-            throw await _translateFailure(e, cancellationToken).ConfigureAwait(false) ?? (Exception)new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e);
+            var error = await _translateFailure(e, cancellationToken).ConfigureAwait(false) ?? Broken(e);
+            if (error is null) throw;
+            throw error;
         }
         catch (IOException e)
         {
-            throw new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e);
+            throw Broken(e)!;
         }
         finally
         {
@@ -99,8 +101,8 @@ public sealed class MessageWriter<T> where T : IMessage<T>
     /// <summary>
     /// Writes and flushes one message given already serialized, in two parts that together are its protobuf bytes:
     /// typically <paramref name="head"/> holds the fields and the key and length of a bytes field that comes last, and
-    /// <paramref name="body"/> that field's content. A large body is not copied into the pipe where the writer can
-    /// hand it to the stream beneath (a client's request stream). Safe to call from several threads.
+    /// <paramref name="body"/> that field's content. On a client's request stream the message goes around the pipe:
+    /// prefix, head and a small body in one write, a large body from where it is. Safe to call from several threads.
     /// </summary>
     /// <exception cref="RpcException">
     /// RESOURCE_EXHAUSTED when the message exceeds RpcOptions.MaxMessageSize; UNAVAILABLE when the peer closed the stream.
@@ -129,11 +131,13 @@ public sealed class MessageWriter<T> where T : IMessage<T>
         }
         catch (Exception e) when (_translateFailure is not null && e is not RpcException)
         {
-            throw await _translateFailure(e, cancellationToken).ConfigureAwait(false) ?? (Exception)new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e);
+            var error = await _translateFailure(e, cancellationToken).ConfigureAwait(false) ?? Broken(e);
+            if (error is null) throw;
+            throw error;
         }
         catch (IOException e)
         {
-            throw new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e);
+            throw Broken(e)!;
         }
         finally
         {
@@ -197,6 +201,10 @@ public sealed class MessageWriter<T> where T : IMessage<T>
             // The call is over.
         }
     }
+
+    /// <summary>UNAVAILABLE for a broken stream; null for anything else (the caller's cancellation, a misuse).</summary>
+    private static RpcException? Broken(Exception e) =>
+        e is IOException ? new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e) : null;
 
     /// <summary>Ends the stream after any write in progress (a client's half-close).</summary>
     internal async ValueTask CompleteAsync(CancellationToken cancellationToken)

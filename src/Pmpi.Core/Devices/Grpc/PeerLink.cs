@@ -122,8 +122,9 @@ internal sealed class PeerLink : IAsyncDisposable
             {
                 await WriteAsync(message).ConfigureAwait(false);
             }
-            catch (Exception e) when (e is RpcException or IOException or HttpRequestException or InvalidOperationException or OperationCanceledException)
+            catch (Exception e)
             {
+                // Whatever broke the write, the queue must not stall with _pumping set: fail it as a whole.
                 Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_peer} failed: {e.Message}", e));
                 return;
             }
@@ -145,7 +146,10 @@ internal sealed class PeerLink : IAsyncDisposable
         }
     }
 
-    /// <summary>The stream is broken: this message and every queued one fail, and so does every later send.</summary>
+    /// <summary>
+    /// The stream is broken: this message and every queued one fail, and so does every later send (eager sends that
+    /// already completed learn nothing more; the peer sees its stream end and aborts its side of the job).
+    /// </summary>
     private void Fail(OutgoingMessage failed, MpiException error)
     {
         List<OutgoingMessage> dropped = [failed];
