@@ -1,5 +1,6 @@
 // PMPI benchmarks. bench/run.sh runs `pingpong` beside Open MPI's pingpong.c and writes docs/benchmarks.md.
-//   pingpong [--device inprocess] [--details] [--jit-warmup]   pingpong.c's table: half round trip and MB/s per size
+//   pingpong [--device inprocess|grpc] [--details] [--jit-warmup]   pingpong.c's table: half round trip and MB/s per size
+//                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
 //   baseline                                                   the floor: thread hand-off and memcpy, without PMPI
 //   experiments [--repeats N]                                  where the in-process half round trip goes
 //   matching [BenchmarkDotNet arguments]                       the matching engine alone (BenchmarkDotNet)
@@ -13,7 +14,7 @@ using Pmpi.Bench.PingPong;
 
 var device = new Option<BenchDevice>("--device")
 {
-    Description = "The PMPI device the ranks talk through: inprocess (threads of this process) or, later, grpc.",
+    Description = "The PMPI device the ranks talk through: inprocess (threads of this process) or grpc (rank processes launched by `pmpi run -n 2`).",
     DefaultValueFactory = _ => BenchDevice.InProcess,
 };
 var details = new Option<bool>("--details") { Description = "Also report allocations and gen-0 collections per size, as # lines." };
@@ -29,23 +30,23 @@ var pingpong = new Command("pingpong", "Half round-trip latency (us) and bandwid
 };
 pingpong.SetAction(parse =>
 {
-    IJobLauncher launcher;
+    var launcher = JobLaunchers.For(parse.GetValue(device));
+    bool withDetails = parse.GetValue(details), warmup = parse.GetValue(jitWarmup);
     try
     {
-        launcher = JobLaunchers.For(parse.GetValue(device));
+        launcher.Run(2, world =>
+        {
+            if (world.Rank == 0)
+                Console.Out.WriteLine($"# PMPI {launcher.Name}, 2 ranks{(warmup ? ", after an untimed sweep" : "")}: size\thalf_rtt_us\tMB/s");
+            if (warmup) PingPongBenchmark.Run(world, TextWriter.Null, details: false);
+            PingPongBenchmark.Run(world, Console.Out, withDetails);
+        }, TimeSpan.FromSeconds(parse.GetValue(timeout)));
     }
-    catch (NotSupportedException e)
+    catch (InvalidOperationException e)
     {
         Console.Error.WriteLine(e.Message);
         return 2;
     }
-    bool withDetails = parse.GetValue(details), warmup = parse.GetValue(jitWarmup);
-    Console.Out.WriteLine($"# PMPI {launcher.Name}, 2 ranks{(warmup ? ", after an untimed sweep" : "")}: size\thalf_rtt_us\tMB/s");
-    launcher.Run(2, world =>
-    {
-        if (warmup) PingPongBenchmark.Run(world, TextWriter.Null, details: false);
-        PingPongBenchmark.Run(world, Console.Out, withDetails);
-    }, TimeSpan.FromSeconds(parse.GetValue(timeout)));
     return 0;
 });
 

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using Google.Protobuf;
@@ -26,29 +27,38 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))] // one read per message: don't allocate a box each
     public async ValueTask<T?> ReadAsync(CancellationToken cancellationToken)
     {
+        var parsed = new ParsedMessage();
+        return await ReadAsync(ParsedMessage.Parse, parsed, cancellationToken).ConfigureAwait(false) ? parsed.Message : default;
+    }
+
+    /// <summary>
+    /// Reads the next message without parsing it into a <typeparamref name="T"/>: <paramref name="handler"/> gets its
+    /// protobuf bytes straight from the pipe's buffers, valid only until it returns, so that a large bytes field can
+    /// be copied once to where it belongs instead of into a ByteString first.
+    /// </summary>
+    /// <returns>True when a message was handled; false at the end of the stream.</returns>
+    /// <exception cref="RpcException">A compressed, oversized or truncated message, or whatever the handler throws.</exception>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<bool> ReadAsync<TState>(Action<ReadOnlySequence<byte>, TState> handler, TState state, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
         while (true)
         {
             var result = await _reader.ReadAsync(cancellationToken).ConfigureAwait(false);
             var buffer = result.Buffer;
-            bool parsed = false;
+            bool handled = false;
             try
             {
                 if (MessageFraming.TryReadMessage(ref buffer, _options.MaxMessageSize, out var message))
                 {
-                    parsed = true;
-                    try
-                    {
-                        return Parser.ParseFrom(message);
-                    }
-                    catch (InvalidProtocolBufferException e)
-                    {
-                        throw new RpcException(StatusCode.Internal, $"Malformed {typeof(T).Name} message: {e.Message}", e);
-                    }
+                    handled = true;
+                    handler(message, state);
+                    return true;
                 }
                 if (result.IsCompleted)
                 {
                     if (buffer.Length > 0) throw new RpcException(StatusCode.Internal, $"The stream ended inside a message ({buffer.Length} bytes left).");
-                    return default;
+                    return false;
                 }
                 if (result.IsCanceled) throw new OperationCanceledException("The read was cancelled.");
             }
@@ -57,7 +67,7 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
                 // After a whole message the rest is unexamined: the next read must return it at once, since it may
                 // already hold the next message (marking it examined would wait for bytes that may never come).
                 // Without a whole message everything was examined: wait for more.
-                if (parsed) _reader.AdvanceTo(buffer.Start);
+                if (handled) _reader.AdvanceTo(buffer.Start);
                 else _reader.AdvanceTo(buffer.Start, buffer.End);
             }
         }
@@ -67,5 +77,23 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
     public async IAsyncEnumerable<T> ReadAllAsync([EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         while (await ReadAsync(cancellationToken).ConfigureAwait(false) is { } message) yield return message;
+    }
+
+    /// <summary>Where the parsing form of ReadAsync receives its message.</summary>
+    private sealed class ParsedMessage
+    {
+        public static readonly Action<ReadOnlySequence<byte>, ParsedMessage> Parse = static (bytes, target) =>
+        {
+            try
+            {
+                target.Message = Parser.ParseFrom(bytes);
+            }
+            catch (InvalidProtocolBufferException e)
+            {
+                throw new RpcException(StatusCode.Internal, $"Malformed {typeof(T).Name} message: {e.Message}", e);
+            }
+        };
+
+        public T? Message { get; private set; }
     }
 }

@@ -6,6 +6,6 @@ public enum BenchDevice
     /// <summary>Ranks are threads of this process; a send is a call into the receiver's matching engine.</summary>
     InProcess,
 
-    /// <summary>One process per rank over gRPC (process-to-process). Not implemented yet: the device is on its way.</summary>
+    /// <summary>One process per rank over the gRPC device (process-to-process), launched by <c>pmpi run</c>.</summary>
     Grpc,
 }

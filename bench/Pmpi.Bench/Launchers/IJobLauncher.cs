@@ -17,13 +17,10 @@ public interface IJobLauncher
 public static class JobLaunchers
 {
     /// <summary>The launcher of <paramref name="device"/>.</summary>
-    /// <exception cref="NotSupportedException">The device has no launcher yet.</exception>
     public static IJobLauncher For(BenchDevice device) => device switch
     {
         BenchDevice.InProcess => new InProcessLauncher(),
-        // A process-to-process launcher will start `ranks` copies of this program with a rank and a job address, and
-        // run the body in each on its own world; the benchmark bodies need no change.
-        BenchDevice.Grpc => throw new NotSupportedException("--device grpc is not implemented yet: the gRPC device is on its way (docs/architecture.md)."),
+        BenchDevice.Grpc => new GrpcLauncher(),
         _ => throw new ArgumentOutOfRangeException(nameof(device), device, null),
     };
 }

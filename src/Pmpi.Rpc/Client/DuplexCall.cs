@@ -15,6 +15,9 @@ namespace Pmpi.Rpc.Client;
 public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
     where TRequest : IMessage<TRequest> where TResponse : IMessage<TResponse>, new()
 {
+    /// <summary>How long a failed write waits for the status that explains it.</summary>
+    private static readonly TimeSpan StatusWait = TimeSpan.FromSeconds(1);
+
     private readonly string _path;
     private readonly RpcChannel.StreamingContent _body;
     private readonly Task<HttpResponseMessage> _response;
@@ -37,7 +40,7 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         _options = options;
         // A larger minimum segment keeps a multi-megabyte message from being written in 4 KB pieces.
         var requestPipe = PipeWriter.Create(requestStream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
-        Requests = new MessageWriter<TRequest>(requestPipe, options);
+        Requests = new MessageWriter<TRequest>(requestPipe, options, requestStream, TranslateWriteFailure);
         Responses = new ResponseReader(this);
     }
 
@@ -124,6 +127,28 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         return e is IOException or HttpRequestException or OperationCanceledException
             ? new RpcException(StatusCode.Unavailable, $"{_path}: the connection broke: {e.Message}", e)
             : null;
+    }
+
+    /// <summary>
+    /// What a failed request write means: the caller's cancellation, the deadline or a disposal as for reads; else
+    /// the server may have ended the call without reading its requests (an unknown method's trailers-only status,
+    /// say), and then its status, which arrives with its response, is the reason.
+    /// </summary>
+    private async ValueTask<RpcException?> TranslateWriteFailure(Exception e, CancellationToken callerToken)
+    {
+        var translated = Translate(e, callerToken);
+        if (translated is null || _lifetime.IsCancellationRequested) return translated;
+        try
+        {
+            var response = await _response.WaitAsync(StatusWait, CancellationToken.None).ConfigureAwait(false);
+            var (code, detail) = Status(response);
+            if (Header(response.Headers, "grpc-status") is not null && code != StatusCode.OK) return new RpcException(code, detail, e);
+        }
+        catch (Exception failure) when (failure is TimeoutException or RpcException or HttpRequestException or OperationCanceledException)
+        {
+            // No status came: the connection itself broke.
+        }
+        return translated;
     }
 
     private static StatusCode FromHttpStatus(HttpStatusCode status) => status switch

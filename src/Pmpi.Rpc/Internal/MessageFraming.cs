@@ -22,11 +22,22 @@ internal static class MessageFraming
         if (size > maxMessageSize)
             throw new RpcException(StatusCode.ResourceExhausted,
                 $"Sending message of {size} bytes exceeds the limit of {maxMessageSize} (see RpcOptions.MaxMessageSize).");
-        var header = destination.GetSpan(HeaderSize);
+        WriteHeader(destination, size);
+        message.WriteTo(destination);
+    }
+
+    /// <summary>Writes the prefix of an uncompressed message of <paramref name="size"/> bytes.</summary>
+    public static void WriteHeader(IBufferWriter<byte> destination, int size)
+    {
+        WriteHeader(destination.GetSpan(HeaderSize), size);
+        destination.Advance(HeaderSize);
+    }
+
+    /// <summary>Writes the prefix of an uncompressed message of <paramref name="size"/> bytes into the first <see cref="HeaderSize"/> bytes of <paramref name="header"/>.</summary>
+    public static void WriteHeader(Span<byte> header, int size)
+    {
         header[0] = 0;
         BinaryPrimitives.WriteUInt32BigEndian(header[1..], (uint)size);
-        destination.Advance(HeaderSize);
-        message.WriteTo(destination);
     }
 
     /// <summary>Takes one whole message off the front of <paramref name="buffer"/>; false if more bytes are needed.</summary>

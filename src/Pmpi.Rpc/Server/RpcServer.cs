@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -8,6 +9,7 @@ using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
+using Pmpi.Rpc.Internal;
 
 namespace Pmpi.Rpc.Server;
 
@@ -42,6 +44,9 @@ public sealed class RpcServer : IAsyncDisposable
         // stop this server, which nobody runs to completion: the process would ignore the signal. Leave it alone.
         builder.Services.AddSingleton<IHostLifetime, HostedByProcess>();
         builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port));
+        // Kestrel reads a socket one pool block at a time: 64 KB blocks instead of 4 KB cut the receive calls of a
+        // large message sixteenfold (registered after Kestrel's default, so it wins; configureServices may replace it).
+        builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();
         configureServices?.Invoke(builder.Services);
         var app = builder.Build();
         mapMethods(app);

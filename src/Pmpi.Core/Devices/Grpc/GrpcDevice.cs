@@ -22,6 +22,7 @@ internal sealed class GrpcDevice : IDevice
     private readonly RpcServer _server;
     private readonly Uri[] _endpoints;
     private readonly Task<PeerLink>?[] _links;
+    private readonly PeerLink?[] _openLinks; // the links once open, read without the lock on every send
     private readonly RpcChannel?[] _channels;
 
     private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, Uri[] endpoints)
@@ -31,6 +32,7 @@ internal sealed class GrpcDevice : IDevice
         Engine = engine;
         _endpoints = endpoints;
         _links = new Task<PeerLink>?[identity.Size];
+        _openLinks = new PeerLink?[identity.Size];
         _channels = new RpcChannel?[identity.Size];
     }
 
@@ -79,8 +81,8 @@ internal sealed class GrpcDevice : IDevice
         if (destination == Rank) return SendToSelf(envelope, payload, synchronous);
         try
         {
-            var link = LinkTo(destination).GetAwaiter().GetResult();
-            return link.SendAsync(envelope, payload, synchronous, CancellationToken.None).GetAwaiter().GetResult();
+            var link = _openLinks[destination] ?? LinkTo(destination).GetAwaiter().GetResult();
+            return link.Send(envelope, payload, synchronous);
         }
         catch (RpcException e)
         {
@@ -117,14 +119,21 @@ internal sealed class GrpcDevice : IDevice
         _server.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }
 
-    private Task<PeerLink> LinkTo(int destination)
+    private async Task<PeerLink> LinkTo(int destination)
     {
+        Task<PeerLink> opening;
         lock (_links)
         {
-            if (_links[destination] is { IsFaulted: false } existing) return existing;
-            var channel = _channels[destination] ??= new RpcChannel(_endpoints[destination]);
-            return _links[destination] = PeerLink.OpenAsync(channel, _identity, destination, CancellationToken.None);
+            if (_links[destination] is { IsFaulted: false } existing) opening = existing;
+            else
+            {
+                var channel = _channels[destination] ??= new RpcChannel(_endpoints[destination]);
+                opening = _links[destination] = PeerLink.OpenAsync(channel, _identity, destination, CancellationToken.None);
+            }
         }
+        var link = await opening.ConfigureAwait(false);
+        Volatile.Write(ref _openLinks[destination], link);
+        return link;
     }
 
     private SendOperation SendToSelf(Envelope envelope, OutgoingPayload payload, bool synchronous)

@@ -26,92 +26,84 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         if ((uint)source >= (uint)identity.Size)
             throw new RpcException(StatusCode.InvalidArgument, $"Source rank {source} is not in this job of {identity.Size} ranks.");
 
-        var acks = new AckSender(responses, call.CancellationToken);
-        Assembly? pending = null;
+        var stream = new InboundStream(engine, source, identity.Rank, new AckSender(responses, call.CancellationToken));
         try
         {
-            while (await requests.ReadAsync(call.CancellationToken).ConfigureAwait(false) is { } frame)
+            // Each frame is decoded inside the read, straight from the request pipe's buffers, and a completed message
+            // is delivered on this thread: no task or copy between the socket and the matching engine.
+            while (await requests.ReadAsync(InboundStream.OnFrame, stream, call.CancellationToken).ConfigureAwait(false))
             {
-                switch (frame.BodyCase)
-                {
-                    case Frame.BodyOneofCase.Data when pending is null:
-                        pending = Assembly.Start(frame.Data, source, identity.Rank);
-                        break;
-                    case Frame.BodyOneofCase.Chunk when pending is not null:
-                        pending.Append(frame.Chunk.Payload.Span, source, identity.Rank);
-                        break;
-                    default:
-                        throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {frame.BodyCase} frame from rank {source}{(pending is null ? "" : " inside a message")}.");
-                }
-                if (pending is { IsComplete: true })
-                {
-                    engine.Deliver(pending.ToMessage(pending.Synchronous ? acks.For(pending.Sequence) : null));
-                    pending = null;
-                }
             }
-            if (pending is not null)
-                throw new RpcException(StatusCode.Aborted, $"Rank {source} disconnected in the middle of a message of {pending.TotalLength} bytes to rank {identity.Rank}.");
+            stream.EnsureBetweenMessages();
         }
         catch (Exception e) when (e is RpcException or IOException or OperationCanceledException && !call.CancellationToken.IsCancellationRequested)
         {
-            pending?.Dispose();
+            stream.Dispose();
             engine.Abort(new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed: {e.Message}", e));
             throw;
         }
     }
 
-    /// <summary>A message being reassembled into one pooled buffer.</summary>
-    private sealed class Assembly : IDisposable
+    /// <summary>One sending rank's stream: reassembles its messages, one at a time, into pooled buffers.</summary>
+    private sealed class InboundStream(MatchingEngine engine, int source, int rank, AckSender acks) : IDisposable
     {
-        private readonly Data _header;
+        public static readonly Action<ReadOnlySequence<byte>, InboundStream> OnFrame = static (bytes, stream) => stream.Receive(bytes);
+
+        private DataHeader _header;
         private byte[]? _buffer;
         private int _received;
 
-        private Assembly(Data header, byte[] buffer)
+        public void EnsureBetweenMessages()
         {
-            _header = header;
-            _buffer = buffer;
-        }
-
-        public ulong Sequence => _header.Sequence;
-
-        public bool Synchronous => _header.Synchronous;
-
-        public long TotalLength => _header.TotalLength;
-
-        public bool IsComplete => _received == _header.TotalLength;
-
-        public static Assembly Start(Data header, int source, int rank)
-        {
-            if (header.TotalLength < 0 || header.TotalLength > Array.MaxLength)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} announced a message of {header.TotalLength} bytes to rank {rank}.");
-            if (header.TypeCode is < (int)PayloadCode.Byte or > (int)PayloadCode.Serialized)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} sent unknown payload type code {header.TypeCode} (tag {header.Tag}).");
-            var assembly = new Assembly(header, ArrayPool<byte>.Shared.Rent((int)header.TotalLength));
-            assembly.Append(header.Payload.Span, source, rank);
-            return assembly;
-        }
-
-        public void Append(ReadOnlySpan<byte> part, int source, int rank)
-        {
-            if (_received + (long)part.Length > _header.TotalLength)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}.");
-            part.CopyTo(_buffer.AsSpan(_received));
-            _received += part.Length;
-        }
-
-        public Message ToMessage(IDeliveryReceipt? receipt)
-        {
-            var type = new PayloadType((PayloadCode)_header.TypeCode, _header.IsArray, _header.TypeName.Length == 0 ? null : _header.TypeName);
-            var buffer = _buffer!;
-            _buffer = null;
-            return new Message(new Envelope(_header.Context, _header.Source, _header.Tag), type, buffer.AsMemory(0, _received), buffer, receipt);
+            if (_buffer is not null)
+                throw new RpcException(StatusCode.Aborted, $"Rank {source} disconnected in the middle of a message of {_header.TotalLength} bytes to rank {rank}.");
         }
 
         public void Dispose()
         {
             if (_buffer is not null) ArrayPool<byte>.Shared.Return(_buffer);
             _buffer = null;
+        }
+
+        private void Receive(ReadOnlySequence<byte> bytes)
+        {
+            var kind = FrameCodec.Read(bytes, out var header, out var payload, out _);
+            switch (kind)
+            {
+                case Frame.BodyOneofCase.Data when _buffer is null:
+                    Start(header);
+                    break;
+                case Frame.BodyOneofCase.Chunk when _buffer is not null:
+                    break;
+                default:
+                    throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {source}{(_buffer is null ? "" : " inside a message")}.");
+            }
+            if (_received + payload.Length > _header.TotalLength)
+                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}.");
+            payload.CopyTo(_buffer.AsSpan(_received));
+            _received += (int)payload.Length;
+            if (_received == _header.TotalLength) Deliver();
+        }
+
+        private void Start(DataHeader header)
+        {
+            if (header.TotalLength < 0 || header.TotalLength > Array.MaxLength)
+                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} announced a message of {header.TotalLength} bytes to rank {rank}.");
+            if (header.TypeCode is < (int)PayloadCode.Byte or > (int)PayloadCode.Serialized)
+                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} sent unknown payload type code {header.TypeCode} (tag {header.Tag}).");
+            _header = header;
+            _buffer = ArrayPool<byte>.Shared.Rent((int)header.TotalLength);
+            _received = 0;
+        }
+
+        private void Deliver()
+        {
+            var header = _header;
+            var buffer = _buffer!;
+            _buffer = null;
+            var type = new PayloadType((PayloadCode)header.TypeCode, header.IsArray, header.TypeName.Length == 0 ? null : header.TypeName);
+            engine.Deliver(new Message(new Envelope(header.Context, header.Source, header.Tag), type, buffer.AsMemory(0, _received), buffer,
+                header.Synchronous ? acks.For(header.Sequence) : null));
         }
     }
 
