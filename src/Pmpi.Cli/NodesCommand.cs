@@ -41,11 +41,21 @@ internal static class NodesCommand
                     table.AddRow(Markup.Escape(agent), "[red]unreachable[/]", "", "", Markup.Escape(e.Detail), "", "", "", "", "", "");
                 }
             }
+            // Into a file or a pipe there is no terminal to fit or colour: Spectre would assume 80 columns and wrap
+            // every cell. Print rows whole, as wide as they are, without escape codes.
+            if (Console.IsOutputRedirected)
+            {
+                AnsiConsole.Profile.Width = RedirectedWidth;
+                AnsiConsole.Profile.Capabilities.Ansi = false;
+            }
             AnsiConsole.Write(table);
             return failures == 0 ? 0 : 1;
         });
         return command;
     }
+
+    /// <summary>The width of the table when output is redirected: room for every column unwrapped.</summary>
+    private const int RedirectedWidth = 1000;
 
     private static string Gib(long bytes) => bytes < 0 ? "?" : (bytes / (1024.0 * 1024 * 1024)).ToString("F1", CultureInfo.InvariantCulture);
 }

@@ -8,9 +8,13 @@ internal static class Computation
     private static readonly XNamespace Ns = "urn:pmpi:computation:v1";
 
     /// <summary>A computation of <paramref name="count"/> test ranks running <paramref name="scenario"/>, on the given nodes (none: the local agent).</summary>
-    public static string Of(string name, int count, string[] scenario, params (string Name, string Agent, int Slots)[] nodes)
+    public static string Of(string name, int count, string[] scenario, params (string Name, string Agent, int Slots)[] nodes) =>
+        Of(name, TimeSpan.FromMinutes(2), count, scenario, nodes);
+
+    /// <summary>The same with the computation's own <paramref name="timeout"/>.</summary>
+    public static string Of(string name, TimeSpan timeout, int count, string[] scenario, params (string Name, string Agent, int Slots)[] nodes)
     {
-        var root = new XElement(Ns + "computation", new XAttribute("name", name), new XAttribute("timeout", "00:02:00"),
+        var root = new XElement(Ns + "computation", new XAttribute("name", name), new XAttribute("timeout", timeout.ToString("c", System.Globalization.CultureInfo.InvariantCulture)),
             nodes.Select(node => new XElement(Ns + "node", new XAttribute("name", node.Name), new XAttribute("agent", node.Agent), new XAttribute("slots", node.Slots))),
             new XElement(Ns + "ranks", new XAttribute("program", PmpiCli.TestRanksDll), new XAttribute("count", count),
                 scenario.Select(argument => new XElement(Ns + "arg", argument))));
