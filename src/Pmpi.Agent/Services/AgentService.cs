@@ -21,6 +21,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
     private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(5);
 
+    /// <summary>How long a shutdown waits for its notice to reach the masters before it kills their ranks.</summary>
+    private static readonly TimeSpan NotifyWait = TimeSpan.FromSeconds(1);
+
     private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new();
     private volatile bool _stopping;
 
@@ -86,6 +89,18 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     public void KillAll()
     {
         _stopping = true;
+        // Tell each master first, while the ranks still run: a rank killed before the master heard would make its
+        // peers report broken streams, and the master would blame a rank for the agent's shutdown.
+        var stopping = new LaunchEvent { Stopping = new AgentStopping { Reason = "the agent is shutting down" } };
+        var told = _jobs.Values.Select(job => job.Events.WriteAsync(stopping, CancellationToken.None).AsTask()).ToArray();
+        try
+        {
+            Task.WaitAll(told, NotifyWait);
+        }
+        catch (AggregateException)
+        {
+            // A master already gone needs no notice.
+        }
         var killed = _jobs.Values.SelectMany(job => job.Processes).ToArray();
         foreach (var process in killed) process.Kill();
         // A signal is only a request: the agent must not exit (leaving a supervisor to think all is stopped) before
@@ -98,7 +113,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
         if (_stopping) throw ShuttingDown(request);
         var processes = new ConcurrentBag<RankProcess>();
-        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(request.JobToken, processes))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(request.JobToken, processes, responses))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
         // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
         var events = Channel.CreateUnbounded<LaunchEvent>(new UnboundedChannelOptions { SingleReader = true });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
@@ -168,6 +183,6 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>A job's ranks on this node, and the token that proves a caller may kill them.</summary>
-    private sealed record LaunchedJob(string Token, ConcurrentBag<RankProcess> Processes);
+    /// <summary>A job's ranks on this node, the token that proves a caller may kill them, and its launch's response stream.</summary>
+    private sealed record LaunchedJob(string Token, ConcurrentBag<RankProcess> Processes, MessageWriter<LaunchEvent> Events);
 }

@@ -152,6 +152,9 @@ internal sealed class JobRun
                         if (item.Exited.ExitCode != 0)
                             Fail(item.Exited.Rank, item.Exited.ExitCode, item.Exited.Killed ? "its agent killed it" : $"its process exited with code {item.Exited.ExitCode}");
                         break;
+                    case LaunchEvent.BodyOneofCase.Stopping:
+                        Fail(-1, 1, $"the agent at {agent.Authority} stopped: {item.Stopping.Reason}");
+                        break;
                 }
             }
             if (remaining > 0) Fail(-1, 1, $"the agent at {agent.Authority} ended the launch with {remaining} ranks unaccounted for");
