@@ -1,11 +1,11 @@
 using System.Diagnostics;
 using System.Text;
 
-namespace Pmpi.Integration.Tests.Infrastructure;
+namespace Pmpi.Tests.Shared;
 
 /// <summary>
 /// A process a test started: both output streams captured line by line, every wait bounded, and the process (with
-/// its children) killed by id on dispose if it still runs.
+/// its children) killed by id on dispose if it still runs. Shared by the test projects (linked from tests/Shared).
 /// </summary>
 internal sealed class ChildProcess : IAsyncDisposable
 {
@@ -52,8 +52,13 @@ internal sealed class ChildProcess : IAsyncDisposable
         }
     }
 
-    /// <summary>Starts <paramref name="fileName"/>; <paramref name="environment"/> adds to (or with a null value removes from) the inherited variables.</summary>
-    public static ChildProcess Start(string fileName, IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
+    /// <summary>
+    /// Starts <paramref name="fileName"/>; <paramref name="environment"/> adds to (or with a null value removes from)
+    /// the inherited variables. Standard input is closed at once unless <paramref name="keepInputOpen"/>, for a
+    /// process that runs until its input ends (see <see cref="CloseInput"/>).
+    /// </summary>
+    public static ChildProcess Start(string fileName, IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null,
+        string? workingDirectory = null, bool keepInputOpen = false)
     {
         var start = new ProcessStartInfo(fileName)
         {
@@ -80,11 +85,23 @@ internal sealed class ChildProcess : IAsyncDisposable
         process.OutputDataReceived += (_, e) => child.Add(e.Data, child._stdout, child._stdoutDone);
         process.ErrorDataReceived += (_, e) => child.Add(e.Data, child._stderr, child._stderrDone);
         process.Start();
-        process.StandardInput.Close();
+        if (!keepInputOpen) process.StandardInput.Close();
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         return child;
     }
+
+    /// <summary>Runs a command to its end within <paramref name="timeout"/>; returns its exit code and transcript.</summary>
+    public static async Task<(int ExitCode, string Transcript)> RunAsync(string fileName, IEnumerable<string> arguments, TimeSpan timeout,
+        IReadOnlyDictionary<string, string?>? environment = null)
+    {
+        await using var child = Start(fileName, arguments, environment);
+        int code = await child.WaitForExitAsync(timeout).ConfigureAwait(false);
+        return (code, child.Transcript);
+    }
+
+    /// <summary>Closes standard input of a process started with keepInputOpen (a server that stops when its input ends).</summary>
+    public void CloseInput() => _process.StandardInput.Close();
 
     /// <summary>Waits for a line on either stream that satisfies <paramref name="match"/>; returns it.</summary>
     /// <exception cref="TimeoutException">No such line within <paramref name="timeout"/>, or the process ended without one.</exception>

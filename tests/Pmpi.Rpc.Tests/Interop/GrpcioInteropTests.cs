@@ -11,35 +11,16 @@ namespace Pmpi.Rpc.Tests.Interop;
 [Trait("Category", "Interop")]
 public sealed class GrpcioInteropTests : IAsyncLifetime
 {
-    private const string Python = "/usr/bin/python3";
-    private const string Install = "Install them with: apt-get install -y python3-grpcio python3-protobuf protobuf-compiler; CI installs the packages listed in .ci/apt-packages.";
     private static readonly TimeSpan Timeout = TestServer.Timeout;
     private static readonly TimeSpan ScriptTimeout = TimeSpan.FromSeconds(90);
     private readonly string _generated = Path.Combine(Path.GetTempPath(), $"pmpi-grpcio-{Guid.NewGuid():N}");
 
     private static string Scripts => Path.Combine(AppContext.BaseDirectory, "Interop");
 
-    public async Task InitializeAsync()
+    public Task InitializeAsync()
     {
-        if (!File.Exists(Python)) Assert.Fail($"{Python} is missing: the grpcio interop tests need Debian's Python with grpcio. {Install}");
-        var (importCode, importTranscript) = await ChildProcess.RunAsync(Python, ["-c", "import grpc, google.protobuf"], Timeout).WaitAsync(ScriptTimeout);
-        if (importCode != 0) Assert.Fail($"{Python} cannot import grpc and google.protobuf. {Install}\n{importTranscript}");
-
         Directory.CreateDirectory(_generated);
-        var protoRoot = Path.Combine(AppContext.BaseDirectory, "proto");
-        string[] protos = ["pmpi/v1/agent.proto", "pmpi/v1/master.proto", "pmpi/v1/transport.proto"];
-        int protocCode;
-        string protocTranscript;
-        try
-        {
-            (protocCode, protocTranscript) = await ChildProcess.RunAsync("protoc", [$"-I{protoRoot}", $"--python_out={_generated}", .. protos], Timeout).WaitAsync(ScriptTimeout);
-        }
-        catch (System.ComponentModel.Win32Exception e)
-        {
-            Assert.Fail($"protoc was not found ({e.Message}). {Install}");
-            return;
-        }
-        if (protocCode != 0) Assert.Fail($"protoc failed to compile {string.Join(", ", protos)}.\n{protocTranscript}");
+        return GrpcioPython.CompileContractAsync(_generated, ["pmpi/v1/agent.proto", "pmpi/v1/master.proto", "pmpi/v1/transport.proto"], ScriptTimeout);
     }
 
     public Task DisposeAsync()
@@ -59,8 +40,7 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
     public async Task GrpcioClient_CallsKestrelServer_UnaryDuplexStreamingAndStatusesInteroperate()
     {
         await using var server = await TestServer.StartAsync().WaitAsync(Timeout);
-        await using var client = ChildProcess.Start(Python, [Path.Combine(Scripts, "grpcio_client.py"), _generated, $"127.0.0.1:{server.Address.Port}"], Scripts);
-        client.CloseInput();
+        await using var client = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(Scripts, "grpcio_client.py"), _generated, $"127.0.0.1:{server.Address.Port}"], GrpcioPython.Environment, Scripts);
 
         int code = await client.WaitForExitAsync(ScriptTimeout).WaitAsync(ScriptTimeout + Timeout);
 
@@ -71,11 +51,10 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
     [Fact]
     public async Task RpcChannel_CallsGrpcioServer_UnaryDuplexStreamingAndStatusesInteroperate()
     {
-        await using var server = ChildProcess.Start(Python, [Path.Combine(Scripts, "grpcio_server.py"), _generated], Scripts);
+        await using var server = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(Scripts, "grpcio_server.py"), _generated], GrpcioPython.Environment, Scripts, keepInputOpen: true);
         try
         {
-            var first = await server.ReadLineAsync(Timeout).WaitAsync(Timeout);
-            Assert.True(first.StartsWith("PORT ", StringComparison.Ordinal), $"Expected 'PORT <n>' first.\n{server.Transcript}");
+            var first = await server.WaitForLineAsync(line => line.StartsWith("PORT ", StringComparison.Ordinal), Timeout, "'PORT <n>'");
             using var channel = new RpcChannel(new Uri($"http://127.0.0.1:{first[5..]}"));
 
             // Unary.
