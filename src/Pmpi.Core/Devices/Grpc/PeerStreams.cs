@@ -50,8 +50,9 @@ internal sealed class PeerStreams
     /// <summary>A call the peer opened: this rank may send its own messages back on it while it is open.</summary>
     public void Offer(ServedStream served)
     {
+        // A dial that failed carried nothing, so the peer's call may still take its place.
         lock (_lock)
-            if (_links[served.Peer] is null) _offered[served.Peer] = served;
+            if (_links[served.Peer] is null or { IsFaulted: true }) _offered[served.Peer] = served;
     }
 
     /// <summary>The peer ended its requests (or the call broke): the call is no longer on offer.</summary>
