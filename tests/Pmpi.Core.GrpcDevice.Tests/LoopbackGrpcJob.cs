@@ -62,6 +62,12 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
         return device;
     }
 
+    /// <summary>The device <see cref="DeviceFor"/> made for <paramref name="rank"/>, if it was made.</summary>
+    public GrpcDevice? Started(int rank)
+    {
+        lock (_lock) return _devices[rank];
+    }
+
     public void Abort(MpiException reason)
     {
         _tableReady.TrySetException(reason);

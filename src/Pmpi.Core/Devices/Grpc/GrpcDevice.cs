@@ -11,8 +11,8 @@ namespace Pmpi.Devices.Grpc;
 
 /// <summary>
 /// The device of ranks that are processes: each rank serves RankTransport on its own Kestrel endpoint, registers it
-/// with the job's master, receives the rank table once every rank has registered, and opens a stream to a peer the
-/// first time it sends there.
+/// with the job's master, receives the rank table once every rank has registered, and on the first send to a peer
+/// chooses the one stream its messages to that peer will travel on (<see cref="PeerStreams"/>).
 /// </summary>
 internal sealed class GrpcDevice : IDevice
 {
@@ -20,20 +20,14 @@ internal sealed class GrpcDevice : IDevice
 
     private readonly RankIdentity _identity;
     private readonly RpcServer _server;
-    private readonly Uri[] _endpoints;
-    private readonly Task<PeerLink>?[] _links;
-    private readonly PeerLink?[] _openLinks; // the links once open, read without the lock on every send
-    private readonly RpcChannel?[] _channels;
+    private readonly PeerStreams _peers;
 
-    private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, Uri[] endpoints)
+    private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, PeerStreams peers)
     {
         _identity = identity;
         _server = server;
         Engine = engine;
-        _endpoints = endpoints;
-        _links = new Task<PeerLink>?[identity.Size];
-        _openLinks = new PeerLink?[identity.Size];
-        _channels = new RpcChannel?[identity.Size];
+        _peers = peers;
     }
 
     public int Rank => _identity.Rank;
@@ -47,13 +41,17 @@ internal sealed class GrpcDevice : IDevice
     /// <summary>Where this rank's RankTransport endpoint listens (what it registered with the master).</summary>
     public Uri Endpoint => _server.Address;
 
+    /// <summary>How many Connect calls this rank's endpoint has accepted: the streams its peers opened to it.</summary>
+    internal int StreamsAccepted => _peers.Inbound.Accepted;
+
     /// <summary>Opens this rank's endpoint, registers with the master and waits for the rank table.</summary>
     public static async Task<GrpcDevice> StartAsync(RankIdentity identity, CancellationToken cancellationToken)
     {
         var engine = new MatchingEngine();
-        var inbound = new InboundStreams(identity, engine);
+        // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
+        var peers = new PeerStreams(identity, engine);
         var server = await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
-            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, inbound.ServeAsync), cancellationToken: cancellationToken).ConfigureAwait(false);
+            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, peers.Inbound.ServeAsync), cancellationToken: cancellationToken).ConfigureAwait(false);
         try
         {
             using var master = new RpcChannel(identity.Master);
@@ -67,7 +65,8 @@ internal sealed class GrpcDevice : IDevice
             }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
             if (table.Ranks.Count != identity.Size)
                 throw new MpiException(ErrorClass.Transport, $"The master returned a table of {table.Ranks.Count} ranks for a job of {identity.Size}.");
-            return new GrpcDevice(identity, server, engine, table.Ranks.Select(entry => new Uri(entry.Endpoint)).ToArray());
+            peers.UseEndpoints([.. table.Ranks.Select(entry => new Uri(entry.Endpoint))]);
+            return new GrpcDevice(identity, server, engine, peers);
         }
         catch (RpcException e)
         {
@@ -81,12 +80,11 @@ internal sealed class GrpcDevice : IDevice
         if (destination == Rank) return SendToSelf(envelope, payload, synchronous);
         try
         {
-            var link = _openLinks[destination] ?? LinkTo(destination).GetAwaiter().GetResult();
-            return link.Send(envelope, payload, synchronous);
+            return _peers.LinkTo(destination).Send(envelope, payload, synchronous);
         }
         catch (RpcException e)
         {
-            throw new MpiException(ErrorClass.Transport, $"Rank {Rank} cannot reach rank {destination} at {_endpoints[destination]}: {e.Message}", e);
+            throw new MpiException(ErrorClass.Transport, $"Rank {Rank} cannot reach rank {destination} at {_peers.EndpointOf(destination)}: {e.Message}", e);
         }
     }
 
@@ -113,27 +111,8 @@ internal sealed class GrpcDevice : IDevice
 
     public void Dispose()
     {
-        foreach (var link in _links)
-            if (link is { IsCompletedSuccessfully: true }) link.Result.DisposeAsync().AsTask().GetAwaiter().GetResult();
-        foreach (var channel in _channels) channel?.Dispose();
+        _peers.DisposeAsync().AsTask().GetAwaiter().GetResult();
         _server.DisposeAsync().AsTask().GetAwaiter().GetResult();
-    }
-
-    private async Task<PeerLink> LinkTo(int destination)
-    {
-        Task<PeerLink> opening;
-        lock (_links)
-        {
-            if (_links[destination] is { IsFaulted: false } existing) opening = existing;
-            else
-            {
-                var channel = _channels[destination] ??= new RpcChannel(_endpoints[destination]);
-                opening = _links[destination] = PeerLink.OpenAsync(channel, _identity, destination, CancellationToken.None);
-            }
-        }
-        var link = await opening.ConfigureAwait(false);
-        Volatile.Write(ref _openLinks[destination], link);
-        return link;
     }
 
     private SendOperation SendToSelf(Envelope envelope, OutgoingPayload payload, bool synchronous)

@@ -9,13 +9,20 @@ using Pmpi.Rpc.V1;
 namespace Pmpi.Devices.Grpc;
 
 /// <summary>
-/// The receiving half of the gRPC device: serves RankTransport.Connect. Each call is one sending rank's stream;
-/// its messages are reassembled from chunks and handed to the matching engine in stream order, and synchronous
-/// sends are acknowledged on the response stream once matched. A malformed stream ends that call and aborts the
+/// The receiving half of the gRPC device: serves RankTransport.Connect, and reads the peer's frames off either end
+/// of a <see cref="PairStream"/>. Each served call is opened by one peer; its requests carry that peer's messages,
+/// and its responses carry this rank's messages back if <see cref="PeerStreams"/> chooses the call for them. Messages
+/// are reassembled from chunks and handed to the matching engine in stream order, and synchronous sends are
+/// acknowledged on the same stream the other way once matched. A malformed stream ends that call and aborts the
 /// rank's pending operations with an error naming both ranks; it never brings the process down.
 /// </summary>
-internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engine)
+internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engine, PeerStreams peers)
 {
+    private int _accepted;
+
+    /// <summary>How many Connect calls this rank's endpoint has accepted (opened with a valid Hello).</summary>
+    public int Accepted => Volatile.Read(ref _accepted);
+
     public async Task ServeAsync(MessageReader<Frame> requests, MessageWriter<Frame> responses, ServerCallContext call)
     {
         var first = await requests.ReadAsync(call.CancellationToken).ConfigureAwait(false);
@@ -25,8 +32,12 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         int source = hello.SourceWorldRank;
         if ((uint)source >= (uint)identity.Size)
             throw new RpcException(StatusCode.InvalidArgument, $"Source rank {source} is not in this job of {identity.Size} ranks.");
+        Interlocked.Increment(ref _accepted);
 
-        var stream = new InboundStream(engine, source, identity.Rank, new AckSender(responses, call.CancellationToken));
+        var served = new ServedStream(source, responses, call.CancellationToken);
+        peers.Offer(served);
+        var stream = new InboundStream(engine, served, identity.Rank);
+        bool sendingHere = false;
         try
         {
             // Each frame is decoded inside the read, straight from the request pipe's buffers, and a completed message
@@ -38,25 +49,79 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         }
         catch (Exception e) when (e is RpcException or IOException or OperationCanceledException && !call.CancellationToken.IsCancellationRequested)
         {
-            stream.Dispose();
             engine.Abort(new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed: {e.Message}", e));
             throw;
         }
+        finally
+        {
+            stream.Dispose();
+            sendingHere = peers.Withdraw(served);
+        }
+        if (!sendingHere) return;
+        try
+        {
+            // The peer has finished sending, this rank has not: the responses stay open until it has.
+            await served.SendingDone.WaitAsync(call.CancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            // The peer went away; the link's next write fails and tells this rank's senders.
+        }
     }
 
-    /// <summary>One sending rank's stream: reassembles its messages, one at a time, into pooled buffers.</summary>
-    private sealed class InboundStream(MatchingEngine engine, int source, int rank, AckSender acks) : IDisposable
+    /// <summary>
+    /// Reads the responses of a call this rank dialed until the peer ends them. A broken message or a frame that is
+    /// not one aborts the rank as on a served call; a stream that breaks between messages only fails the
+    /// synchronous sends awaiting an acknowledgement there (the peer may simply have finished).
+    /// </summary>
+    public async Task ReceiveAsync(DialedStream dialed)
+    {
+        var call = dialed.Call;
+        var stream = new InboundStream(engine, dialed, identity.Rank);
+        try
+        {
+            while (await call.Responses.ReadAsync(InboundStream.OnFrame, stream, call.CancellationToken).ConfigureAwait(false))
+            {
+            }
+            stream.EnsureBetweenMessages();
+        }
+        catch (Exception e) when (e is RpcException or IOException or OperationCanceledException or HttpRequestException)
+        {
+            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed: {e.Message}", e);
+            dialed.Link?.FailAwaitingAcks(error);
+            if ((stream.Violated || stream.InsideMessage) && !call.CancellationToken.IsCancellationRequested) engine.Abort(error);
+        }
+        finally
+        {
+            stream.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// The frames one peer sends on one stream: reassembles its messages, one at a time, into pooled buffers, and
+    /// passes acknowledgements of this rank's synchronous sends to the stream's link.
+    /// </summary>
+    private sealed class InboundStream(MatchingEngine engine, PairStream pair, int rank) : IDisposable
     {
         public static readonly Action<ReadOnlySequence<byte>, InboundStream> OnFrame = static (bytes, stream) => stream.Receive(bytes);
 
+        private readonly AckSender _acks = new(pair);
+        private readonly int _source = pair.Peer;
         private DataHeader _header;
         private byte[]? _buffer;
         private int _received;
 
+        /// <summary>The peer broke the protocol (this reader threw).</summary>
+        public bool Violated { get; private set; }
+
+        /// <summary>Part of a message has arrived, not all of it.</summary>
+        public bool InsideMessage => _buffer is not null;
+
         public void EnsureBetweenMessages()
         {
-            if (_buffer is not null)
-                throw new RpcException(StatusCode.Aborted, $"Rank {source} disconnected in the middle of a message of {_header.TotalLength} bytes to rank {rank}.");
+            if (_buffer is null) return;
+            Violated = true;
+            throw new RpcException(StatusCode.Aborted, $"Rank {_source} disconnected in the middle of a message of {_header.TotalLength} bytes to rank {rank}.");
         }
 
         public void Dispose()
@@ -67,7 +132,20 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
 
         private void Receive(ReadOnlySequence<byte> bytes)
         {
-            var kind = FrameCodec.Read(bytes, out var header, out var payload, out _);
+            try
+            {
+                Handle(bytes);
+            }
+            catch (RpcException)
+            {
+                Violated = true;
+                throw;
+            }
+        }
+
+        private void Handle(ReadOnlySequence<byte> bytes)
+        {
+            var kind = FrameCodec.Read(bytes, out var header, out var payload, out var other);
             switch (kind)
             {
                 case Frame.BodyOneofCase.Data when _buffer is null:
@@ -75,11 +153,15 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
                     break;
                 case Frame.BodyOneofCase.Chunk when _buffer is not null:
                     break;
+                case Frame.BodyOneofCase.Ack when pair.Link is { } link:
+                    // An acknowledgement is a frame of its own and may fall between the frames of a message.
+                    link.Acknowledge(other!.Ack.Sequence);
+                    return;
                 default:
-                    throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {source}{(_buffer is null ? "" : " inside a message")}.");
+                    throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {_source}{(_buffer is null ? "" : " inside a message")}.");
             }
             if (_received + payload.Length > _header.TotalLength)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}.");
+                throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}.");
             payload.CopyTo(_buffer.AsSpan(_received));
             _received += (int)payload.Length;
             if (_received == _header.TotalLength) Deliver();
@@ -88,9 +170,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         private void Start(DataHeader header)
         {
             if (header.TotalLength < 0 || header.TotalLength > Array.MaxLength)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} announced a message of {header.TotalLength} bytes to rank {rank}.");
+                throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} announced a message of {header.TotalLength} bytes to rank {rank}.");
             if (header.TypeCode is < (int)PayloadCode.Byte or > (int)PayloadCode.Serialized)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {source} sent unknown payload type code {header.TypeCode} (tag {header.Tag}).");
+                throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent unknown payload type code {header.TypeCode} (tag {header.Tag}).");
             _header = header;
             _buffer = ArrayPool<byte>.Shared.Rent((int)header.TotalLength);
             _received = 0;
@@ -103,18 +185,18 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
             _buffer = null;
             var type = new PayloadType((PayloadCode)header.TypeCode, header.IsArray, header.TypeName.Length == 0 ? null : header.TypeName);
             engine.Deliver(new Message(new Envelope(header.Context, header.Source, header.Tag), type, buffer.AsMemory(0, _received), buffer,
-                header.Synchronous ? acks.For(header.Sequence) : null));
+                header.Synchronous ? _acks.For(header.Sequence) : null));
         }
     }
 
-    /// <summary>Acknowledges matched synchronous sends on the stream they came from.</summary>
-    private sealed class AckSender(MessageWriter<Frame> responses, CancellationToken cancellationToken)
+    /// <summary>Acknowledges matched synchronous sends on the stream they came from, the other way.</summary>
+    private sealed class AckSender(PairStream pair)
     {
         public IDeliveryReceipt For(ulong sequence) => new Receipt(this, sequence);
 
         private void Send(ulong sequence) =>
             // Fire and forget: the receiving rank must not wait on its peer; a dead stream fails the sender by itself.
-            _ = responses.WriteAsync(new Frame { Ack = new Ack { Sequence = sequence } }, cancellationToken).AsTask()
+            _ = pair.Outgoing.WriteAsync(new Frame { Ack = new Ack { Sequence = sequence } }, pair.CancellationToken).AsTask()
                 .ContinueWith(t => _ = t.Exception, TaskContinuationOptions.OnlyOnFaulted);
 
         private sealed class Receipt(AckSender sender, ulong sequence) : IDeliveryReceipt

@@ -1,18 +1,17 @@
 using System.Buffers;
 using System.Collections.Concurrent;
-using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
-using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Devices.Grpc;
 
 /// <summary>
-/// The sending half of the gRPC device towards one peer: one long-lived RankTransport.Connect call whose request
-/// stream carries this rank's messages to the peer in order, and whose response stream brings back the
-/// acknowledgements of synchronous sends. Messages above <see cref="ChunkSize"/> are split into chunks.
+/// The sending half of the gRPC device towards one peer: this rank's messages to it, in order, on the one
+/// <see cref="PairStream"/> chosen for them (a dialed call's requests or a served call's responses), and the
+/// synchronous sends awaiting the peer's acknowledgement, which arrive on the same stream the other way. Messages
+/// above <see cref="ChunkSize"/> are split into chunks.
 /// </summary>
 /// <remarks>
 /// A send never waits for the network: it queues the message and returns, and a pump writes the queue to the
@@ -32,30 +31,20 @@ internal sealed class PeerLink : IAsyncDisposable
     /// <summary>Messages up to this size are copied and their sends complete when queued (the in-process device's limit too).</summary>
     public const int EagerLimit = 64 * 1024;
 
-    private readonly DuplexCall<Frame, Frame> _call;
+    private readonly PairStream _stream;
     private readonly ConcurrentDictionary<ulong, SendOperation> _awaitingAck = new();
     private readonly Queue<OutgoingMessage> _outbox = new(); // also the lock over the fields below
-    private readonly Task _ackReader;
-    private readonly int _peer;
     private readonly byte[] _chunkHead = new byte[FrameCodec.MaxChunkHeadSize]; // the pump's alone
     private ulong _sequence;
     private Task _pump = Task.CompletedTask;
     private bool _pumping;
     private MpiException? _failure;
 
-    private PeerLink(DuplexCall<Frame, Frame> call, int peer)
+    /// <summary>A link sending on <paramref name="stream"/>, which it becomes the <see cref="PairStream.Link"/> of.</summary>
+    public PeerLink(PairStream stream)
     {
-        _call = call;
-        _peer = peer;
-        _ackReader = Task.Run(ReadAcksAsync);
-    }
-
-    public static async Task<PeerLink> OpenAsync(RpcChannel channel, RankIdentity identity, int peer, CancellationToken cancellationToken)
-    {
-        var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, cancellationToken: cancellationToken).ConfigureAwait(false);
-        await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = identity.JobId, JobToken = identity.JobToken, SourceWorldRank = identity.Rank } },
-            cancellationToken).ConfigureAwait(false);
-        return new PeerLink(call, peer);
+        _stream = stream;
+        stream.Link = this;
     }
 
     /// <summary>
@@ -125,7 +114,7 @@ internal sealed class PeerLink : IAsyncDisposable
             catch (Exception e)
             {
                 // Whatever broke the write, the queue must not stall with _pumping set: fail it as a whole.
-                Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_peer} failed: {e.Message}", e));
+                Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_stream.Peer} failed: {e.Message}", e));
                 return;
             }
             message.Release();
@@ -137,12 +126,12 @@ internal sealed class PeerLink : IAsyncDisposable
     {
         var bytes = message.Payload;
         var part = bytes[..Math.Min(bytes.Length, ChunkSize)];
-        await _call.Requests.WriteAsync(message.Buffer.AsMemory(0, message.HeadLength), part, _call.CancellationToken).ConfigureAwait(false);
+        await _stream.Outgoing.WriteAsync(message.Buffer.AsMemory(0, message.HeadLength), part, _stream.CancellationToken).ConfigureAwait(false);
         for (int offset = part.Length; offset < bytes.Length; offset += part.Length)
         {
             part = bytes.Slice(offset, Math.Min(ChunkSize, bytes.Length - offset));
             int head = FrameCodec.WriteChunkHead(_chunkHead, part.Length);
-            await _call.Requests.WriteAsync(_chunkHead.AsMemory(0, head), part, _call.CancellationToken).ConfigureAwait(false);
+            await _stream.Outgoing.WriteAsync(_chunkHead.AsMemory(0, head), part, _stream.CancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -167,22 +156,19 @@ internal sealed class PeerLink : IAsyncDisposable
         foreach (var operation in _awaitingAck.Values) operation.Failed(error);
     }
 
-    private async Task ReadAcksAsync()
+    /// <summary>The peer matched the synchronous send numbered <paramref name="sequence"/>.</summary>
+    public void Acknowledge(ulong sequence)
     {
-        try
-        {
-            while (await _call.Responses.ReadAsync(_call.CancellationToken).ConfigureAwait(false) is { } frame)
-            {
-                if (frame.BodyCase == Frame.BodyOneofCase.Ack && _awaitingAck.TryRemove(frame.Ack.Sequence, out var operation)) operation.Delivered();
-            }
-        }
-        catch (Exception e) when (e is RpcException or IOException or OperationCanceledException or HttpRequestException)
-        {
-            var error = new MpiException(ErrorClass.Transport, $"The stream to rank {_peer} failed: {e.Message}", e);
-            foreach (var operation in _awaitingAck.Values) operation.Failed(error);
-        }
+        if (_awaitingAck.TryRemove(sequence, out var operation)) operation.Delivered();
     }
 
+    /// <summary>The stream broke: no acknowledgement will come for the synchronous sends still waiting for one.</summary>
+    public void FailAwaitingAcks(MpiException error)
+    {
+        foreach (var operation in _awaitingAck.Values) operation.Failed(error);
+    }
+
+    /// <summary>Writes what is queued (waiting briefly), then ends this rank's use of the stream.</summary>
     public async ValueTask DisposeAsync()
     {
         try
@@ -190,14 +176,12 @@ internal sealed class PeerLink : IAsyncDisposable
             Task pump;
             lock (_outbox) pump = _pump;
             await pump.WaitAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
-            await _call.CompleteRequestsAsync().ConfigureAwait(false);
-            await _ackReader.WaitAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or IOException or RpcException or OperationCanceledException)
         {
             // Closing at the end of the job; the peer may be gone already.
         }
-        await _call.DisposeAsync().ConfigureAwait(false);
+        await _stream.CloseAsync().ConfigureAwait(false);
     }
 
     /// <summary>
