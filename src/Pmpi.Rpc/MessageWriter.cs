@@ -77,20 +77,14 @@ public sealed class MessageWriter<T> where T : IMessage<T>
         await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            if (_completed) throw new InvalidOperationException("The stream was already completed; no message may follow.");
+            EnsureOpen();
             MessageFraming.Write(_writer, message, _maxMessageSize);
-            var result = await _writer.FlushAsync(cancellationToken).ConfigureAwait(false);
-            if (result.IsCanceled || result.IsCompleted) throw new RpcException(StatusCode.Unavailable, "The stream was closed by the peer.");
+            await FlushPipeAsync(cancellationToken).ConfigureAwait(false);
         }
-        catch (Exception e) when (_translateFailure is not null && e is not RpcException)
+        catch (Exception e) when (e is not RpcException)
         {
-            var error = await _translateFailure(e, cancellationToken).ConfigureAwait(false) ?? Broken(e);
-            if (error is null) throw;
-            throw error;
-        }
-        catch (IOException e)
-        {
-            throw Broken(e)!;
+            if (await FailureOfAsync(e, cancellationToken).ConfigureAwait(false) is { } error) throw error;
+            throw;
         }
         finally
         {
@@ -117,7 +111,7 @@ public sealed class MessageWriter<T> where T : IMessage<T>
         await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            if (_completed) throw new InvalidOperationException("The stream was already completed; no message may follow.");
+            EnsureOpen();
             if (_directStream is not null)
             {
                 await WriteDirectAsync(_directStream, (int)size, head, body, cancellationToken).ConfigureAwait(false);
@@ -126,18 +120,12 @@ public sealed class MessageWriter<T> where T : IMessage<T>
             MessageFraming.WriteHeader(_writer, (int)size);
             _writer.Write(head.Span);
             _writer.Write(body.Span);
-            var result = await _writer.FlushAsync(cancellationToken).ConfigureAwait(false);
-            if (result.IsCanceled || result.IsCompleted) throw new RpcException(StatusCode.Unavailable, "The stream was closed by the peer.");
+            await FlushPipeAsync(cancellationToken).ConfigureAwait(false);
         }
-        catch (Exception e) when (_translateFailure is not null && e is not RpcException)
+        catch (Exception e) when (e is not RpcException)
         {
-            var error = await _translateFailure(e, cancellationToken).ConfigureAwait(false) ?? Broken(e);
-            if (error is null) throw;
-            throw error;
-        }
-        catch (IOException e)
-        {
-            throw Broken(e)!;
+            if (await FailureOfAsync(e, cancellationToken).ConfigureAwait(false) is { } error) throw error;
+            throw;
         }
         finally
         {
@@ -203,6 +191,24 @@ public sealed class MessageWriter<T> where T : IMessage<T>
     }
 
     /// <summary>UNAVAILABLE for a broken stream; null for anything else (the caller's cancellation, a misuse).</summary>
+    private void EnsureOpen()
+    {
+        if (_completed) throw new InvalidOperationException("The stream was already completed; no message may follow.");
+    }
+
+    private async ValueTask FlushPipeAsync(CancellationToken cancellationToken)
+    {
+        var result = await _writer.FlushAsync(cancellationToken).ConfigureAwait(false);
+        if (result.IsCanceled || result.IsCompleted) throw new RpcException(StatusCode.Unavailable, "The stream was closed by the peer.");
+    }
+
+    /// <summary>
+    /// The status a failed write reports: the call's own (when the server already ended it) or UNAVAILABLE for a
+    /// broken stream; null lets the caller's cancellation or misuse through unchanged.
+    /// </summary>
+    private async ValueTask<RpcException?> FailureOfAsync(Exception e, CancellationToken cancellationToken) =>
+        (_translateFailure is null ? null : await _translateFailure(e, cancellationToken).ConfigureAwait(false)) ?? Broken(e);
+
     private static RpcException? Broken(Exception e) =>
         e is IOException ? new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e) : null;
 
