@@ -38,12 +38,4 @@ public static class KestrelGrpcExtensions
         kestrel.ConfigureForGrpc().Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2);
         return kestrel;
     }
-
-    /// <summary>Listens for cleartext HTTP/2 on a Unix domain socket at <paramref name="path"/>, after <see cref="ConfigureForGrpc"/>.</summary>
-    public static KestrelServerOptions ListenGrpcUnixSocket(this KestrelServerOptions kestrel, string path)
-    {
-        ArgumentException.ThrowIfNullOrEmpty(path);
-        kestrel.ConfigureForGrpc().ListenUnixSocket(path, listen => listen.Protocols = HttpProtocols.Http2);
-        return kestrel;
-    }
 }
