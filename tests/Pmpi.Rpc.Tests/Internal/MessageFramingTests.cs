@@ -28,7 +28,7 @@ public sealed class MessageFramingTests
         var output = new ArrayBufferWriter<byte>();
         MessageFraming.Write(output, new Ack { Sequence = 1 }, 100);
         MessageFraming.Write(output, new Ack { Sequence = 2 }, 100);
-        var buffer = Segmented(output.WrittenMemory.ToArray(), 3);
+        var buffer = SegmentedSequence.Of(output.WrittenMemory.ToArray(), 3);
 
         Assert.True(MessageFraming.TryReadMessage(ref buffer, 100, out var first));
         Assert.True(MessageFraming.TryReadMessage(ref buffer, 100, out var second));
@@ -84,33 +84,5 @@ public sealed class MessageFramingTests
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
         Assert.Contains("RpcOptions.MaxMessageSize", error.Detail);
         Assert.Equal(0, output.WrittenCount);
-    }
-
-    private static ReadOnlySequence<byte> Segmented(byte[] bytes, int segmentSize)
-    {
-        Segment? first = null, last = null;
-        for (int offset = 0; offset < bytes.Length; offset += segmentSize)
-        {
-            var memory = bytes.AsMemory(offset, Math.Min(segmentSize, bytes.Length - offset));
-            if (last is null) first = last = new Segment(memory, 0);
-            else last = last.Append(memory);
-        }
-        return new ReadOnlySequence<byte>(first!, 0, last!, last!.Memory.Length);
-    }
-
-    private sealed class Segment : ReadOnlySequenceSegment<byte>
-    {
-        public Segment(ReadOnlyMemory<byte> memory, long runningIndex)
-        {
-            Memory = memory;
-            RunningIndex = runningIndex;
-        }
-
-        public Segment Append(ReadOnlyMemory<byte> memory)
-        {
-            var next = new Segment(memory, RunningIndex + Memory.Length);
-            Next = next;
-            return next;
-        }
     }
 }

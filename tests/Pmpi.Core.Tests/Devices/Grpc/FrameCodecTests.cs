@@ -67,7 +67,7 @@ public sealed class FrameCodecTests
             IsArray = isArray, TypeName = typeName ?? "", TotalLength = payloadLength, Payload = ByteString.CopyFrom(payload),
         };
 
-        var kind = FrameCodec.Read(Split(new Frame { Data = data }.ToByteArray()), out var header, out var read, out var other);
+        var kind = FrameCodec.Read(SegmentedSequence.Of(new Frame { Data = data }.ToByteArray(), 7), out var header, out var read, out var other);
 
         Assert.Equal(Frame.BodyOneofCase.Data, kind);
         Assert.Null(other);
@@ -80,7 +80,7 @@ public sealed class FrameCodecTests
     {
         var payload = Payload(100_000);
 
-        var kind = FrameCodec.Read(Split(new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(payload) } }.ToByteArray()), out _, out var read, out _);
+        var kind = FrameCodec.Read(SegmentedSequence.Of(new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(payload) } }.ToByteArray(), 7), out _, out var read, out _);
 
         Assert.Equal(Frame.BodyOneofCase.Chunk, kind);
         Assert.Equal(payload, read.ToArray());
@@ -136,34 +136,5 @@ public sealed class FrameCodecTests
         var payload = new byte[length];
         new Random(length).NextBytes(payload);
         return payload;
-    }
-
-    /// <summary>The bytes as a sequence of small segments, as a pipe may hand them over.</summary>
-    private static ReadOnlySequence<byte> Split(byte[] bytes)
-    {
-        const int SegmentSize = 7;
-        Segment? first = null, last = null;
-        for (int offset = 0; offset < bytes.Length; offset += SegmentSize)
-        {
-            var memory = bytes.AsMemory(offset, Math.Min(SegmentSize, bytes.Length - offset));
-            last = last is null ? first = new Segment(memory, 0) : last.Append(memory);
-        }
-        return first is null ? ReadOnlySequence<byte>.Empty : new ReadOnlySequence<byte>(first, 0, last!, last!.Memory.Length);
-    }
-
-    private sealed class Segment : ReadOnlySequenceSegment<byte>
-    {
-        public Segment(ReadOnlyMemory<byte> memory, long runningIndex)
-        {
-            Memory = memory;
-            RunningIndex = runningIndex;
-        }
-
-        public Segment Append(ReadOnlyMemory<byte> memory)
-        {
-            var next = new Segment(memory, RunningIndex + Memory.Length);
-            Next = next;
-            return next;
-        }
     }
 }
