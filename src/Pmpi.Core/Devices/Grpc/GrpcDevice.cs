@@ -54,7 +54,7 @@ internal sealed class GrpcDevice : IDevice
             endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, peers.Inbound.ServeAsync), cancellationToken: cancellationToken).ConfigureAwait(false);
         try
         {
-            using var master = new RpcChannel(identity.Master);
+            using var master = new RpcChannel(identity.Master, security: identity.MasterSecurity);
             var table = await master.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest
             {
                 JobId = identity.JobId,
@@ -92,7 +92,7 @@ internal sealed class GrpcDevice : IDevice
     {
         try
         {
-            using var master = new RpcChannel(_identity.Master);
+            using var master = new RpcChannel(_identity.Master, security: _identity.MasterSecurity);
             master.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest
             {
                 JobId = _identity.JobId,
