@@ -31,17 +31,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, call) =>
-        {
-            guard.RequireMember(call, ServicePaths.GetNodeInfo);
-            return Task.FromResult(GetNodeInfo());
-        });
-        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
+        // Every method is for cluster members only, checked before a request byte is read.
+        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()))
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.GetNodeInfo));
+        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Launch));
         endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, call) =>
-        {
-            guard.RequireMember(call, ServicePaths.Kill);
-            return new KillReply { Killed = await KillAsync(request.JobId, request.JobToken, call).ConfigureAwait(false) };
-        });
+            new KillReply { Killed = await KillAsync(request.JobId, request.JobToken, call).ConfigureAwait(false) })
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Kill));
     }
 
     /// <summary>Jobs with ranks on this node now.</summary>
@@ -120,7 +117,6 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     private async Task LaunchAsync(LaunchRequest request, MessageWriter<LaunchEvent> responses, ServerCallContext call)
     {
-        guard.RequireMember(call, ServicePaths.Launch);
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
         var token = Admit(request, call);
         if (_stopping) throw ShuttingDown(request);

@@ -21,7 +21,8 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync);
+        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Submit));
         // Ranks hold no cluster credential: they prove their job with its key.
         endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) =>
             JobOf(request.JobId, request.JobToken, call, ServicePaths.Register).RegisterAsync(request, call.CancellationToken));
@@ -34,7 +35,6 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
 
     private async Task SubmitAsync(SubmitRequest request, MessageWriter<JobEvent> responses, ServerCallContext call)
     {
-        guard.RequireMember(call, ServicePaths.Submit);
         ComputationDefinition computation;
         try
         {
