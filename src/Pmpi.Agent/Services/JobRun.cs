@@ -100,7 +100,7 @@ internal sealed class JobRun
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
-            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain };
+            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain, CertificateSha256 = request.CertificateSha256 };
             if (++_registered == Size)
             {
                 var table = new RankTable();

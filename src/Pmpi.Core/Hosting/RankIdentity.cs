@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Net;
 using System.Security.Cryptography.X509Certificates;
 using Google.Protobuf;
 using Pmpi.Rpc;
@@ -19,6 +20,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
     /// <summary>How the rank reaches its master: trusting the cluster CA when the master speaks TLS; h2c otherwise.</summary>
     public RpcSecurity MasterSecurity { get; init; } = RpcSecurity.Insecure;
 
+    /// <summary>Whether the rank's endpoint speaks TLS (a self-signed certificate its peers pin): when it listens beyond loopback.</summary>
+    public bool EncryptStreams { get; init; }
+
     /// <summary>The identity in the environment, or null when this process was not launched by an agent.</summary>
     /// <exception cref="MpiException">A variable is present but malformed; the message names it.</exception>
     public static RankIdentity? FromEnvironment(Func<string, string?> read)
@@ -35,8 +39,11 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         var credentials = ReadCredentials(read(RankEnvironment.CredentialsFile));
         if (masterUri.Scheme == Uri.UriSchemeHttps && credentials.Authority.IsEmpty)
             throw Malformed(RankEnvironment.CredentialsFile, read(RankEnvironment.CredentialsFile), "a credentials file naming the CA of the TLS master " + master);
-        return new RankIdentity(jobId, rank, size, masterUri, credentials.JobToken, read(RankEnvironment.Domain), read(RankEnvironment.BindAddress) ?? "127.0.0.1")
+        var bind = read(RankEnvironment.BindAddress) ?? "127.0.0.1";
+        if (!IPAddress.TryParse(bind, out var bindAddress)) throw Malformed(RankEnvironment.BindAddress, bind, "an IP address");
+        return new RankIdentity(jobId, rank, size, masterUri, credentials.JobToken, read(RankEnvironment.Domain), bind)
         {
+            EncryptStreams = !IPAddress.IsLoopback(bindAddress),
             AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
             MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure
                 : RpcSecurity.TrustingAuthority(X509CertificateLoader.LoadCertificate(credentials.Authority.Span)),

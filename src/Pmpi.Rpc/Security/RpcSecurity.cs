@@ -62,6 +62,25 @@ public abstract class RpcSecurity
         return new AuthorityTrustSecurity(authority);
     }
 
+    /// <summary>
+    /// A server presenting a certificate made now (ECDSA P-256, self-signed, never stored) and asking for no client
+    /// certificate: a rank's endpoint beyond loopback, whose callers prove themselves with the job key instead.
+    /// Peers pin <paramref name="certificateSha256"/>, which the rank publishes through its authenticated Register.
+    /// </summary>
+    public static RpcSecurity SelfSigned(out byte[] certificateSha256)
+    {
+        var certificate = EphemeralCertificate.Create();
+        certificateSha256 = SHA256.HashData(certificate.RawData);
+        return new SelfSignedSecurity(certificate);
+    }
+
+    /// <summary>A client accepting only the server certificate whose SHA-256 is <paramref name="certificateSha256"/>: how a rank dials a peer over TLS.</summary>
+    public static RpcSecurity PinnedCertificate(ReadOnlySpan<byte> certificateSha256)
+    {
+        if (certificateSha256.Length != SHA256.HashSizeInBytes) throw new ArgumentException("A SHA-256 pin is 32 bytes.", nameof(certificateSha256));
+        return new PinnedCertificateSecurity(certificateSha256.ToArray());
+    }
+
     /// <summary>The URI scheme of the endpoints this security speaks to: https with TLS, http for h2c.</summary>
     public string Scheme => UsesTls ? Uri.UriSchemeHttps : Uri.UriSchemeHttp;
 
