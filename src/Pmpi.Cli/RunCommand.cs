@@ -6,6 +6,7 @@ using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Cli;
@@ -24,17 +25,35 @@ internal static class RunCommand
         var target = new Argument<string>("target") { Description = "A computation file (.xml), or with -n a rank program (.dll or executable)." };
         var programArguments = new Argument<string[]>("arguments") { Description = "Arguments for the rank program (with -n).", Arity = ArgumentArity.ZeroOrMore };
         var ranks = new Option<int?>("-n", "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
-        var master = new Option<Uri?>("--master")
+        var master = new Option<string?>("--master")
         {
-            Description = "Submit to the master of a running agent (host:port or http://host:port) instead of an embedded one.",
-            CustomParser = AgentAddress.Parse,
+            Description = "Submit to the master of a running agent (host:port, or https://host:port) instead of an embedded one.",
         };
+        var security = new SecurityOptions();
         var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master };
-        command.SetAction((parse, cancellationToken) => RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(master), cancellationToken));
+        security.AddTo(command);
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            // The embedded agent and master, with no credential, accept only requests signed with a secret that
+            // exists in this process's memory alone.
+            var masterText = parse.GetValue(master);
+            if (security.Resolve(parse, "run", masterText is null ? RpcSecurity.ForThisProcess : null, out var error) is not { } rpcSecurity)
+            {
+                await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            Uri? masterAddress = null;
+            if (masterText is not null && (masterAddress = AgentAddress.TryParse(masterText, rpcSecurity)) is null)
+            {
+                await Console.Error.WriteLineAsync($"pmpi run: '{masterText}' is not an agent address: expected host:port or https://host:port.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), masterAddress, rpcSecurity, cancellationToken).ConfigureAwait(false);
+        });
         return command;
     }
 
-    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, Uri? master, CancellationToken cancellationToken)
+    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, Uri? master, RpcSecurity security, CancellationToken cancellationToken)
     {
         string fileName, xml;
         if (ranks is { } count)
@@ -54,8 +73,10 @@ internal static class RunCommand
         }
 
         using var interruption = new Interruption(cancellationToken);
-        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions(), interruption.Token).ConfigureAwait(false) : null;
-        using var channel = new RpcChannel(master ?? embedded!.Address);
+        await using var embedded = master is null
+            ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions { Security = security }, interruption.Token).ConfigureAwait(false)
+            : null;
+        using var channel = new RpcChannel(master ?? embedded!.Address, security: security);
         var progress = new ProgressReporter();
         try
         {

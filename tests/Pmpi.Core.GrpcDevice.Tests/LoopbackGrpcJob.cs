@@ -23,11 +23,15 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
     private readonly GrpcDevice?[] _devices;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Lock _lock = new();
+    private readonly bool _encryptStreams;
     private MpiException? _aborted;
     private int _registered;
 
-    public LoopbackGrpcJob(int size)
+    /// <param name="size">Ranks in the job.</param>
+    /// <param name="encryptStreams">Whether the ranks' endpoints speak TLS with pinned certificates, as they do beyond loopback.</param>
+    public LoopbackGrpcJob(int size, bool encryptStreams = false)
     {
+        _encryptStreams = encryptStreams;
         ArgumentOutOfRangeException.ThrowIfLessThan(size, 1);
         _table = new RankEntry?[size];
         _devices = new GrpcDevice?[size];
@@ -51,7 +55,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
 
     public IDevice DeviceFor(int rank)
     {
-        var identity = new RankIdentity(JobId, rank, Size, _master.Address, JobToken, Domain: null, BindAddress: "127.0.0.1");
+        var identity = new RankIdentity(JobId, rank, Size, _master.Address, JobToken, Domain: null, BindAddress: "127.0.0.1") { EncryptStreams = _encryptStreams };
         var device = GrpcDevice.StartAsync(identity, CancellationToken.None).WaitAsync(StartTimeout).GetAwaiter().GetResult();
         lock (_lock)
         {
@@ -94,7 +98,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
         if (request.JobId != JobId || request.JobToken != JobToken) throw new RpcException(StatusCode.PermissionDenied, $"Rank {request.Rank} registered for another job.");
         lock (_lock)
         {
-            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain };
+            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain, CertificateSha256 = request.CertificateSha256 };
             if (++_registered == Size)
             {
                 var table = new RankTable();

@@ -1,3 +1,5 @@
+using Pmpi.Rpc.Security;
+
 namespace Pmpi.Agent.Services;
 
 /// <summary>
@@ -26,4 +28,12 @@ public sealed class AgentOptions
     /// nodes reach. Defaults to 127.0.0.1, which serves jobs whose ranks all run on this machine.
     /// </summary>
     public string RankBindAddress { get; set; } = "127.0.0.1";
+
+    /// <summary>
+    /// How callers prove they belong to the cluster and how traffic is protected: <see cref="RpcSecurity.MutualTls"/>
+    /// with the cluster credential for a daemon, <see cref="RpcSecurity.ForThisProcess"/> for an embedded agent on
+    /// loopback, <see cref="RpcSecurity.Insecure"/> only when asked for. Defaults to null, which the validator refuses:
+    /// an agent never starts unauthenticated by accident.
+    /// </summary>
+    public RpcSecurity? Security { get; set; }
 }

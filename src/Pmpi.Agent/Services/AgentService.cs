@@ -1,12 +1,12 @@
 using System.Collections.Concurrent;
-using System.Security.Cryptography;
-using System.Text;
 using System.Threading.Channels;
+using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.Launching;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
@@ -16,7 +16,7 @@ namespace Pmpi.Agent.Services;
 /// The Agent service: describes the node, launches ranks and streams their lives, kills jobs. A Launch call owns
 /// its processes: when it ends for any reason (all exited, Kill, the master gone) none is left running.
 /// </summary>
-internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, ILogger<AgentService> logger)
+internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, CallGuard guard, ILogger<AgentService> logger)
 {
     /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
     private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(5);
@@ -25,13 +25,20 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     private static readonly TimeSpan NotifyWait = TimeSpan.FromSeconds(1);
 
     private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new();
+    /// <summary>The jobs whose tickets this agent accepted, with their expiry: a ticket launches once.</summary>
+    private readonly ConcurrentDictionary<string, long> _admitted = new(StringComparer.Ordinal);
     private volatile bool _stopping;
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()));
-        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, _) => new KillReply { Killed = await KillAsync(request.JobId, request.JobToken).ConfigureAwait(false) });
+        // Every method is for cluster members only, checked before a request byte is read.
+        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()))
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.GetNodeInfo));
+        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Launch));
+        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, call) =>
+            new KillReply { Killed = await KillAsync(request.JobId, request.JobToken, call).ConfigureAwait(false) })
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Kill));
     }
 
     /// <summary>Jobs with ranks on this node now.</summary>
@@ -63,11 +70,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     /// <summary>Kills a job's ranks on this node; completes once they are gone (or after <see cref="KillWait"/>).</summary>
     /// <exception cref="RpcException">PERMISSION_DENIED: <paramref name="jobToken"/> is not the job's.</exception>
-    public async Task<int> KillAsync(string jobId, string jobToken)
+    private async Task<int> KillAsync(string jobId, string jobToken, ServerCallContext call)
     {
         if (!_jobs.TryGetValue(jobId, out var job)) return 0;
-        if (!CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(jobToken), Encoding.UTF8.GetBytes(job.Token)))
-            throw new RpcException(StatusCode.PermissionDenied, $"Wrong token for job {jobId}: only its master may kill it.");
+        if (!JobTickets.TokenMatches(job.Token, jobToken))
+            throw guard.Refuse(call, ServicePaths.Kill, StatusCode.PermissionDenied, $"a wrong job key for job {jobId}: only its master may kill it");
         var killed = job.Processes.ToArray();
         foreach (var process in killed) process.Kill();
         AgentLog.JobKilled(logger, jobId, killed.Length);
@@ -111,9 +118,12 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     private async Task LaunchAsync(LaunchRequest request, MessageWriter<LaunchEvent> responses, ServerCallContext call)
     {
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
+        var token = Admit(request, call);
         if (_stopping) throw ShuttingDown(request);
         var processes = new ConcurrentBag<RankProcess>();
-        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(request.JobToken, processes, responses))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(token, processes, responses))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        // Each rank's job key goes through an owner-only file the rank deletes, never argv or the environment.
+        var keys = Directory.CreateTempSubdirectory("pmpi-launch-");
         // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
         var events = Channel.CreateUnbounded<LaunchEvent>(new UnboundedChannelOptions { SingleReader = true });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
@@ -122,7 +132,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             var exits = new List<Task>();
             foreach (var rank in request.Ranks)
             {
-                var process = RankProcess.Start(StartOf(request, rank), (stream, line) =>
+                var process = RankProcess.Start(StartOf(request, rank, WriteRankCredentials(keys, rank.Rank, token, request.MasterAddress)), (stream, line) =>
                     events.Writer.TryWrite(new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = stream == OutputStream.Stderr, Line = line } }));
                 processes.Add(process);
                 events.Writer.TryWrite(new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } });
@@ -145,15 +155,53 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             events.Writer.TryComplete();
             foreach (var process in processes) process.Dispose();
             _jobs.TryRemove(request.JobId, out _);
+            keys.Delete(recursive: true);
         }
     }
 
-    private RankStart StartOf(LaunchRequest request, RankLaunch rank)
+    /// <summary>
+    /// Checks the launch's ticket (signature, expiry, job, world size, this agent as the master dialled it, every
+    /// rank, not used before) and returns the job's token; refuses the call with PERMISSION_DENIED otherwise.
+    /// </summary>
+    private string Admit(LaunchRequest request, ServerCallContext call)
+    {
+        if (!JobTickets.TryVerify(guard.Security, request.Ticket, request.TicketSignature, out var ticket, out var failure))
+            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, failure);
+        if (ticket.JobId != request.JobId || ticket.WorldSize != request.WorldSize)
+            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"the ticket is for job {ticket.JobId} of {ticket.WorldSize} ranks, not job {request.JobId} of {request.WorldSize}");
+        var dialled = call.HttpContext.Request.Host.Value ?? "";
+        var mine = ticket.Agents.FirstOrDefault(agent => string.Equals(agent.Agent, dialled, StringComparison.OrdinalIgnoreCase))
+            ?? throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not name this agent ({dialled})");
+        foreach (var rank in request.Ranks)
+            if (!mine.Ranks.Contains(rank.Rank))
+                throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not give rank {rank.Rank} to this agent");
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        foreach (var (jobId, expires) in _admitted)
+            if (expires < now) _admitted.TryRemove(jobId, out _);
+        if (!_admitted.TryAdd(ticket.JobId, ticket.ExpiresUnixMs))
+            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket was already used on this agent (a replay)");
+        return JobTickets.JobToken(guard.Security, request.Ticket);
+    }
+
+    /// <summary>Writes a rank's job token (and the CA its master's certificate chains to) to an owner-only file; returns its path.</summary>
+    private string WriteRankCredentials(DirectoryInfo directory, int rank, string token, string masterAddress)
+    {
+        var credentials = new RankCredentials { JobToken = token };
+        if (masterAddress.StartsWith("https:", StringComparison.OrdinalIgnoreCase) && guard.Security.Authority is { } authority)
+            credentials.Authority = ByteString.CopyFrom(authority.RawData);
+        var path = Path.Combine(directory.FullName, $"rank-{rank}");
+        var file = new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.Write };
+        if (!OperatingSystem.IsWindows()) file.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+        using (var stream = new FileStream(path, file)) credentials.WriteTo(stream);
+        return path;
+    }
+
+    private RankStart StartOf(LaunchRequest request, RankLaunch rank, string credentialsFile)
     {
         var environment = new Dictionary<string, string>(rank.Environment)
         {
             [RankEnvironment.JobId] = request.JobId,
-            [RankEnvironment.JobToken] = request.JobToken,
+            [RankEnvironment.CredentialsFile] = credentialsFile,
             [RankEnvironment.Rank] = rank.Rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
             [RankEnvironment.Size] = request.WorldSize.ToString(System.Globalization.CultureInfo.InvariantCulture),
             [RankEnvironment.Master] = request.MasterAddress,
@@ -183,6 +231,6 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>A job's ranks on this node, the token that proves a caller may kill them, and its launch's response stream.</summary>
+    /// <summary>A job's ranks on this node, the job token that proves a caller may kill them, and its launch's response stream.</summary>
     private sealed record LaunchedJob(string Token, ConcurrentBag<RankProcess> Processes, MessageWriter<LaunchEvent> Events);
 }

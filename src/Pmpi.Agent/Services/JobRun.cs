@@ -1,9 +1,11 @@
 using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Threading.Channels;
+using Google.Protobuf;
 using Pmpi.Agent.Computation;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Services;
@@ -23,7 +25,9 @@ internal sealed class JobRun
 
     private readonly ComputationDefinition _computation;
     private readonly Uri _master;
-    private readonly Uri _localAgent;
+    private readonly RpcSecurity _security;
+    private readonly List<IGrouping<Uri, RankAssignment>> _launches;
+    private readonly (ByteString Ticket, ByteString Signature) _ticket;
     private readonly Channel<JobEvent> _events = Channel.CreateUnbounded<JobEvent>(new UnboundedChannelOptions { SingleReader = true });
     private readonly RankEntry?[] _table;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -32,19 +36,29 @@ internal sealed class JobRun
     private (int Rank, int Code, string Reason)? _failure;
     private int _launched, _registered, _exited;
 
-    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent)
+    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent, RpcSecurity security)
     {
         _computation = computation;
         _master = master;
-        _localAgent = localAgent;
+        _security = security;
         _table = new RankEntry?[computation.WorldSize];
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
-        Token = Convert.ToBase64String(RandomNumberGenerator.GetBytes(24));
+        _launches = [.. Placement.Assign(computation).GroupBy(assignment => assignment.Node is { } node ? security.AddressOf(node.Agent) : localAgent)];
+        // The ticket names each agent as the master dials it, which is the :authority each launch arrives with.
+        var ticket = JobTickets.Create(Id, computation.WorldSize);
+        foreach (var launch in _launches)
+        {
+            var agent = new AgentRanks { Agent = launch.Key.Authority };
+            agent.Ranks.AddRange(launch.Select(assignment => assignment.WorldRank));
+            ticket.Agents.Add(agent);
+        }
+        _ticket = JobTickets.Sign(security, ticket);
+        Token = JobTickets.JobToken(security, _ticket.Ticket);
     }
 
     public string Id { get; }
 
-    /// <summary>The job's secret: ranks present it to register and to open streams to each other.</summary>
+    /// <summary>The job's key (base64), derived from its ticket: ranks present it to register and to open streams to each other.</summary>
     public string Token { get; }
 
     private int Size => _table.Length;
@@ -59,10 +73,7 @@ internal sealed class JobRun
         var pump = PumpAsync(responses, submitterGone);
         Progress();
 
-        var launches = Placement.Assign(_computation)
-            .GroupBy(assignment => assignment.Node is { } node ? new Uri($"http://{node.Agent}") : _localAgent)
-            .Select(group => LaunchAsync(group.Key, [.. group]))
-            .ToList();
+        var launches = _launches.Select(group => LaunchAsync(group.Key, [.. group])).ToList();
         await Task.WhenAll(launches).ConfigureAwait(false);
 
         var failure = _failure;
@@ -89,7 +100,7 @@ internal sealed class JobRun
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
-            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain };
+            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain, CertificateSha256 = request.CertificateSha256 };
             if (++_registered == Size)
             {
                 var table = new RankTable();
@@ -115,7 +126,7 @@ internal sealed class JobRun
 
     private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks)
     {
-        var request = new LaunchRequest { JobId = Id, JobToken = Token, WorldSize = Size, MasterAddress = _master.ToString() };
+        var request = new LaunchRequest { JobId = Id, WorldSize = Size, MasterAddress = _master.ToString(), Ticket = _ticket.Ticket, TicketSignature = _ticket.Signature };
         foreach (var assignment in ranks)
         {
             var launch = new RankLaunch { Rank = assignment.WorldRank, Program = assignment.Group.ProgramPath, WorkingDirectory = assignment.Group.WorkingDirectory };
@@ -126,7 +137,7 @@ internal sealed class JobRun
         // Another node's launch may have failed already: start nothing for a job that is over.
         if (_end.IsCancellationRequested) return;
         int remaining = ranks.Count;
-        using var channel = new RpcChannel(agent);
+        using var channel = new RpcChannel(agent, security: _security);
         using var abandon = new CancellationTokenSource();
         Task? kill = null;
         try

@@ -1,7 +1,8 @@
 using System.Collections.Concurrent;
-using System.Security.Cryptography;
 using Pmpi.Agent.Computation;
+using Pmpi.Agent.Internal;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
@@ -13,17 +14,21 @@ namespace Pmpi.Agent.Services;
 /// </summary>
 /// <param name="address">The master's own address, handed to ranks so they can register.</param>
 /// <param name="localAgent">The agent that runs computations declaring no nodes (the embedded default).</param>
-internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
+/// <param name="guard">Authenticates submitters (cluster members) and refuses, logging, whoever is not.</param>
+internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, CallGuard guard)
 {
     private readonly ConcurrentDictionary<string, JobRun> _jobs = new();
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync);
-        endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) => JobOf(request.JobId, request.JobToken).RegisterAsync(request, call.CancellationToken));
-        endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, _) =>
+        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Submit));
+        // Ranks hold no cluster credential: they prove their job with its key.
+        endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) =>
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Register).RegisterAsync(request, call.CancellationToken));
+        endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, call) =>
         {
-            JobOf(request.JobId, request.JobToken).Fail(request.Rank, request.ErrorCode, request.Reason);
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Abort).Fail(request.Rank, request.ErrorCode, request.Reason);
             return Task.FromResult(new AbortReply());
         });
     }
@@ -39,7 +44,7 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
         {
             throw new RpcException(StatusCode.InvalidArgument, e.Message, e);
         }
-        var job = new JobRun(computation, address(), localAgent());
+        var job = new JobRun(computation, address(), localAgent(), guard.Security);
         _jobs[job.Id] = job;
         try
         {
@@ -51,11 +56,11 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
         }
     }
 
-    private JobRun JobOf(string jobId, string token)
+    /// <summary>The job a rank's call names, once its key is proven; PERMISSION_DENIED (logged) for an unknown job or a wrong key alike.</summary>
+    private JobRun JobOf(string jobId, string token, ServerCallContext call, string method)
     {
-        if (!_jobs.TryGetValue(jobId, out var job)) throw new RpcException(StatusCode.NotFound, $"No job {jobId} runs on this master.");
-        if (!CryptographicOperations.FixedTimeEquals(System.Text.Encoding.UTF8.GetBytes(token), System.Text.Encoding.UTF8.GetBytes(job.Token)))
-            throw new RpcException(StatusCode.PermissionDenied, $"Wrong token for job {jobId}.");
+        if (!_jobs.TryGetValue(jobId, out var job)) throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"no job {jobId} runs on this master");
+        if (!JobTickets.TokenMatches(job.Token, token)) throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"a wrong job key for job {jobId}");
         return job;
     }
 }

@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Pmpi.Rpc.Security;
 
 namespace Pmpi.Rpc.Server;
 
@@ -28,14 +29,26 @@ public static class KestrelGrpcExtensions
     }
 
     /// <summary>
-    /// Listens for cleartext HTTP/2 (h2c, prior knowledge: gRPC clients never upgrade from HTTP/1.1) on
-    /// <paramref name="address"/>:<paramref name="port"/> (0 picks a free port), after <see cref="ConfigureForGrpc"/>.
+    /// Listens for HTTP/2 on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port), after
+    /// <see cref="ConfigureForGrpc"/>: over TLS with ALPN h2 when <paramref name="security"/> uses TLS, else cleartext
+    /// h2c (prior knowledge: gRPC clients never upgrade from HTTP/1.1).
     /// </summary>
-    public static KestrelServerOptions ListenGrpc(this KestrelServerOptions kestrel, IPAddress address, int port)
+    /// <param name="kestrel">The server's options.</param>
+    /// <param name="address">Where to listen.</param>
+    /// <param name="port">The TCP port; 0 picks a free one.</param>
+    /// <param name="security">The listener's TLS and who it accepts; <see cref="RpcSecurity.Insecure"/> when null.</param>
+    /// <exception cref="ArgumentException"><paramref name="security"/> does not encrypt and <paramref name="address"/> is not loopback.</exception>
+    public static KestrelServerOptions ListenGrpc(this KestrelServerOptions kestrel, IPAddress address, int port, RpcSecurity? security = null)
     {
         ArgumentNullException.ThrowIfNull(address);
         ArgumentOutOfRangeException.ThrowIfNegative(port);
-        kestrel.ConfigureForGrpc().Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2);
+        security ??= RpcSecurity.Insecure;
+        security.CheckListenAddress(address);
+        kestrel.ConfigureForGrpc().Listen(address, port, listen =>
+        {
+            listen.Protocols = HttpProtocols.Http2;
+            security.ConfigureListener(listen);
+        });
         return kestrel;
     }
 }

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Sockets;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Integration.Tests.Infrastructure;
@@ -30,9 +31,16 @@ internal static class PmpiCli
         }
     }
 
-    /// <summary>Starts `pmpi <paramref name="arguments"/>`.</summary>
-    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null) =>
-        ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], environment, workingDirectory);
+    /// <summary>
+    /// Starts `pmpi <paramref name="arguments"/>` with the tests' cluster credential (PMPI_CREDENTIALS), unless
+    /// <paramref name="environment"/> says otherwise (a null value removes it).
+    /// </summary>
+    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
+    {
+        var withCredential = new Dictionary<string, string?> { [ClusterCredentials.EnvironmentVariable] = TestCluster.Directory };
+        foreach (var (name, value) in environment ?? new Dictionary<string, string?>()) withCredential[name] = value;
+        return ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], withCredential, workingDirectory);
+    }
 
     /// <summary>A port that was free a moment ago on 127.0.0.1, for a process that must be told its port.</summary>
     public static int FreePort()
@@ -42,10 +50,10 @@ internal static class PmpiCli
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
-    /// <summary>Calls Agent.GetNodeInfo at <paramref name="address"/>.</summary>
+    /// <summary>Calls Agent.GetNodeInfo at <paramref name="address"/> as a member of the tests' cluster.</summary>
     public static async Task<NodeInfo> GetNodeInfoAsync(Uri address)
     {
-        using var channel = new RpcChannel(address);
+        using var channel = new RpcChannel(address, security: TestCluster.Security);
         return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10))
             .WaitAsync(Timeout).ConfigureAwait(false);
     }
@@ -58,7 +66,7 @@ internal static class PmpiCli
     }
 }
 
-/// <summary>A `pmpi agent` process on a free loopback port, ready (it answered GetNodeInfo) once started.</summary>
+/// <summary>A `pmpi agent` process with the tests' cluster credential on a free loopback port, ready (it answered GetNodeInfo) once started.</summary>
 internal sealed class AgentProcess : IAsyncDisposable
 {
     /// <summary>The variable an agent's ranks inherit and print, so a test sees which agent launched a rank.</summary>
@@ -76,8 +84,8 @@ internal sealed class AgentProcess : IAsyncDisposable
     /// <summary>Where it listens.</summary>
     public int Port { get; }
 
-    /// <summary>http://127.0.0.1:port.</summary>
-    public Uri Address => new($"http://127.0.0.1:{Port}");
+    /// <summary>https://127.0.0.1:port.</summary>
+    public Uri Address => new($"https://127.0.0.1:{Port}");
 
     /// <summary>host:port as a computation file's node names it.</summary>
     public string Endpoint => $"127.0.0.1:{Port}";

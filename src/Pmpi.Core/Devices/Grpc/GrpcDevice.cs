@@ -1,9 +1,11 @@
 using System.Net;
+using Google.Protobuf;
 using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
@@ -50,11 +52,14 @@ internal sealed class GrpcDevice : IDevice
         var engine = new MatchingEngine();
         // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
         var peers = new PeerStreams(identity, engine);
+        // Beyond loopback the endpoint speaks TLS with a certificate made now; peers pin it from the rank table.
+        byte[] pin = [];
+        var security = identity.EncryptStreams ? RpcSecurity.SelfSigned(out pin) : RpcSecurity.Insecure;
         var server = await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
-            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, peers.Inbound.ServeAsync), cancellationToken: cancellationToken).ConfigureAwait(false);
+            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, peers.Inbound.ServeAsync), security: security, cancellationToken: cancellationToken).ConfigureAwait(false);
         try
         {
-            using var master = new RpcChannel(identity.Master);
+            using var master = new RpcChannel(identity.Master, security: identity.MasterSecurity);
             var table = await master.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest
             {
                 JobId = identity.JobId,
@@ -62,10 +67,12 @@ internal sealed class GrpcDevice : IDevice
                 Rank = identity.Rank,
                 Endpoint = server.Address.ToString(),
                 Domain = identity.Domain ?? "",
+                CertificateSha256 = ByteString.CopyFrom(pin),
             }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
             if (table.Ranks.Count != identity.Size)
                 throw new MpiException(ErrorClass.Transport, $"The master returned a table of {table.Ranks.Count} ranks for a job of {identity.Size}.");
-            peers.UseEndpoints([.. table.Ranks.Select(entry => new Uri(entry.Endpoint))]);
+            peers.UseEndpoints([.. table.Ranks.Select(entry => new Uri(entry.Endpoint))],
+                [.. table.Ranks.Select(entry => entry.CertificateSha256.IsEmpty ? RpcSecurity.Insecure : RpcSecurity.PinnedCertificate(entry.CertificateSha256.Span))]);
             return new GrpcDevice(identity, server, engine, peers);
         }
         catch (RpcException e)
@@ -92,7 +99,7 @@ internal sealed class GrpcDevice : IDevice
     {
         try
         {
-            using var master = new RpcChannel(_identity.Master);
+            using var master = new RpcChannel(_identity.Master, security: _identity.MasterSecurity);
             master.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest
             {
                 JobId = _identity.JobId,

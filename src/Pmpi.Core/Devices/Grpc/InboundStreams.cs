@@ -3,6 +3,7 @@ using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
@@ -27,7 +28,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
     {
         var first = await requests.ReadAsync(call.CancellationToken).ConfigureAwait(false);
         if (first?.Hello is not { } hello) throw new RpcException(StatusCode.InvalidArgument, "A RankTransport stream must open with a Hello frame.");
-        if (hello.JobId != identity.JobId || hello.JobToken != identity.JobToken)
+        if (hello.JobId != identity.JobId || !JobTickets.TokenMatches(identity.JobToken, hello.JobToken))
             throw new RpcException(StatusCode.PermissionDenied, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream for job '{hello.JobId}' or with a wrong token.");
         int source = hello.SourceWorldRank;
         if ((uint)source >= (uint)identity.Size)

@@ -2,6 +2,7 @@ using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Devices.Grpc;
@@ -23,6 +24,7 @@ internal sealed class PeerStreams
     private readonly ServedStream?[] _offered; // a call the peer opened, not (yet) chosen, still being read
     private readonly RpcChannel?[] _channels;
     private Uri[] _endpoints = [];
+    private RpcSecurity[] _security = [];
 
     public PeerStreams(RankIdentity identity, MatchingEngine engine)
     {
@@ -37,8 +39,8 @@ internal sealed class PeerStreams
     /// <summary>The receiving half, which serves this rank's endpoint and reads the responses of dialed calls.</summary>
     public InboundStreams Inbound { get; }
 
-    /// <summary>Where each rank's endpoint listens; known once the master has answered, before the first send.</summary>
-    public void UseEndpoints(Uri[] endpoints) => _endpoints = endpoints;
+    /// <summary>Where each rank's endpoint listens and how to dial it (h2c, or TLS to its pinned certificate); known once the master has answered, before the first send.</summary>
+    public void UseEndpoints(Uri[] endpoints, RpcSecurity[] security) => (_endpoints, _security) = (endpoints, security);
 
     /// <summary>The link carrying this rank's messages to <paramref name="peer"/>, chosen (and dialed if need be) on first use.</summary>
     /// <exception cref="RpcException">The peer could not be dialed.</exception>
@@ -89,7 +91,7 @@ internal sealed class PeerStreams
             }
             else
             {
-                var channel = _channels[peer] ??= new RpcChannel(_endpoints[peer]);
+                var channel = _channels[peer] ??= new RpcChannel(_endpoints[peer], security: _security[peer]);
                 opening = _links[peer] = DialAsync(channel, peer);
             }
         }

@@ -1,0 +1,39 @@
+using Pmpi.Rpc.Security;
+
+namespace Pmpi.Integration.Tests.Infrastructure;
+
+/// <summary>
+/// The cluster credential the tests' agents, masters and clients share: made once with `pmpi cluster init`'s code in
+/// a temporary directory, handed to every `pmpi` process through PMPI_CREDENTIALS, and deleted when the test process exits.
+/// </summary>
+internal static class TestCluster
+{
+    private static readonly Lazy<(string Root, ClusterCredentials Credentials)> Cluster = new(Create);
+    private static readonly Lazy<RpcSecurity> MutualTls = new(() => RpcSecurity.MutualTls(Cluster.Value.Credentials));
+
+    /// <summary>The credential directory (ca.crt, node.crt, node.key, cluster.key).</summary>
+    public static string Directory => Cluster.Value.Credentials.Directory;
+
+    /// <summary>The credential itself.</summary>
+    public static ClusterCredentials Credentials => Cluster.Value.Credentials;
+
+    /// <summary>Mutual TLS with the credential: how the tests call the agents.</summary>
+    public static RpcSecurity Security => MutualTls.Value;
+
+    private static (string, ClusterCredentials) Create()
+    {
+        var root = System.IO.Directory.CreateTempSubdirectory("pmpi-it-cluster-").FullName;
+        AppDomain.CurrentDomain.ProcessExit += (_, _) =>
+        {
+            try
+            {
+                System.IO.Directory.Delete(root, recursive: true);
+            }
+            catch (IOException)
+            {
+                // Left in the temp directory; it holds only this test run's throwaway cluster.
+            }
+        };
+        return (root, ClusterCredentials.Initialize(Path.Combine(root, "credentials"), []));
+    }
+}
