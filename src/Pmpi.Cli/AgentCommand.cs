@@ -30,7 +30,9 @@ internal static class AgentCommand
         var domain = new Option<string?>("--domain") { Description = "This node's administrative domain." };
         var slots = new Option<int>("--slots") { Description = "Ranks this node takes.", DefaultValueFactory = _ => defaults.Slots };
         var rankAddress = new Option<string>("--rank-address") { Description = "IP address rank endpoints listen on and advertise.", DefaultValueFactory = _ => defaults.RankBindAddress };
-        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress };
+        var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
+        var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress, heartbeatTimeout, registerTimeout };
         command.SetAction(async (parse, cancellationToken) =>
         {
             AgentHost host;
@@ -43,6 +45,8 @@ internal static class AgentCommand
                     options.Domain = parse.GetValue(domain);
                     options.Slots = parse.GetValue(slots);
                     options.RankBindAddress = parse.GetValue(rankAddress)!;
+                    options.HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout));
+                    options.RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout));
                 }, ConfigureDaemon, cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)

@@ -46,6 +46,8 @@ public sealed class AgentHost : IAsyncDisposable
             agent.Domain = options.Domain;
             agent.Slots = options.Slots;
             agent.RankBindAddress = options.RankBindAddress;
+            agent.HeartbeatTimeout = options.HeartbeatTimeout;
+            agent.RegistrationTimeout = options.RegistrationTimeout;
         }, configureHost: null, cancellationToken);
     }
 

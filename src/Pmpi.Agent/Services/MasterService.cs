@@ -13,7 +13,8 @@ namespace Pmpi.Agent.Services;
 /// </summary>
 /// <param name="address">The master's own address, handed to ranks so they can register.</param>
 /// <param name="localAgent">The agent that runs computations declaring no nodes (the embedded default).</param>
-internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
+/// <param name="options">The heartbeat and registration timeouts of its jobs, and the local agent's slots.</param>
+internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, AgentOptions options)
 {
     private readonly ConcurrentDictionary<string, JobRun> _jobs = new();
 
@@ -39,7 +40,8 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
         {
             throw new RpcException(StatusCode.InvalidArgument, e.Message, e);
         }
-        var job = new JobRun(computation, address(), localAgent());
+        CheckLocalSlots(computation);
+        var job = new JobRun(computation, address(), localAgent(), options.HeartbeatTimeout, options.RegistrationTimeout);
         _jobs[job.Id] = job;
         try
         {
@@ -49,6 +51,22 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
         {
             _jobs.TryRemove(job.Id, out _);
         }
+    }
+
+    /// <summary>
+    /// Refuses, before anything launches, a computation without nodes that the local agent would refuse: more ranks
+    /// than its slots, or with oversubscription more than <see cref="AgentOptions.OversubscribedRanksPerSlot"/> per slot.
+    /// </summary>
+    private void CheckLocalSlots(ComputationDefinition computation)
+    {
+        if (!computation.IsLocal) return;
+        long cap = computation.Oversubscribe ? (long)options.Slots * AgentOptions.OversubscribedRanksPerSlot : options.Slots;
+        if (computation.WorldSize <= cap) return;
+        var message = computation.Oversubscribe
+            ? $"{computation.WorldSize} ranks exceed the {cap} the local agent runs even oversubscribed ({AgentOptions.OversubscribedRanksPerSlot} per slot, {options.Slots} slots)"
+            : $"{computation.WorldSize} ranks exceed the {options.Slots} slots of the local agent (one per logical core unless `pmpi agent --slots` says otherwise); set oversubscribe=\"true\" on <computation> (`pmpi run --oversubscribe`) to run up to {(long)options.Slots * AgentOptions.OversubscribedRanksPerSlot}";
+        var location = computation.Ranks.Length > 0 ? computation.Ranks[^1].Location : computation.Location;
+        throw new RpcException(StatusCode.InvalidArgument, new ComputationFileException([new ComputationFileError(location, message)]).Message);
     }
 
     private JobRun JobOf(string jobId, string token)

@@ -11,6 +11,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
     /// <summary>The process id of the launching agent, when it gave one; the rank ends itself once that process is gone.</summary>
     public int? AgentProcessId { get; init; }
 
+    /// <summary>The inherited pipe the runtime writes heartbeats to, when the agent gave one (see <see cref="RankHeartbeat"/>).</summary>
+    public string? HeartbeatHandle { get; init; }
+
     /// <summary>The identity in the environment, or null when this process was not launched by an agent.</summary>
     /// <exception cref="MpiException">A variable is present but malformed; the message names it.</exception>
     public static RankIdentity? FromEnvironment(Func<string, string?> read)
@@ -29,6 +32,7 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         return new RankIdentity(jobId, rank, size, masterUri, token, read(RankEnvironment.Domain), read(RankEnvironment.BindAddress) ?? "127.0.0.1")
         {
             AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
+            HeartbeatHandle = HandleOrNull(read, RankEnvironment.Heartbeat),
         };
     }
 
@@ -38,6 +42,14 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value) || value < minimum)
             throw Malformed(name, text, $"an integer of at least {minimum}");
         return value;
+    }
+
+    private static string? HandleOrNull(Func<string, string?> read, string name)
+    {
+        var text = read(name);
+        if (text is null) return null;
+        if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out _)) throw Malformed(name, text, "a pipe handle (a non-negative integer)");
+        return text;
     }
 
     private static MpiException Malformed(string name, string? value, string expected) =>
