@@ -170,7 +170,10 @@ public static partial class ComputationFile
     private static string Humanize(string message)
     {
         message = message.Replace($" in namespace '{Namespace}'", "", StringComparison.Ordinal)
-            .Replace($"{Namespace}:", "", StringComparison.Ordinal);
+            .Replace($"{Namespace}:", "", StringComparison.Ordinal)
+            .Replace("http://www.w3.org/2001/XMLSchema:", "", StringComparison.Ordinal);
+        // A number out of range: say the range, not .NET's type name.
+        message = Int32Overflow().Replace(message, "'$1' is not a whole number from -2,147,483,648 to 2,147,483,647.");
         foreach (var (type, expected) in PatternHints)
         {
             if (message.Contains($"datatype '{type}'", StringComparison.Ordinal))
@@ -183,6 +186,9 @@ public static partial class ComputationFile
 
     // XmlException appends " Line n, position m." to its message; the location is already in the error's prefix.
     private static string StripPosition(string message) => PositionSuffix().Replace(message, "");
+
+    [GeneratedRegex(@"The string '([^']*)' is not a valid Int32 value\.")]
+    private static partial Regex Int32Overflow();
 
     [GeneratedRegex(@"\s*Line \d+, position \d+\.$")]
     private static partial Regex PositionSuffix();
