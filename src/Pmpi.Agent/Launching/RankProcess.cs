@@ -170,6 +170,7 @@ public sealed class RankProcess : IDisposable
         var read = new char[4096];
         var line = new char[MaxLineLength];
         int length = 0, count;
+        bool continuing = false; // a piece of the current line went out already
         while ((count = await reader.ReadAsync(read).ConfigureAwait(false)) > 0)
         {
             int at = 0;
@@ -188,6 +189,7 @@ public sealed class RankProcess : IDisposable
                         // A piece never ends between the halves of a surrogate pair: the high half starts the next one.
                         int piece = char.IsHighSurrogate(line[length - 1]) ? length - 1 : length;
                         await onOutput(new(stream, new string(line, 0, piece), Continues: true)).ConfigureAwait(false);
+                        continuing = true;
                         length -= piece;
                         if (length > 0) line[0] = line[piece];
                     }
@@ -195,11 +197,13 @@ public sealed class RankProcess : IDisposable
                 if (newline < 0) break;
                 int text = length > 0 && line[length - 1] == '\r' ? length - 1 : length;
                 await onOutput(new(stream, new string(line, 0, text), Continues: false)).ConfigureAwait(false);
+                continuing = false;
                 length = 0;
                 at = newline + 1;
             }
         }
-        if (length > 0) await onOutput(new(stream, new string(line, 0, length), Continues: false)).ConfigureAwait(false);
+        // A last line without newline, or the end of one whose pieces said it goes on.
+        if (length > 0 || continuing) await onOutput(new(stream, new string(line, 0, length), Continues: false)).ConfigureAwait(false);
     }
 
     private void ListenForHeartbeats(AnonymousPipeServerStream heartbeat)
