@@ -32,6 +32,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     private static readonly LaunchEvent Heartbeat = new() { Heartbeat = new AgentHeartbeat() };
 
+    // What a caller can make the agent buffer per call: node info and kill requests are a few bytes; a launch names
+    // programs, arguments and environments of its ranks; its events are output pieces of at most 65,536 characters.
+    private static readonly RpcOptions SmallMessages = new() { MaxMessageSize = 64 * 1024 };
+    private static readonly RpcOptions LaunchMessages = new() { MaxMessageSize = 4 * 1024 * 1024 };
+
     private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new();
     private readonly Lock _slotsLock = new();
     private int _running;
@@ -39,9 +44,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()));
-        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, _) => new KillReply { Killed = await KillAsync(request.JobId, request.JobToken).ConfigureAwait(false) });
+        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()), SmallMessages);
+        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync, LaunchMessages);
+        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, _) => new KillReply { Killed = await KillAsync(request.JobId, request.JobToken).ConfigureAwait(false) }, SmallMessages);
     }
 
     /// <summary>Jobs with ranks on this node now.</summary>

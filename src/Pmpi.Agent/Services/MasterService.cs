@@ -16,17 +16,22 @@ namespace Pmpi.Agent.Services;
 /// <param name="options">The heartbeat and registration timeouts of its jobs, and the local agent's slots.</param>
 internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, AgentOptions options)
 {
+    // What a caller can make the master buffer per call: a computation file (at most 4 Mi characters, 3 bytes each in
+    // UTF-8 at worst) and an abort's reason. Register keeps the default: its reply is the whole job's rank table.
+    private static readonly RpcOptions SubmitMessages = new() { MaxMessageSize = 16 * 1024 * 1024 };
+    private static readonly RpcOptions AbortMessages = new() { MaxMessageSize = 1024 * 1024 };
+
     private readonly ConcurrentDictionary<string, JobRun> _jobs = new();
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync);
+        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync, SubmitMessages);
         endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) => JobOf(request.JobId, request.JobToken).RegisterAsync(request, call.CancellationToken));
         endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, _) =>
         {
             JobOf(request.JobId, request.JobToken).Fail(request.Rank, request.ErrorCode, request.Reason);
             return Task.FromResult(new AbortReply());
-        });
+        }, AbortMessages);
     }
 
     private async Task SubmitAsync(SubmitRequest request, MessageWriter<JobEvent> responses, ServerCallContext call)

@@ -33,9 +33,12 @@ public sealed class RpcServer : IAsyncDisposable
     /// <summary>The server's services, for whoever maps endpoints needing them.</summary>
     public IServiceProvider Services => _app.Services;
 
-    /// <summary>Starts a server on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port) with the given methods.</summary>
+    /// <summary>
+    /// Starts a server on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port) with the given
+    /// methods and <paramref name="limits"/> (<see cref="RpcServerLimits.Default"/> when null).
+    /// </summary>
     public static async Task<RpcServer> StartAsync(IPAddress address, int port, Action<IEndpointRouteBuilder> mapMethods,
-        Action<IServiceCollection>? configureServices = null, CancellationToken cancellationToken = default)
+        Action<IServiceCollection>? configureServices = null, RpcServerLimits? limits = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(address);
         ArgumentNullException.ThrowIfNull(mapMethods);
@@ -43,7 +46,7 @@ public sealed class RpcServer : IAsyncDisposable
         // The default console lifetime would take SIGINT/SIGTERM from the hosting process (a rank, a CLI) and only
         // stop this server, which nobody runs to completion: the process would ignore the signal. Leave it alone.
         builder.Services.AddSingleton<IHostLifetime, HostedByProcess>();
-        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port));
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port, limits));
         // Kestrel reads a socket one pool block at a time: 64 KB blocks instead of 4 KB cut the receive calls of a
         // large message sixteenfold (registered after Kestrel's default, so it wins; configureServices may replace it).
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();
