@@ -32,8 +32,10 @@ internal static class AgentCommand
         var domain = new Option<string?>("--domain") { Description = "This node's administrative domain." };
         var slots = new Option<int>("--slots") { Description = "Ranks this node takes.", DefaultValueFactory = _ => defaults.Slots };
         var rankAddress = new Option<string>("--rank-address") { Description = "IP address rank endpoints listen on and advertise.", DefaultValueFactory = _ => defaults.RankBindAddress };
+        var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
+        var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
         var security = new SecurityOptions();
-        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress };
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress, heartbeatTimeout, registerTimeout };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -55,6 +57,8 @@ internal static class AgentCommand
                     options.Slots = parse.GetValue(slots);
                     options.RankBindAddress = parse.GetValue(rankAddress)!;
                     options.Security = rpcSecurity;
+                    options.HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout));
+                    options.RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout));
                 }, ConfigureDaemon, cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)

@@ -2,6 +2,7 @@ using System.CommandLine;
 using System.Net;
 using System.Runtime.InteropServices;
 using System.Xml.Linq;
+using Microsoft.Extensions.Options;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
 using Pmpi.Rpc;
@@ -29,8 +30,12 @@ internal static class RunCommand
         {
             Description = "Submit to the master of a running agent (host:port, or https://host:port) instead of an embedded one.",
         };
+        var oversubscribe = new Option<bool>("--oversubscribe") { Description = "With -n: allow more ranks than slots (at most 8 per slot)." };
+        var defaults = new AgentOptions();
+        var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
+        var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
         var security = new SecurityOptions();
-        var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master };
+        var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -48,18 +53,49 @@ internal static class RunCommand
                 await Console.Error.WriteLineAsync($"pmpi run: '{masterText}' is not an agent address: expected host:port or https://host:port.").ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
-            return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), masterAddress, rpcSecurity, cancellationToken).ConfigureAwait(false);
+            // The embedded agent and master; a --master of their own has its own options.
+            var embedded = new AgentOptions
+            {
+                HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout)),
+                RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout)),
+                Security = rpcSecurity,
+            };
+            try
+            {
+                return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(oversubscribe),
+                    masterAddress, rpcSecurity, embedded, cancellationToken).ConfigureAwait(false);
+            }
+            catch (OptionsValidationException e)
+            {
+                foreach (var failure in e.Failures) await Console.Error.WriteLineAsync($"pmpi run: {failure}").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
         });
         return command;
     }
 
-    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, Uri? master, RpcSecurity security, CancellationToken cancellationToken)
+    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, bool oversubscribe, Uri? master, RpcSecurity security,
+        AgentOptions embeddedOptions, CancellationToken cancellationToken)
     {
         string fileName, xml;
         if (ranks is { } count)
         {
+            if (count < 1)
+            {
+                await Console.Error.WriteLineAsync($"pmpi: -n {count}: a job needs at least 1 rank.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            long cap = oversubscribe ? (long)embeddedOptions.Slots * AgentOptions.OversubscribedRanksPerSlot : embeddedOptions.Slots;
+            if (master is null && count > cap)
+            {
+                // Said here in the flags' terms; the master would say the same of the computation -n stands for.
+                await Console.Error.WriteLineAsync(oversubscribe
+                    ? $"pmpi: -n {count} exceeds the {cap} ranks this machine runs even with --oversubscribe ({AgentOptions.OversubscribedRanksPerSlot} per slot, {embeddedOptions.Slots} slots: one per logical core)."
+                    : $"pmpi: -n {count} exceeds the {embeddedOptions.Slots} slots of this machine (one per logical core); add --oversubscribe to run up to {(long)embeddedOptions.Slots * AgentOptions.OversubscribedRanksPerSlot}.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
             fileName = Path.GetFullPath("pmpi-run.xml");
-            xml = SpmdComputation(Path.GetFullPath(target), count, programArguments);
+            xml = SpmdComputation(Path.GetFullPath(target), count, oversubscribe, programArguments);
         }
         else
         {
@@ -69,13 +105,17 @@ internal static class RunCommand
                 await Console.Error.WriteLineAsync($"pmpi: computation file '{target}' does not exist.").ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
+            // Checked before reading, so a huge file never reaches memory.
+            if (new FileInfo(fileName).Length > ComputationFile.MaxCharacters)
+            {
+                await Console.Error.WriteLineAsync($"{fileName}: error: {ComputationFile.TooLargeMessage}").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
             xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
         }
 
         using var interruption = new Interruption(cancellationToken);
-        await using var embedded = master is null
-            ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions { Security = security }, interruption.Token).ConfigureAwait(false)
-            : null;
+        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
         using var channel = new RpcChannel(master ?? embedded!.Address, security: security);
         var progress = new ProgressReporter();
         try
@@ -89,6 +129,7 @@ internal static class RunCommand
                         progress.Report(item.Progress);
                         break;
                     case JobEvent.BodyOneofCase.Output:
+                        // A piece of a line longer than the agent's cap prints as a line of its own.
                         var writer = item.Output.IsError ? Console.Error : Console.Out;
                         await writer.WriteLineAsync($"[{item.Output.Rank}] {item.Output.Line}").ConfigureAwait(false);
                         break;
@@ -126,12 +167,13 @@ internal static class RunCommand
     }
 
     /// <summary>The computation `-n N program args` stands for: one group of N ranks on the embedded agent.</summary>
-    private static string SpmdComputation(string program, int count, string[] arguments)
+    private static string SpmdComputation(string program, int count, bool oversubscribe, string[] arguments)
     {
         XNamespace ns = ComputationFile.Namespace;
         var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
             arguments.Select(argument => new XElement(ns + "arg", argument)));
-        return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)), ranks)).ToString();
+        return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)),
+            oversubscribe ? new XAttribute("oversubscribe", "true") : null, ranks)).ToString();
     }
 
     /// <summary>

@@ -86,6 +86,7 @@ public sealed class Environment : IDisposable
     private static void RunLaunchedRank(RankIdentity identity, Action<Intracommunicator> body)
     {
         AgentWatchdog.Start(identity);
+        RankHeartbeat.Start(identity);
         using var device = GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
         var runtime = new RankRuntime(device, JsonPayloadSerializer.Default);
         RankRuntime.Current = runtime;

@@ -32,4 +32,10 @@ public static class RankEnvironment
 
     /// <summary>The process id of the agent that launched the rank: a rank whose agent is gone ends itself.</summary>
     public const string AgentProcessId = "PMPI_AGENT_PID";
+
+    /// <summary>
+    /// The handle of an inherited pipe (a file descriptor on Unix, a handle on Windows) to which the rank's runtime
+    /// writes a byte every second; an agent that hears nothing for its heartbeat timeout reports the rank frozen.
+    /// </summary>
+    public const string Heartbeat = "PMPI_HEARTBEAT";
 }

@@ -42,7 +42,8 @@ public static class AgentServiceCollectionExtensions
             // This host is both master (ranks anywhere dial its advertised address) and the agent for computations
             // that name no nodes (the embedded default; dialled from this machine).
             var endpoint = provider.GetRequiredService<AgentEndpoint>();
-            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address, provider.GetRequiredService<CallGuard>());
+            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address, provider.GetRequiredService<CallGuard>(),
+                provider.GetRequiredService<IOptions<AgentOptions>>().Value);
         });
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<KestrelServerOptions>, AgentKestrelSetup>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, AgentLifetimeService>());

@@ -14,6 +14,7 @@ namespace Pmpi.Agent.Internal;
 /// 6   ShuttingDown   Information  the agent was asked to stop (SIGTERM, Ctrl+C, service manager)
 /// 7   CallRefused    Warning      a call lacked valid credentials (no cluster membership, a bad ticket or job key); nothing started
 /// 8   Insecure       Warning      the agent accepts every caller in cleartext (--insecure)
+/// 9   RankUnresponsive Warning    a rank's runtime stopped sending heartbeats (stopped or frozen)
 /// </code>
 /// </summary>
 internal static partial class AgentLog
@@ -46,4 +47,8 @@ internal static partial class AgentLog
     [LoggerMessage(EventId = 8, EventName = "Insecure", Level = LogLevel.Warning,
         Message = "pmpi agent runs with --insecure: cleartext, and every caller who reaches {Address} may run programs as this user")]
     public static partial void Insecure(ILogger logger, Uri address);
+
+    [LoggerMessage(EventId = 9, EventName = "RankUnresponsive", Level = LogLevel.Warning,
+        Message = "Job {JobId}: rank {Rank} (pid {ProcessId}) sent no heartbeat for {Seconds:F1} s: stopped or frozen")]
+    public static partial void RankUnresponsive(ILogger logger, string jobId, int rank, int processId, double seconds);
 }

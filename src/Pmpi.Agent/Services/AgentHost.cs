@@ -47,6 +47,8 @@ public sealed class AgentHost : IAsyncDisposable
             agent.Slots = options.Slots;
             agent.RankBindAddress = options.RankBindAddress;
             agent.Security = options.Security;
+            agent.HeartbeatTimeout = options.HeartbeatTimeout;
+            agent.RegistrationTimeout = options.RegistrationTimeout;
         }, configureHost: null, cancellationToken);
     }
 

@@ -24,20 +24,35 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// <summary>How long a shutdown waits for its notice to reach the masters before it kills their ranks.</summary>
     private static readonly TimeSpan NotifyWait = TimeSpan.FromSeconds(1);
 
+    /// <summary>Events a launch queues for its master before the ranks' pipes are no longer read: a bounded memory per launch.</summary>
+    private const int EventQueueLength = 64;
+
+    /// <summary>How often a launch tells its master the agent is alive.</summary>
+    private static readonly TimeSpan HeartbeatInterval = TimeSpan.FromSeconds(1);
+
+    private static readonly LaunchEvent Heartbeat = new() { Heartbeat = new AgentHeartbeat() };
+
+    // What a caller can make the agent buffer per call: node info and kill requests are a few bytes; a launch names
+    // programs, arguments and environments of its ranks; its events are output pieces of at most 65,536 characters.
+    private static readonly RpcOptions SmallMessages = new() { MaxMessageSize = 64 * 1024 };
+    private static readonly RpcOptions LaunchMessages = new() { MaxMessageSize = 4 * 1024 * 1024 };
+
     private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new();
     /// <summary>The jobs whose tickets this agent accepted, with their expiry: a ticket launches once.</summary>
     private readonly ConcurrentDictionary<string, long> _admitted = new(StringComparer.Ordinal);
+    private readonly Lock _slotsLock = new();
+    private int _running;
     private volatile bool _stopping;
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
         // Every method is for cluster members only, checked before a request byte is read.
-        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()))
+        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()), SmallMessages)
             .RequireCaller(call => guard.RequireMember(call, ServicePaths.GetNodeInfo));
-        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync)
+        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync, LaunchMessages)
             .RequireCaller(call => guard.RequireMember(call, ServicePaths.Launch));
         endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, call) =>
-            new KillReply { Killed = await KillAsync(request.JobId, request.JobToken, call).ConfigureAwait(false) })
+            new KillReply { Killed = await KillAsync(request.JobId, request.JobToken, call).ConfigureAwait(false) }, SmallMessages)
             .RequireCaller(call => guard.RequireMember(call, ServicePaths.Kill));
     }
 
@@ -120,23 +135,32 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
         var token = Admit(request, call);
         if (_stopping) throw ShuttingDown(request);
+        TakeSlots(request);
         var processes = new ConcurrentBag<RankProcess>();
-        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(token, processes, responses))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(token, processes, responses)))
+        {
+            ReleaseSlots(request.Ranks.Count);
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        }
         // Each rank's job key goes through an owner-only file the rank deletes, never argv or the environment.
         var keys = Directory.CreateTempSubdirectory("pmpi-launch-");
-        // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
-        var events = Channel.CreateUnbounded<LaunchEvent>(new UnboundedChannelOptions { SingleReader = true });
+        // Output arrives from many processes; one writer keeps the response stream in order per rank. The queue is
+        // bounded: while the master reads slowly, the ranks' pipes are not read and the ranks wait in their writes.
+        var events = Channel.CreateBounded<LaunchEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
+        // A full queue means events are flowing or the master is not reading: either way a heartbeat can be skipped.
+        using var heartbeat = new Timer(_ => events.Writer.TryWrite(Heartbeat), null, TimeSpan.Zero, HeartbeatInterval);
         try
         {
             var exits = new List<Task>();
             foreach (var rank in request.Ranks)
             {
-                var process = RankProcess.Start(StartOf(request, rank, WriteRankCredentials(keys, rank.Rank, token, request.MasterAddress)), (stream, line) =>
-                    events.Writer.TryWrite(new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = stream == OutputStream.Stderr, Line = line } }));
+                var process = RankProcess.Start(StartOf(request, rank, WriteRankCredentials(keys, rank.Rank, token, request.MasterAddress)), piece => Send(events.Writer,
+                    new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = piece.Stream == OutputStream.Stderr, Line = piece.Text, Continues = piece.Continues } },
+                    call.CancellationToken));
                 processes.Add(process);
-                events.Writer.TryWrite(new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } });
-                exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, events.Writer));
+                await Send(events.Writer, new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } }, call.CancellationToken).ConfigureAwait(false);
+                exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, events.Writer, call.CancellationToken));
             }
             AgentLog.JobLaunched(logger, request.JobId, request.Ranks.Count, request.MasterAddress);
             await Task.WhenAll(exits).WaitAsync(call.CancellationToken).ConfigureAwait(false);
@@ -156,6 +180,45 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             foreach (var process in processes) process.Dispose();
             _jobs.TryRemove(request.JobId, out _);
             keys.Delete(recursive: true);
+            ReleaseSlots(request.Ranks.Count);
+        }
+    }
+
+    /// <summary>Reserves a launch's slots, or refuses it: beyond the free slots only when oversubscription is asked, and never beyond the hard cap.</summary>
+    private void TakeSlots(LaunchRequest request)
+    {
+        int asked = request.Ranks.Count;
+        lock (_slotsLock)
+        {
+            int free = options.Slots - _running;
+            int cap = options.Slots * AgentOptions.OversubscribedRanksPerSlot - _running;
+            if (asked > (request.Oversubscribe ? cap : free))
+            {
+                var detail = request.Oversubscribe
+                    ? $"Job {request.JobId} asks this agent for {asked} ranks; oversubscribed, it runs at most {AgentOptions.OversubscribedRanksPerSlot} per slot ({options.Slots} slots), and {_running} ranks run already."
+                    : $"Job {request.JobId} asks this agent for {asked} ranks, but only {Math.Max(free, 0)} of its {options.Slots} slots are free; set oversubscribe=\"true\" on <computation> to allow more.";
+                AgentLog.LaunchFailed(logger, request.JobId, detail);
+                throw new RpcException(StatusCode.ResourceExhausted, detail);
+            }
+            _running += asked;
+        }
+    }
+
+    private void ReleaseSlots(int count)
+    {
+        lock (_slotsLock) _running -= count;
+    }
+
+    /// <summary>Queues an event; once the launch's call is over there is nobody to tell, and the event is dropped.</summary>
+    private static async ValueTask Send(ChannelWriter<LaunchEvent> events, LaunchEvent item, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await events.WriteAsync(item, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or ChannelClosedException)
+        {
+            // The launch ended; a rank's output keeps draining so the rank never blocks on a full pipe meanwhile.
         }
     }
 
@@ -210,16 +273,22 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         };
         if (options.Domain is { } domain) environment[RankEnvironment.Domain] = domain;
         var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;
-        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment);
+        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment) { HeartbeatTimeout = options.HeartbeatTimeout };
     }
 
-    private async Task ReportExitAsync(RankProcess process, string jobId, int rank, ChannelWriter<LaunchEvent> events)
+    private async Task ReportExitAsync(RankProcess process, string jobId, int rank, ChannelWriter<LaunchEvent> events, CancellationToken cancellationToken)
     {
         int processId = process.ProcessId; // read now: the process may be disposed by the time it exits
+        if (await Task.WhenAny(process.Exited, process.Unresponsive).ConfigureAwait(false) == process.Unresponsive)
+        {
+            var silence = await process.Unresponsive.ConfigureAwait(false);
+            AgentLog.RankUnresponsive(logger, jobId, rank, processId, silence.TotalSeconds);
+            await Send(events, new LaunchEvent { Unresponsive = new RankUnresponsive { Rank = rank, ProcessId = processId, SilentMilliseconds = (long)silence.TotalMilliseconds } }, cancellationToken).ConfigureAwait(false);
+        }
         int code = await process.Exited.ConfigureAwait(false);
         AgentLog.RankExited(logger, jobId, rank, processId, code);
         // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
-        if (!_stopping) events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled } });
+        if (!_stopping) await Send(events, new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled } }, cancellationToken).ConfigureAwait(false);
     }
 
     private static RpcException ShuttingDown(LaunchRequest request) =>

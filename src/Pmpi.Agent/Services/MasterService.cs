@@ -15,13 +15,19 @@ namespace Pmpi.Agent.Services;
 /// <param name="address">The master's own address, handed to ranks so they can register.</param>
 /// <param name="localAgent">The agent that runs computations declaring no nodes (the embedded default).</param>
 /// <param name="guard">Authenticates submitters (cluster members) and refuses, logging, whoever is not.</param>
-internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, CallGuard guard)
+/// <param name="options">The heartbeat and registration timeouts of its jobs, and the local agent's slots.</param>
+internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, CallGuard guard, AgentOptions options)
 {
+    // What a caller can make the master buffer per call: a computation file (at most 4 Mi characters, 3 bytes each in
+    // UTF-8 at worst) and an abort's reason. Register keeps the default: its reply is the whole job's rank table.
+    private static readonly RpcOptions SubmitMessages = new() { MaxMessageSize = 16 * 1024 * 1024 };
+    private static readonly RpcOptions AbortMessages = new() { MaxMessageSize = 1024 * 1024 };
+
     private readonly ConcurrentDictionary<string, JobRun> _jobs = new();
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync)
+        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync, SubmitMessages)
             .RequireCaller(call => guard.RequireMember(call, ServicePaths.Submit));
         // Ranks hold no cluster credential: they prove their job with its key.
         endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) =>
@@ -30,7 +36,7 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         {
             JobOf(request.JobId, request.JobToken, call, ServicePaths.Abort).Fail(request.Rank, request.ErrorCode, request.Reason);
             return Task.FromResult(new AbortReply());
-        });
+        }, AbortMessages);
     }
 
     private async Task SubmitAsync(SubmitRequest request, MessageWriter<JobEvent> responses, ServerCallContext call)
@@ -44,7 +50,8 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         {
             throw new RpcException(StatusCode.InvalidArgument, e.Message, e);
         }
-        var job = new JobRun(computation, address(), localAgent(), guard.Security);
+        CheckLocalSlots(computation);
+        var job = new JobRun(computation, address(), localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout);
         _jobs[job.Id] = job;
         try
         {
@@ -54,6 +61,22 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         {
             _jobs.TryRemove(job.Id, out _);
         }
+    }
+
+    /// <summary>
+    /// Refuses, before anything launches, a computation without nodes that the local agent would refuse: more ranks
+    /// than its slots, or with oversubscription more than <see cref="AgentOptions.OversubscribedRanksPerSlot"/> per slot.
+    /// </summary>
+    private void CheckLocalSlots(ComputationDefinition computation)
+    {
+        if (!computation.IsLocal) return;
+        long cap = computation.Oversubscribe ? (long)options.Slots * AgentOptions.OversubscribedRanksPerSlot : options.Slots;
+        if (computation.WorldSize <= cap) return;
+        var message = computation.Oversubscribe
+            ? $"{computation.WorldSize} ranks exceed the {cap} the local agent runs even oversubscribed ({AgentOptions.OversubscribedRanksPerSlot} per slot, {options.Slots} slots)"
+            : $"{computation.WorldSize} ranks exceed the {options.Slots} slots of the local agent (one per logical core unless `pmpi agent --slots` says otherwise); set oversubscribe=\"true\" on <computation> (`pmpi run --oversubscribe`) to run up to {(long)options.Slots * AgentOptions.OversubscribedRanksPerSlot}";
+        var location = computation.Ranks.Length > 0 ? computation.Ranks[^1].Location : computation.Location;
+        throw new RpcException(StatusCode.InvalidArgument, new ComputationFileException([new ComputationFileError(location, message)]).Message);
     }
 
     /// <summary>The job a rank's call names, once its key is proven; PERMISSION_DENIED (logged) for an unknown job or a wrong key alike.</summary>

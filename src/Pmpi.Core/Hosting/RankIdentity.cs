@@ -22,6 +22,8 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
 
     /// <summary>Whether the rank's endpoint speaks TLS (a self-signed certificate its peers pin): when it listens beyond loopback.</summary>
     public bool EncryptStreams { get; init; }
+    /// <summary>The inherited pipe the runtime writes heartbeats to, when the agent gave one (see <see cref="RankHeartbeat"/>).</summary>
+    public string? HeartbeatHandle { get; init; }
 
     /// <summary>The identity in the environment, or null when this process was not launched by an agent.</summary>
     /// <exception cref="MpiException">A variable is present but malformed; the message names it.</exception>
@@ -47,6 +49,7 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
             AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
             MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure
                 : RpcSecurity.TrustingAuthority(X509CertificateLoader.LoadCertificate(credentials.Authority.Span)),
+            HeartbeatHandle = HandleOrNull(read, RankEnvironment.Heartbeat),
         };
     }
 
@@ -74,6 +77,14 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value) || value < minimum)
             throw Malformed(name, text, $"an integer of at least {minimum}");
         return value;
+    }
+
+    private static string? HandleOrNull(Func<string, string?> read, string name)
+    {
+        var text = read(name);
+        if (text is null) return null;
+        if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out _)) throw Malformed(name, text, "a pipe handle (a non-negative integer)");
+        return text;
     }
 
     private static MpiException Malformed(string name, string? value, string expected) =>

@@ -40,9 +40,11 @@ public sealed class RpcServer : IAsyncDisposable
     /// <param name="mapMethods">Maps the served methods.</param>
     /// <param name="configureServices">Adds or replaces services before the server is built.</param>
     /// <param name="security">TLS and who is accepted; <see cref="RpcSecurity.Insecure"/> (h2c) when null.</param>
+    /// <param name="limits">What callers may make the process hold; <see cref="RpcServerLimits.Default"/> when null.</param>
     /// <param name="cancellationToken">Abandons the start.</param>
     public static async Task<RpcServer> StartAsync(IPAddress address, int port, Action<IEndpointRouteBuilder> mapMethods,
-        Action<IServiceCollection>? configureServices = null, RpcSecurity? security = null, CancellationToken cancellationToken = default)
+        Action<IServiceCollection>? configureServices = null, RpcSecurity? security = null, RpcServerLimits? limits = null,
+        CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(address);
         ArgumentNullException.ThrowIfNull(mapMethods);
@@ -50,7 +52,7 @@ public sealed class RpcServer : IAsyncDisposable
         // The default console lifetime would take SIGINT/SIGTERM from the hosting process (a rank, a CLI) and only
         // stop this server, which nobody runs to completion: the process would ignore the signal. Leave it alone.
         builder.Services.AddSingleton<IHostLifetime, HostedByProcess>();
-        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port, security));
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port, security, limits));
         // Kestrel reads a socket one pool block at a time: 64 KB blocks instead of 4 KB cut the receive calls of a
         // large message sixteenfold (registered after Kestrel's default, so it wins; configureServices may replace it).
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();

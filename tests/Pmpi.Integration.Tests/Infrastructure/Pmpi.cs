@@ -90,14 +90,21 @@ internal sealed class AgentProcess : IAsyncDisposable
     /// <summary>host:port as a computation file's node names it.</summary>
     public string Endpoint => $"127.0.0.1:{Port}";
 
-    /// <summary>Starts `pmpi agent --port P --slots <paramref name="slots"/>`, its ranks labelled <paramref name="label"/>.</summary>
-    public static async Task<AgentProcess> StartAsync(string label, int slots)
+    /// <summary>
+    /// Starts `pmpi agent --port P --slots <paramref name="slots"/>`, its ranks labelled <paramref name="label"/>;
+    /// <paramref name="launcher"/> (e.g. prlimit and its flags) runs it when given and must exec it in place.
+    /// </summary>
+    public static async Task<AgentProcess> StartAsync(string label, int slots, IReadOnlyList<string>? launcher = null)
     {
         // The port is free when picked but another process may take it before the agent binds: then try another.
         for (int attempt = 1; ; attempt++)
         {
             int port = PmpiCli.FreePort();
-            var process = PmpiCli.Start(["agent", "--port", $"{port}", "--slots", $"{slots}"], new Dictionary<string, string?> { [LabelVariable] = label });
+            string[] arguments = ["agent", "--port", $"{port}", "--slots", $"{slots}"];
+            var environment = new Dictionary<string, string?> { [LabelVariable] = label };
+            var process = launcher is null
+                ? PmpiCli.Start(arguments, environment)
+                : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), PmpiCli.DotnetHost, PmpiCli.PmpiDll, .. arguments], environment);
             var agent = new AgentProcess(process, port);
             try
             {
