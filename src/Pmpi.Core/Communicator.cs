@@ -255,7 +255,7 @@ public abstract class Communicator : IDisposable
         if (dest == ProcNull) return SendOperation.Done;
         CheckRank(dest, nameof(dest));
         CheckTag(tag, allowAny: false);
-        var payload = Codec<T>.Instance.Encode(value, Runtime.Serializer);
+        var payload = Codec<T>.Instance.Encode(value, Runtime.Payloads);
         return Runtime.Device.Send(_members[dest], new Envelope(context, Rank, tag), payload, synchronous);
     }
 
@@ -287,7 +287,11 @@ public abstract class Communicator : IDisposable
         try
         {
             CheckType(message, codec.Type, context);
-            return codec.Decode(message, Runtime.Serializer);
+            return codec.Decode(message, Runtime.Payloads);
+        }
+        catch (MpiException e) when (e.ErrorClass == ErrorClass.Serialization)
+        {
+            throw new MpiException(ErrorClass.Serialization, $"{Where(message)}: {e.Message}", e);
         }
         finally
         {
@@ -308,15 +312,15 @@ public abstract class Communicator : IDisposable
                 values = buffer!;
                 return count;
             }
-            var decoded = codec.Decode(message, Runtime.Serializer);
+            var decoded = codec.Decode(message, Runtime.Payloads);
             if (values is null) values = decoded;
             else if (decoded.Length > values.Length) throw Truncated(message, decoded.Length, values.Length);
             else decoded.CopyTo(values, 0);
             return decoded.Length;
         }
-        catch (MpiException e) when (e.ErrorClass == ErrorClass.Truncate)
+        catch (MpiException e) when (e.ErrorClass is ErrorClass.Truncate or ErrorClass.Serialization)
         {
-            throw new MpiException(ErrorClass.Truncate, $"{Where(message)}: {e.Message}", e);
+            throw new MpiException(e.ErrorClass, $"{Where(message)}: {e.Message}", e);
         }
         finally
         {

@@ -15,6 +15,15 @@ public sealed class EnvironmentOptions
 
     /// <summary>Serializes payloads that are not primitives, unmanaged structs or strings. Defaults to <see cref="JsonPayloadSerializer.Default"/>.</summary>
     public IPayloadSerializer Serializer { get; init; } = JsonPayloadSerializer.Default;
+
+    /// <summary>
+    /// Whether [Serializable] objects keep their shared and cyclic references across a send (Motor's reference
+    /// propagation; what BinaryFormatter did in MPI.NET). Defaults to false: an object reachable twice in what is sent
+    /// is an error at the sender, so a graph is never silently copied apart.
+    /// </summary>
+    public bool PreserveReferences { get; init; }
+
+    internal PayloadSettings Payloads => new(Serializer, PreserveReferences);
 }
 
 /// <summary>
@@ -37,7 +46,7 @@ public sealed class Environment : IDisposable
         ArgumentNullException.ThrowIfNull(args);
         if (RankRuntime.Current is not null) throw new MpiException(ErrorClass.InvalidArgument, "PMPI is already initialised on this thread.");
         args = TakeRanks(args, out _);
-        _runtime = new RankRuntime(new InProcessJob(1).DeviceFor(0), JsonPayloadSerializer.Default);
+        _runtime = new RankRuntime(new InProcessJob(1).DeviceFor(0), PayloadSettings.Default);
         RankRuntime.Current = _runtime;
     }
 
@@ -87,7 +96,7 @@ public sealed class Environment : IDisposable
     {
         AgentWatchdog.Start(identity);
         using var device = GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
-        var runtime = new RankRuntime(device, JsonPayloadSerializer.Default);
+        var runtime = new RankRuntime(device, PayloadSettings.Default);
         RankRuntime.Current = runtime;
         try
         {
@@ -143,7 +152,7 @@ public sealed class Environment : IDisposable
             {
                 try
                 {
-                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Serializer);
+                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Payloads);
                     RankRuntime.Current = runtime;
                     body(runtime.World);
                 }

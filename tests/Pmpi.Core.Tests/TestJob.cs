@@ -20,10 +20,13 @@ internal static class TestJob
         }
     }
 
-    public static void Run(int ranks, Action<Intracommunicator> body)
+    public static void Run(int ranks, Action<Intracommunicator> body) => Run(ranks, new EnvironmentOptions(), body);
+
+    /// <summary>Runs a job with <paramref name="options"/>, under <see cref="Timeout"/> whatever they say.</summary>
+    public static void Run(int ranks, EnvironmentOptions options, Action<Intracommunicator> body)
     {
         using var job = TestDevice.CreateJob(ranks);
-        Pmpi.Environment.Run(job, body, new EnvironmentOptions { Timeout = Timeout });
+        Pmpi.Environment.Run(job, body, new EnvironmentOptions { Timeout = Timeout, Serializer = options.Serializer, PreserveReferences = options.PreserveReferences });
     }
 
     /// <summary>Runs a job and returns what each rank's <paramref name="body"/> returned, by rank.</summary>
