@@ -44,6 +44,14 @@ public abstract class Communicator : IDisposable
     /// <summary>The calling rank alone (MPI_COMM_SELF).</summary>
     public static Intracommunicator Self => CurrentRuntime.Self;
 
+#pragma warning disable CA1708, IDE1006 // MPI.NET's spelling, which ported programs use; World and Self are the same communicators.
+    /// <summary>The same as <see cref="World"/> (MPI.NET's name).</summary>
+    public static Intracommunicator world => World;
+
+    /// <summary>The same as <see cref="Self"/> (MPI.NET's name).</summary>
+    public static Intracommunicator self => Self;
+#pragma warning restore CA1708, IDE1006
+
     /// <summary>The calling rank's rank in this communicator, from 0 to <see cref="Size"/> - 1.</summary>
     public int Rank { get; }
 
@@ -62,8 +70,9 @@ public abstract class Communicator : IDisposable
 
     internal ReadOnlySpan<int> Members => _members;
 
-    private static RankRuntime CurrentRuntime => RankRuntime.Current ?? throw new MpiException(ErrorClass.InvalidCommunicator,
-        "PMPI is not initialised on this thread: run the program inside Pmpi.Environment.Run(...) or after new Pmpi.Environment(ref args).");
+    private static RankRuntime CurrentRuntime => RankRuntime.Current ?? throw new MpiException(ErrorClass.InvalidCommunicator, Environment.Finalized
+        ? "PMPI was finalized on this rank (its Environment was disposed); MPI allows no communication after MPI_Finalize."
+        : "PMPI is not initialised on this thread: run the program inside Pmpi.Environment.Run(...) or after new Pmpi.Environment(ref args).");
 
     // ---- Blocking sends ----
 

@@ -17,6 +17,7 @@ internal sealed class RankRuntime
     {
         Device = device;
         Payloads = payloads;
+        MainThreadId = System.Environment.CurrentManagedThreadId;
         World = new Intracommunicator(this, context: 0, Enumerable.Range(0, device.Size).ToArray(), device.Rank);
         Self = new Intracommunicator(this, context: 2, [device.Rank], 0);
     }
@@ -29,6 +30,9 @@ internal sealed class RankRuntime
     }
 
     public IDevice Device { get; }
+
+    /// <summary>The thread that initialised this rank (MPI_Is_thread_main).</summary>
+    public int MainThreadId { get; }
 
     public PayloadSettings Payloads { get; }
 
