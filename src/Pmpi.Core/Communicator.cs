@@ -298,9 +298,9 @@ public abstract class Communicator : IDisposable
             CheckType(message, codec.Type, context);
             return codec.Decode(message, Runtime.Payloads);
         }
-        catch (MpiException e) when (e.ErrorClass == ErrorClass.Serialization)
+        catch (MpiException e) when (e.ErrorClass is ErrorClass.Truncate or ErrorClass.Serialization)
         {
-            throw new MpiException(ErrorClass.Serialization, $"{Where(message)}: {e.Message}", e);
+            throw Located(message, e);
         }
         finally
         {
@@ -329,7 +329,7 @@ public abstract class Communicator : IDisposable
         }
         catch (MpiException e) when (e.ErrorClass is ErrorClass.Truncate or ErrorClass.Serialization)
         {
-            throw new MpiException(e.ErrorClass, $"{Where(message)}: {e.Message}", e);
+            throw Located(message, e);
         }
         finally
         {
@@ -365,8 +365,13 @@ public abstract class Communicator : IDisposable
             throw new MpiException(ErrorClass.TypeMismatch, $"{Where(message)}{(context == CollectiveContext ? " in a collective" : "")}: expected {expected} but the sender sent {message.Type}.");
     }
 
-    private MpiException Truncated(Message message, int count, int capacity) =>
-        new(ErrorClass.Truncate, $"{Where(message)}: message of {count} elements does not fit a buffer of {capacity}.");
+    private MessageTruncatedException Truncated(Message message, int count, int capacity) =>
+        new($"message of {count} elements does not fit a buffer of {capacity}.");
+
+    /// <summary>The same error, its message prefixed with the receiving rank, the source and the tag.</summary>
+    private MpiException Located(Message message, MpiException error) => error.ErrorClass == ErrorClass.Truncate
+        ? new MessageTruncatedException($"{Where(message)}: {error.Message}", error)
+        : new MpiException(error.ErrorClass, $"{Where(message)}: {error.Message}", error);
 
     private string Where(Message message) => $"Rank {Rank} receiving from rank {message.Envelope.Source} with tag {message.Envelope.Tag}";
 

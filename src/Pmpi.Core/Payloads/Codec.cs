@@ -100,7 +100,7 @@ internal sealed class RawCodec<T> : Codec<T>
     {
         var bytes = message.Payload.Span;
         if (bytes.Length != Unsafe.SizeOf<T>())
-            throw new MpiException(ErrorClass.Truncate, $"A {Type} takes {Unsafe.SizeOf<T>()} bytes but the message holds {bytes.Length}.");
+            throw new MessageTruncatedException($"A {Type} takes {Unsafe.SizeOf<T>()} bytes but the message holds {bytes.Length}.");
         return Unsafe.ReadUnaligned<T>(ref MemoryMarshal.GetReference(bytes));
     }
 }
@@ -134,7 +134,7 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
         int count = ElementCount(bytes.Length);
         destination ??= new TElement[count];
         if (count > destination.Length)
-            throw new MpiException(ErrorClass.Truncate, $"Message of {count} {Type} elements does not fit a buffer of {destination.Length}.");
+            throw new MessageTruncatedException($"A message of {count} {Type with { IsArray = false }} elements does not fit a buffer of {destination.Length}.");
         bytes.CopyTo(RawTypes.BytesOf(destination));
         return count;
     }

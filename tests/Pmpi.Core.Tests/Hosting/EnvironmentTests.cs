@@ -93,7 +93,7 @@ public class EnvironmentTests
     [Fact]
     public void Run_InsideRank_RunsOnThatWorldInsteadOfASecondOne()
     {
-        var sizes = TestJob.Run(3, world =>
+        var sizes = TestJob.RunInProcess(3, world =>
         {
             int size = 0;
             Pmpi.Environment.Run(inner => size = ReferenceEquals(inner, world) ? inner.Size : -1);

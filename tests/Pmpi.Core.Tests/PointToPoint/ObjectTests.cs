@@ -100,12 +100,12 @@ public sealed class Holder
     public object? Anything;
 }
 
-public class ObjectTests
+public abstract class ObjectTests(Device device) : DeviceSuite(device)
 {
     [Fact]
     public void Receive_SerializableClassWithPrivateFields_RoundTrips()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {
@@ -129,7 +129,7 @@ public class ObjectTests
     [Fact]
     public void Receive_ArrayOfObjects_ArrivesAsOneMessage()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0) world.Send(new[] { new Account("a", 1m), new Account("b", 2m), new SavingsAccount("c", 3m, 0.5) }, 1, 4);
             else
@@ -148,7 +148,7 @@ public class ObjectTests
     [Fact]
     public void Send_CyclicGraph_WithPreserveReferences_KeepsCycleAndSharing()
     {
-        TestJob.Run(2, new EnvironmentOptions { PreserveReferences = true }, world =>
+        Run(2, new EnvironmentOptions { PreserveReferences = true }, world =>
         {
             if (world.Rank == 0)
             {
@@ -171,7 +171,7 @@ public class ObjectTests
     [Fact]
     public void Send_CyclicGraph_WithoutPreserveReferences_FailsAtSenderNamingTypeAndOption()
     {
-        TestJob.Run(1, world =>
+        Run(1, world =>
         {
             var node = new Node();
             node.Next = node;
@@ -186,7 +186,7 @@ public class ObjectTests
     public void Receive_LongLinkedList_NeedsNoDeepStack()
     {
         const int length = 100_000;
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {
@@ -207,7 +207,7 @@ public class ObjectTests
     [Fact]
     public void Receive_KnownTypesAndCollections_RoundTrip()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {
@@ -232,7 +232,7 @@ public class ObjectTests
     [Fact]
     public void Send_SubclassNotKnownToBase_FailsAtSenderNamingBoth()
     {
-        TestJob.Run(1, world =>
+        Run(1, world =>
         {
             var error = Assert.Throws<MpiException>(() => world.Send(new Drawing { Shapes = [new Cube(1)] }, 0, 0));
             Assert.Equal(ErrorClass.Serialization, error.ErrorClass);
@@ -244,7 +244,7 @@ public class ObjectTests
     [Fact]
     public void Send_FieldDeclaredObject_FailsAtSenderNamingTypeAndField()
     {
-        TestJob.Run(1, world =>
+        Run(1, world =>
         {
             var error = Assert.Throws<MpiException>(() => world.Send(new Holder(), 0, 0));
             Assert.Equal(ErrorClass.Serialization, error.ErrorClass);
@@ -255,7 +255,7 @@ public class ObjectTests
     [Fact]
     public void Receive_OtherObjectType_NamesBothTypesSourceAndTag()
     {
-        TestJob.Run(3, world =>
+        Run(3, world =>
         {
             if (world.Rank == 2) world.Send(new Account("a", 1m), 0, 9);
             else if (world.Rank == 0)
