@@ -22,6 +22,8 @@ namespace Pmpi.Tests.Collectives
 
     public sealed class GrpcOperationTests() : OperationTests(Device.Grpc);
 
+    public sealed class GrpcOutputFormsTests() : OutputFormsTests(Device.Grpc);
+
     public sealed class GrpcReduceScatterTests() : ReduceScatterTests(Device.Grpc);
 
     public sealed class GrpcReduceTests() : ReduceTests(Device.Grpc);

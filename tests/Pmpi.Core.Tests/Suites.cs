@@ -22,6 +22,8 @@ namespace Pmpi.Tests.Collectives
 
     public sealed class InProcessOperationTests() : OperationTests(Device.InProcess);
 
+    public sealed class InProcessOutputFormsTests() : OutputFormsTests(Device.InProcess);
+
     public sealed class InProcessReduceScatterTests() : ReduceScatterTests(Device.InProcess);
 
     public sealed class InProcessReduceTests() : ReduceTests(Device.InProcess);

@@ -41,6 +41,9 @@ internal static class TestJob
     /// <summary>The rank counts every collective is checked at: 1, 2, 3, 4, 7 and 8 (powers of two and not).</summary>
     public static TheoryData<int> Sizes => [1, 2, 3, 4, 7, 8];
 
+    /// <summary>3 and 7 ranks: odd sizes, which take the non-power-of-two paths; for MPI.NET's added forms.</summary>
+    public static TheoryData<int> OddSizes => [3, 7];
+
     /// <summary>Every (size, root) pair over <see cref="Sizes"/>.</summary>
     public static TheoryData<int, int> SizesAndRoots
     {
