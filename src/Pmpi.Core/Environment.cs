@@ -69,13 +69,20 @@ public sealed class Environment : IDisposable
     /// else 1; the ranks are threads of this process sharing memory.
     /// </summary>
     /// <exception cref="MpiException">A rank threw or called Abort; the message names the first rank that failed.</exception>
-    public static void Run(ref string[] args, Action<Intracommunicator> body)
+    public static void Run(ref string[] args, Action<Intracommunicator> body) => Run(ref args, body, new EnvironmentOptions());
+
+    /// <summary>
+    /// The same with <paramref name="options"/>, e.g. a language binding's serializer; for a rank launched by an agent,
+    /// <see cref="EnvironmentOptions.Timeout"/> is ignored (the computation's timeout bounds it).
+    /// </summary>
+    public static void Run(ref string[] args, Action<Intracommunicator> body, EnvironmentOptions options)
     {
         ArgumentNullException.ThrowIfNull(args);
         ArgumentNullException.ThrowIfNull(body);
+        ArgumentNullException.ThrowIfNull(options);
         args = TakeRanks(args, out var ranks);
-        if (RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable) is { } identity) RunLaunchedRank(identity, body);
-        else Run(ranks, body);
+        if (RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable) is { } identity) RunLaunchedRank(identity, body, options.Serializer);
+        else Run(ranks, body, options);
     }
 
     /// <summary>
@@ -83,11 +90,11 @@ public sealed class Environment : IDisposable
     /// a barrier so no rank closes its endpoint while a peer may still need it (MPI_Finalize). A rank that fails
     /// reports to the master and exits with its Abort code, or 1 for an exception, after printing why.
     /// </summary>
-    private static void RunLaunchedRank(RankIdentity identity, Action<Intracommunicator> body)
+    private static void RunLaunchedRank(RankIdentity identity, Action<Intracommunicator> body, IPayloadSerializer serializer)
     {
         AgentWatchdog.Start(identity);
         using var device = GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
-        var runtime = new RankRuntime(device, JsonPayloadSerializer.Default);
+        var runtime = new RankRuntime(device, serializer);
         RankRuntime.Current = runtime;
         try
         {
