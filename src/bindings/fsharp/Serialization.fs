@@ -86,8 +86,11 @@ type FSharpPayloadSerializer private (inner: JsonPayloadSerializer) =
         FSharpPayloadSerializer(JsonPayloadSerializer options)
 
     /// <summary>Environment options whose serializer is <see cref="P:Pmpi.FSharp.FSharpPayloadSerializer.Default"/>.</summary>
-    static member Options(?timeout: TimeSpan) =
-        EnvironmentOptions(Serializer = FSharpPayloadSerializer.Default, Timeout = Option.toNullable timeout)
+    static member Options() = EnvironmentOptions(Serializer = FSharpPayloadSerializer.Default)
+
+    /// <summary>The same, aborting an in-process job that runs longer than <paramref name="timeout"/>.</summary>
+    static member Options(timeout: TimeSpan) =
+        EnvironmentOptions(Serializer = FSharpPayloadSerializer.Default, Timeout = Nullable timeout)
 
     interface IPayloadSerializer with
         member _.Serialize(destination, value) = inner.Serialize(destination, value)
