@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Numerics;
 
-namespace Pmpi.Examples;
+namespace Pmpi.Examples.CSharp;
 
 /// <summary>What the master measured: the product, the time of the distributed multiply and of the sequential one, and the largest difference.</summary>
 public sealed record MatMulResult(int Rows, int Columns, int ColumnsOfB, double[] Product, string[] Workers, double Seconds, double SequentialSeconds, double MaxError)
@@ -11,7 +11,7 @@ public sealed record MatMulResult(int Rows, int Columns, int ColumnsOfB, double[
     {
         for (int w = 0; w < Workers.Length; w++) yield return $"worker {w + 1}: {Workers[w]}";
         yield return string.Create(CultureInfo.InvariantCulture,
-            $"C = A({Rows}x{Columns}) x B({Columns}x{ColumnsOfB}) by a master in {masterLanguage} and {Workers.Length} workers in {Seconds:F3} s (sequential {SequentialSeconds:F3} s), max abs error {MaxError:E2}");
+            $"C = A({Rows}x{Columns}) x B({Columns}x{ColumnsOfB}) by a master in {masterLanguage} and {Workers.Length} workers in {Seconds:F3} s (sequential {SequentialSeconds:F3} s), max abs error {MaxError:E2}, sum of C {Product.Sum():R}");
     }
 }
 

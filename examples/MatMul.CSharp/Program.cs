@@ -2,7 +2,7 @@
 // workers may be this program or MatMul.VisualBasic / MatMul.FSharp, which speak the same protocol (see MatMul.cs).
 // Run: dotnet run --project examples/MatMul.CSharp -- --pmpi-ranks 3 [rows cols columnsOfB] [--label text]
 using Pmpi;
-using Pmpi.Examples;
+using Pmpi.Examples.CSharp;
 using Environment = Pmpi.Environment;
 
 Environment.Run(ref args, world =>

@@ -2,7 +2,7 @@
 /// language (tag 0); the master sends each worker [| rows; columns; columnsOfB |] (tag 1), B (tag 2) and its rows of A
 /// (tag 3); the worker returns its rows of C (tag 4). Row-major float[]; the first rows % workers workers take one
 /// row more.
-module Pmpi.Examples.MatMul
+module Pmpi.Examples.FSharp.MatMul
 
 open System
 open System.Globalization
@@ -10,7 +10,7 @@ open System.Numerics
 open Pmpi.FSharp
 
 /// What the master measured: the product, the distributed and sequential times, and the largest difference.
-type Result =
+type MatMulResult =
     { Rows: int; Columns: int; ColumnsOfB: int; Product: float[]; Workers: string[]
       Seconds: float; SequentialSeconds: float; MaxError: float }
 
@@ -19,8 +19,8 @@ type Result =
         [ for w in 0 .. r.Workers.Length - 1 do
               yield $"worker {w + 1}: {r.Workers[w]}"
           yield String.Format(CultureInfo.InvariantCulture,
-              "C = A({0}x{1}) x B({1}x{2}) by a master in {3} and {4} workers in {5:F3} s (sequential {6:F3} s), max abs error {7:E2}",
-              r.Rows, r.Columns, r.ColumnsOfB, masterLanguage, r.Workers.Length, r.Seconds, r.SequentialSeconds, r.MaxError) ]
+              "C = A({0}x{1}) x B({1}x{2}) by a master in {3} and {4} workers in {5:F3} s (sequential {6:F3} s), max abs error {7:E2}, sum of C {8:R}",
+              r.Rows, r.Columns, r.ColumnsOfB, masterLanguage, r.Workers.Length, r.Seconds, r.SequentialSeconds, r.MaxError, Array.sum r.Product) ]
 
 /// The largest difference from the sequential product that counts as correct.
 [<Literal>]

@@ -2,7 +2,7 @@
 // MatMul.CSharp or MatMul.VisualBasic, which speak the same protocol (see MatMul.fs).
 // Run: dotnet run --project examples/MatMul.FSharp -- --pmpi-ranks 3 [rows cols columnsOfB] [--label text]
 open Pmpi.FSharp
-open Pmpi.Examples
+open Pmpi.Examples.FSharp
 
 [<EntryPoint>]
 let main argv =

@@ -19,8 +19,8 @@ Public NotInheritable Class MatMulResult
             Yield $"worker {w + 1}: {Workers(w)}"
         Next
         Yield String.Format(CultureInfo.InvariantCulture,
-            "C = A({0}x{1}) x B({1}x{2}) by a master in {3} and {4} workers in {5:F3} s (sequential {6:F3} s), max abs error {7:E2}",
-            Rows, Columns, ColumnsOfB, masterLanguage, Workers.Length, Seconds, SequentialSeconds, MaxError)
+            "C = A({0}x{1}) x B({1}x{2}) by a master in {3} and {4} workers in {5:F3} s (sequential {6:F3} s), max abs error {7:E2}, sum of C {8:R}",
+            Rows, Columns, ColumnsOfB, masterLanguage, Workers.Length, Seconds, SequentialSeconds, MaxError, Product.Sum())
     End Function
 End Class
 
@@ -60,8 +60,8 @@ Public Module MatMul
 
     ''' <summary>Rank 0's part: distributes the work, assembles C and checks it against a sequential product.</summary>
     Public Function Master(world As Intracommunicator, rows As Integer, columns As Integer, columnsOfB As Integer) As MatMulResult
-        Dim a = Fill(rows, columns, Function(i, j) (i * 31 + j * 17) Mod 101 / 101.0 - 0.5)
-        Dim b = Fill(columns, columnsOfB, Function(i, j) (i * 13 + j * 7) Mod 37 / 37.0 - 0.25)
+        Dim a = Fill(rows, columns, Function(i, j) ((i * 31 + j * 17) Mod 101) / 101.0 - 0.5)
+        Dim b = Fill(columns, columnsOfB, Function(i, j) ((i * 13 + j * 7) Mod 37) / 37.0 - 0.25)
         Dim workers = world.Size - 1
         Dim languages(workers - 1) As String
         For w = 1 To workers
