@@ -44,6 +44,14 @@ public abstract class Communicator : IDisposable
     /// <summary>The calling rank alone (MPI_COMM_SELF).</summary>
     public static Intracommunicator Self => CurrentRuntime.Self;
 
+#pragma warning disable CA1708, IDE1006 // MPI.NET's spelling, which ported programs use; World and Self are the same communicators.
+    /// <summary>The same as <see cref="World"/> (MPI.NET's name).</summary>
+    public static Intracommunicator world => World;
+
+    /// <summary>The same as <see cref="Self"/> (MPI.NET's name).</summary>
+    public static Intracommunicator self => Self;
+#pragma warning restore CA1708, IDE1006
+
     /// <summary>The calling rank's rank in this communicator, from 0 to <see cref="Size"/> - 1.</summary>
     public int Rank { get; }
 
@@ -62,8 +70,9 @@ public abstract class Communicator : IDisposable
 
     internal ReadOnlySpan<int> Members => _members;
 
-    private static RankRuntime CurrentRuntime => RankRuntime.Current ?? throw new MpiException(ErrorClass.InvalidCommunicator,
-        "PMPI is not initialised on this thread: run the program inside Pmpi.Environment.Run(...) or after new Pmpi.Environment(ref args).");
+    private static RankRuntime CurrentRuntime => RankRuntime.Current ?? throw new MpiException(ErrorClass.InvalidCommunicator, Environment.Finalized
+        ? "PMPI was finalized on this rank (its Environment was disposed); MPI allows no communication after MPI_Finalize."
+        : "PMPI is not initialised on this thread: run the program inside Pmpi.Environment.Run(...) or after new Pmpi.Environment(ref args).");
 
     // ---- Blocking sends ----
 
@@ -255,7 +264,7 @@ public abstract class Communicator : IDisposable
         if (dest == ProcNull) return SendOperation.Done;
         CheckRank(dest, nameof(dest));
         CheckTag(tag, allowAny: false);
-        var payload = Codec<T>.Instance.Encode(value, Runtime.Serializer);
+        var payload = Codec<T>.Instance.Encode(value, Runtime.Payloads);
         return Runtime.Device.Send(_members[dest], new Envelope(context, Rank, tag), payload, synchronous);
     }
 
@@ -287,7 +296,11 @@ public abstract class Communicator : IDisposable
         try
         {
             CheckType(message, codec.Type, context);
-            return codec.Decode(message, Runtime.Serializer);
+            return codec.Decode(message, Runtime.Payloads);
+        }
+        catch (MpiException e) when (e.ErrorClass is ErrorClass.Truncate or ErrorClass.Serialization)
+        {
+            throw Located(message, e);
         }
         finally
         {
@@ -308,15 +321,15 @@ public abstract class Communicator : IDisposable
                 values = buffer!;
                 return count;
             }
-            var decoded = codec.Decode(message, Runtime.Serializer);
+            var decoded = codec.Decode(message, Runtime.Payloads);
             if (values is null) values = decoded;
             else if (decoded.Length > values.Length) throw Truncated(message, decoded.Length, values.Length);
             else decoded.CopyTo(values, 0);
             return decoded.Length;
         }
-        catch (MpiException e) when (e.ErrorClass == ErrorClass.Truncate)
+        catch (MpiException e) when (e.ErrorClass is ErrorClass.Truncate or ErrorClass.Serialization)
         {
-            throw new MpiException(ErrorClass.Truncate, $"{Where(message)}: {e.Message}", e);
+            throw Located(message, e);
         }
         finally
         {
@@ -352,8 +365,13 @@ public abstract class Communicator : IDisposable
             throw new MpiException(ErrorClass.TypeMismatch, $"{Where(message)}{(context == CollectiveContext ? " in a collective" : "")}: expected {expected} but the sender sent {message.Type}.");
     }
 
-    private MpiException Truncated(Message message, int count, int capacity) =>
-        new(ErrorClass.Truncate, $"{Where(message)}: message of {count} elements does not fit a buffer of {capacity}.");
+    private MessageTruncatedException Truncated(Message message, int count, int capacity) =>
+        new($"message of {count} elements does not fit a buffer of {capacity}.");
+
+    /// <summary>The same error, its message prefixed with the receiving rank, the source and the tag.</summary>
+    private MpiException Located(Message message, MpiException error) => error.ErrorClass == ErrorClass.Truncate
+        ? new MessageTruncatedException($"{Where(message)}: {error.Message}", error)
+        : new MpiException(error.ErrorClass, $"{Where(message)}: {error.Message}", error);
 
     private string Where(Message message) => $"Rank {Rank} receiving from rank {message.Envelope.Source} with tag {message.Envelope.Tag}";
 

@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using Pmpi.Devices;
-using Pmpi.Devices.Grpc;
 using Pmpi.Devices.InProcess;
 using Pmpi.Hosting;
 using Pmpi.Payloads;
@@ -15,34 +14,90 @@ public sealed class EnvironmentOptions
 
     /// <summary>Serializes payloads that are not primitives, unmanaged structs or strings. Defaults to <see cref="JsonPayloadSerializer.Default"/>.</summary>
     public IPayloadSerializer Serializer { get; init; } = JsonPayloadSerializer.Default;
+
+    /// <summary>
+    /// Whether [Serializable] objects keep their shared and cyclic references across a send (Motor's reference
+    /// propagation; what BinaryFormatter did in MPI.NET). Defaults to false: an object reachable twice in what is sent
+    /// is an error at the sender, so a graph is never silently copied apart.
+    /// </summary>
+    public bool PreserveReferences { get; init; }
+
+    internal PayloadSettings Payloads => new(Serializer, PreserveReferences);
 }
 
 /// <summary>
 /// Starts and ends PMPI for a program (MPI_Init/MPI_Finalize), and offers the process-wide queries (wall time,
-/// processor name, abort). <see cref="Run(ref string[], Action{Intracommunicator})"/> is the usual entry point.
+/// processor name, abort). <see cref="Run(ref string[], Action{Intracommunicator}, bool)"/> is the usual entry point;
+/// MPI.NET's constructor form, <c>using (new Environment(ref args)) { ... }</c>, works too.
 /// </summary>
+/// <remarks>
+/// Launched by <c>pmpi run</c> (or any agent), both forms make this process that rank of the job's world. Run directly,
+/// <see cref="Run(ref string[], Action{Intracommunicator}, bool)"/> runs <c>--pmpi-ranks N</c> ranks as threads and the
+/// constructor makes a world of one (MPI's singleton init). Initialised means initialised for the calling rank: a
+/// process, or a thread of an in-process job (and the threads and tasks it starts).
+/// </remarks>
 public sealed class Environment : IDisposable
 {
     /// <summary>The program argument that sets the number of in-process ranks: <c>--pmpi-ranks N</c>.</summary>
     public const string RanksArgument = "--pmpi-ranks";
 
-    private readonly RankRuntime _runtime;
+    private static readonly AsyncLocal<bool> FinalizedRank = new();
+    private static readonly AsyncLocal<Threading?> ProvidedThreading = new();
+
+    // Null when this instance found PMPI already initialised and joined it: only the initialising one finalizes.
+    private RankSession? _session;
 
     /// <summary>
-    /// Initialises PMPI for this thread as a world of one rank (an MPI singleton), removing PMPI's own arguments from
-    /// <paramref name="args"/>. Use <see cref="Run(ref string[], Action{Intracommunicator})"/> for several ranks.
+    /// Initialises PMPI (MPI_Init), removing PMPI's own arguments from <paramref name="args"/>: launched by an agent,
+    /// this process becomes that rank of the job's world; run directly, a world of one. Dispose finalizes.
     /// </summary>
+    /// <exception cref="ObjectDisposedException">PMPI was already finalized here; MPI initialises once (MPI-4.1 §11.2.1).</exception>
+    /// <exception cref="MpiException"><c>--pmpi-ranks</c> asked for more than one rank, which only <c>Run</c> or <c>pmpi run -n</c> can start.</exception>
     public Environment(ref string[] args)
+        : this(ref args, Threading.Serialized, new EnvironmentOptions())
     {
-        ArgumentNullException.ThrowIfNull(args);
-        if (RankRuntime.Current is not null) throw new MpiException(ErrorClass.InvalidArgument, "PMPI is already initialised on this thread.");
-        args = TakeRanks(args, out _);
-        _runtime = new RankRuntime(new InProcessJob(1).DeviceFor(0), JsonPayloadSerializer.Default);
-        RankRuntime.Current = _runtime;
     }
 
-    /// <summary>Whether PMPI is initialised on this thread (MPI_Initialized).</summary>
+    /// <summary>Initialises PMPI asking for a level of thread support; <see cref="Threading"/> tells what was provided.</summary>
+    public Environment(ref string[] args, Threading threading)
+        : this(ref args, threading, new EnvironmentOptions())
+    {
+    }
+
+    /// <summary>Initialises PMPI with <paramref name="options"/> (serializer, reference preservation; the timeout applies to <c>Run</c> only).</summary>
+    public Environment(ref string[] args, EnvironmentOptions options)
+        : this(ref args, Threading.Serialized, options)
+    {
+    }
+
+    private Environment(ref string[] args, Threading threading, EnvironmentOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        args = TakeRanks(args ?? [], out var ranks, out var ranksGiven);
+        if (Initialized) return;
+        if (Finalized) throw new ObjectDisposedException(nameof(Environment), "PMPI was already finalized on this rank; MPI allows one initialization per process.");
+        var identity = RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable);
+        if (identity is null && ranksGiven && ranks > 1)
+            throw new MpiException(ErrorClass.InvalidArgument, $"{ranks} ranks were asked for, but new Environment(ref args) makes this process one rank: " +
+                $"launch it with 'pmpi run -n {ranks} <program>', or use Environment.Run(ref args, world => ...), which runs {ranks} ranks as threads.");
+        _session = RankSession.Start(identity, options.Payloads);
+        ProvidedThreading.Value = threading;
+    }
+
+    /// <summary>Whether PMPI is initialised for the calling rank and not yet finalized (MPI_Initialized).</summary>
     public static bool Initialized => RankRuntime.Current is not null;
+
+    /// <summary>Whether PMPI was finalized for the calling rank (MPI_Finalized); it cannot be initialised again.</summary>
+    public static bool Finalized => FinalizedRank.Value;
+
+    /// <summary>
+    /// The thread support provided: what was asked for (PMPI's operations are safe from any thread), or
+    /// <see cref="Threading.Serialized"/> when the rank was started by <c>Run</c>.
+    /// </summary>
+    public static Threading Threading => ProvidedThreading.Value ?? Threading.Serialized;
+
+    /// <summary>Whether the calling thread is the one that initialised its rank (MPI_Is_thread_main).</summary>
+    public static bool IsMainThread => Communicator.World.Runtime.MainThreadId == System.Environment.CurrentManagedThreadId;
 
     /// <summary>Wall-clock seconds since an arbitrary origin, for timing (MPI_Wtime).</summary>
     public static double Time => Stopwatch.GetTimestamp() / (double)Stopwatch.Frequency;
@@ -50,77 +105,96 @@ public sealed class Environment : IDisposable
     /// <summary>Resolution of <see cref="Time"/> in seconds (MPI_Wtick).</summary>
     public static double TimeResolution => 1.0 / Stopwatch.Frequency;
 
+    /// <summary>Whether <see cref="Time"/> agrees across ranks (MPI_WTIME_IS_GLOBAL): no, each node has its own clock.</summary>
+    public static bool IsTimeGlobal => false;
+
+    /// <summary>The largest tag a program may use (MPI_TAG_UB).</summary>
+    public static int MaxTag => Communicator.MaxTag;
+
     /// <summary>The name of the node the calling rank runs on (MPI_Get_processor_name).</summary>
     public static string ProcessorName => Communicator.World.Runtime.Device.ProcessorName;
 
     /// <summary>Aborts every rank of the job with <paramref name="errorCode"/> (MPI_Abort); does not return.</summary>
     public static void Abort(int errorCode) => Communicator.World.Abort(errorCode);
 
-    /// <summary>Finalises PMPI on this thread (MPI_Finalize).</summary>
+    /// <summary>
+    /// Finalizes PMPI (MPI_Finalize): a barrier of the world, then the rank's connections close. Does nothing on an
+    /// instance that joined an environment initialised before it, or the second time.
+    /// </summary>
     public void Dispose()
     {
-        if (RankRuntime.Current == _runtime) RankRuntime.Current = null;
-        _runtime.Device.Dispose();
+        if (Interlocked.Exchange(ref _session, null) is not { } session) return;
+        session.Finish();
+        FinalizedRank.Value = true;
     }
 
     /// <summary>
-    /// Runs <paramref name="body"/> on every rank and returns when all have finished. The number of ranks comes from
-    /// <c>--pmpi-ranks N</c> in <paramref name="args"/> (removed from it), else the PMPI_RANKS environment variable,
-    /// else 1; the ranks are threads of this process sharing memory.
+    /// Runs <paramref name="body"/> on every rank and returns when all have finished. Launched by an agent, this
+    /// process is one rank of the job; run directly, the ranks are threads of this process sharing memory, as many as
+    /// <c>--pmpi-ranks N</c> in <paramref name="args"/> (removed from it) says, else the PMPI_RANKS environment
+    /// variable, else 1. Called where PMPI is already initialised, it runs <paramref name="body"/> on that world.
     /// </summary>
+    /// <param name="args">The program's arguments; PMPI's own are removed.</param>
+    /// <param name="body">What every rank runs, given the world.</param>
+    /// <param name="cleanupEnvironment">
+    /// Whether to finalize when <paramref name="body"/> returns (MPI.NET's parameter). Launched by an agent, false
+    /// leaves this rank up for a later Run or constructor, and lets an exception reach the caller instead of ending
+    /// the job; true, a failing rank reports to the master and exits with its Abort code (1 for an exception). Ranks
+    /// run as threads always end with the call.
+    /// </param>
     /// <exception cref="MpiException">A rank threw or called Abort; the message names the first rank that failed.</exception>
-    public static void Run(ref string[] args, Action<Intracommunicator> body) => Run(ref args, body, new EnvironmentOptions());
+    public static void Run(ref string[] args, Action<Intracommunicator> body, bool cleanupEnvironment = true) =>
+        Run(ref args, Threading.Serialized, body, cleanupEnvironment);
 
-    /// <summary>
-    /// The same with <paramref name="options"/>, e.g. a language binding's serializer; for a rank launched by an agent,
-    /// <see cref="EnvironmentOptions.Timeout"/> is ignored (the computation's timeout bounds it).
-    /// </summary>
-    public static void Run(ref string[] args, Action<Intracommunicator> body, EnvironmentOptions options)
+    /// <summary>Runs <paramref name="body"/> on every rank asking for a level of thread support (MPI.NET's form); see <see cref="Run(ref string[], Action{Intracommunicator}, bool)"/>.</summary>
+    public static void Run(ref string[] args, Threading threading, Action<Intracommunicator> body, bool cleanupEnvironment = true) =>
+        Run(ref args, threading, body, cleanupEnvironment, new EnvironmentOptions());
+
+    /// <summary>Runs <paramref name="body"/> on every rank with <paramref name="options"/>; see <see cref="Run(ref string[], Action{Intracommunicator}, bool)"/>.</summary>
+    public static void Run(ref string[] args, Action<Intracommunicator> body, EnvironmentOptions options) =>
+        Run(ref args, Threading.Serialized, body, cleanupEnvironment: true, options);
+
+    /// <summary>Runs <paramref name="body"/> on the ranks PMPI_RANKS names (1 when unset), like the args form without arguments.</summary>
+    public static void Run(Action<Intracommunicator> body, bool cleanupEnvironment = true)
     {
-        ArgumentNullException.ThrowIfNull(args);
+        string[] none = [];
+        Run(ref none, body, cleanupEnvironment);
+    }
+
+    private static void Run(ref string[] args, Threading threading, Action<Intracommunicator> body, bool cleanupEnvironment, EnvironmentOptions options)
+    {
         ArgumentNullException.ThrowIfNull(body);
         ArgumentNullException.ThrowIfNull(options);
-        args = TakeRanks(args, out var ranks);
-        if (RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable) is { } identity) RunLaunchedRank(identity, body, options.Serializer);
-        else Run(ranks, body, options);
-    }
-
-    /// <summary>
-    /// Runs this process as one rank of a job an agent launched: the gRPC device, then <paramref name="body"/>, then
-    /// a barrier so no rank closes its endpoint while a peer may still need it (MPI_Finalize). A rank that fails
-    /// reports to the master and exits with its Abort code, or 1 for an exception, after printing why.
-    /// </summary>
-    private static void RunLaunchedRank(RankIdentity identity, Action<Intracommunicator> body, IPayloadSerializer serializer)
-    {
-        AgentWatchdog.Start(identity);
-        using var device = GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
-        var runtime = new RankRuntime(device, serializer);
-        RankRuntime.Current = runtime;
+        args ??= [];
+        if (RankRuntime.Current is { } current)
+        {
+            // Already a rank (a constructor form, an earlier Run that left it up, or a Run inside a rank's body): never
+            // a second world, and the environment that initialised is the one that finalizes.
+            body(current.World);
+            return;
+        }
+        if (RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable) is not { } identity)
+        {
+            args = TakeRanks(args, out var ranks, out _);
+            Run(ranks, body, options);
+            return;
+        }
+        var environment = new Environment(ref args, threading, options);
+        var session = environment._session!;
+        if (!cleanupEnvironment)
+        {
+            body(session.Runtime.World);
+            return;
+        }
         try
         {
-            body(runtime.World);
-            runtime.World.Barrier();
+            body(session.Runtime.World);
+            environment.Dispose();
         }
         catch (Exception e)
         {
-            var code = (e as MpiException)?.AbortCode ?? 1;
-            Console.Error.WriteLine($"Rank {identity.Rank} failed: {e}");
-            if (e is not MpiException { ErrorClass: ErrorClass.Aborted })
-                device.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = code });
-            Console.Out.Flush();
-            System.Environment.Exit(code);
+            session.Fail(e);
         }
-        finally
-        {
-            RankRuntime.Current = null;
-        }
-    }
-
-    /// <summary>Runs <paramref name="body"/> on the ranks PMPI_RANKS names (1 when unset), like the args form without arguments.</summary>
-    public static void Run(Action<Intracommunicator> body)
-    {
-        string[] none = [];
-        Run(ref none, body);
     }
 
     /// <summary>Runs <paramref name="body"/> on <paramref name="ranks"/> in-process ranks and returns when all have finished.</summary>
@@ -150,8 +224,9 @@ public sealed class Environment : IDisposable
             {
                 try
                 {
-                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Serializer);
+                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Payloads);
                     RankRuntime.Current = runtime;
+                    FinalizedRank.Value = false;
                     body(runtime.World);
                 }
                 catch (Exception e)
@@ -211,11 +286,13 @@ public sealed class Environment : IDisposable
         return true;
     }
 
-    private static string[] TakeRanks(string[] args, out int ranks)
+    private static string[] TakeRanks(string[] args, out int ranks, out bool given)
     {
-        ranks = int.TryParse(System.Environment.GetEnvironmentVariable("PMPI_RANKS"), out var fromEnvironment) ? fromEnvironment : 1;
+        given = int.TryParse(System.Environment.GetEnvironmentVariable("PMPI_RANKS"), out ranks);
+        if (!given) ranks = 1;
         int at = Array.IndexOf(args, RanksArgument);
         if (at < 0) return args;
+        given = true;
         if (at + 1 >= args.Length || !int.TryParse(args[at + 1], out ranks) || ranks < 1)
             throw new MpiException(ErrorClass.InvalidArgument, $"{RanksArgument} needs a positive number of ranks, e.g. '{RanksArgument} 4'.");
         return [.. args[..at], .. args[(at + 2)..]];

@@ -197,6 +197,72 @@ public class Intracommunicator : Communicator
         return CollectiveAlgorithms.Scatterv(this, reduced, 0, counts);
     }
 
+    // ---- MPI.NET's output forms: the result goes into a caller's array, reused when it has the right length ----
+
+    /// <summary>Every rank's value in rank order into <paramref name="outValues"/>, on every rank (MPI_Allgather).</summary>
+    public void Allgather<T>(T inValue, ref T[] outValues) => Into(ref outValues, Allgather(inValue));
+
+    /// <summary>Every rank's <paramref name="count"/> elements, concatenated in rank order into <paramref name="outValues"/>.</summary>
+    public void AllgatherFlattened<T>(T[] inValues, int count, ref T[] outValues) => Into(ref outValues, AllgatherFlattened(inValues, count));
+
+    /// <summary>Every rank's <paramref name="counts"/>[rank] elements, concatenated in rank order into <paramref name="outValues"/> (MPI_Allgatherv).</summary>
+    public void AllgatherFlattened<T>(T[] inValues, int[] counts, ref T[] outValues) => Into(ref outValues, AllgatherFlattened(inValues, counts));
+
+    /// <summary>Element-wise combination of every rank's array into <paramref name="outValues"/>, on every rank (MPI_Allreduce).</summary>
+    public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues) => Into(ref outValues, Allreduce(inValues, op));
+
+    /// <summary>What each rank sent here, by rank, into <paramref name="outValues"/> (MPI_Alltoall).</summary>
+    public void Alltoall<T>(T[] inValues, ref T[] outValues) => Into(ref outValues, Alltoall(inValues));
+
+    /// <summary>Blocks of <paramref name="count"/> elements to and from each rank, into <paramref name="outValues"/>.</summary>
+    public void AlltoallFlattened<T>(T[] inValues, int count, ref T[] outValues) => Into(ref outValues, AlltoallFlattened(inValues, count));
+
+    /// <summary>Blocks of <paramref name="sendCounts"/>[j] elements to each rank j, those received into <paramref name="outValues"/> (MPI_Alltoallv).</summary>
+    public void AlltoallFlattened<T>(T[] inValues, int[] sendCounts, int[] recvCounts, ref T[] outValues) =>
+        Into(ref outValues, AlltoallFlattened(inValues, sendCounts, recvCounts));
+
+    /// <summary>Element-wise exclusive scan into <paramref name="outValues"/>; rank 0's is left as it was (MPI_Exscan).</summary>
+    public void ExclusiveScan<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues)
+    {
+        var result = ExclusiveScan(inValues, op);
+        if (Rank != 0) Into(ref outValues, result);
+    }
+
+    /// <summary>Every rank's value in rank order into the root's <paramref name="outValues"/>; other ranks' are left as they were (MPI_Gather).</summary>
+    public void Gather<T>(T inValue, int root, ref T[] outValues) => IntoAtRoot(ref outValues, Gather(inValue, root));
+
+    /// <summary>Arrays of one common length, concatenated in rank order into the root's <paramref name="outValues"/>.</summary>
+    public void GatherFlattened<T>(T[] inValues, int root, ref T[] outValues) => IntoAtRoot(ref outValues, GatherFlattened(inValues, root));
+
+    /// <summary>Arrays of <paramref name="counts"/>[rank] elements, concatenated in rank order into the root's <paramref name="outValues"/> (MPI_Gatherv).</summary>
+    public void GatherFlattened<T>(T[] inValues, int[] counts, int root, ref T[] outValues) => IntoAtRoot(ref outValues, GatherFlattened(inValues, counts, root));
+
+    /// <summary>Element-wise combination into the root's <paramref name="outValues"/>; other ranks' are left as they were (MPI_Reduce).</summary>
+    public void Reduce<T>(T[] inValues, ReductionOperation<T> op, int root, ref T[] outValues) => IntoAtRoot(ref outValues, Reduce(inValues, op, root));
+
+    /// <summary>This rank's block of the element-wise combination into <paramref name="outValues"/> (MPI_Reduce_scatter).</summary>
+    public void ReduceScatter<T>(T[] inValues, ReductionOperation<T> op, int[] counts, ref T[] outValues) => Into(ref outValues, ReduceScatter(inValues, op, counts));
+
+    /// <summary>Element-wise inclusive scan into <paramref name="outValues"/> (MPI_Scan).</summary>
+    public void Scan<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues) => Into(ref outValues, Scan(inValues, op));
+
+    /// <summary>Scatter called by the root, which passes the values (MPI.NET's form): returns the root's own element.</summary>
+    public T Scatter<T>(T[] values) => Scatter(values, Rank);
+
+    /// <summary>Scatter called by a rank other than <paramref name="root"/> (MPI.NET's form): returns its element.</summary>
+    public T Scatter<T>(int root)
+    {
+        if (Rank == Checked(root))
+            throw new MpiException(ErrorClass.InvalidArgument, $"Rank {Rank} is the root of this Scatter: the root passes the values, Scatter(values) or Scatter(values, root).");
+        return Scatter<T>(null, root);
+    }
+
+    /// <summary>This rank's block of <paramref name="count"/> elements of the root's array, into <paramref name="outValues"/>.</summary>
+    public void ScatterFromFlattened<T>(T[]? inValues, int count, int root, ref T[] outValues) => Into(ref outValues, ScatterFromFlattened(inValues, count, root));
+
+    /// <summary>This rank's block of <paramref name="counts"/>[rank] elements of the root's array, into <paramref name="outValues"/> (MPI_Scatterv).</summary>
+    public void ScatterFromFlattened<T>(T[]? inValues, int[] counts, int root, ref T[] outValues) => Into(ref outValues, ScatterFromFlattened(inValues, counts, root));
+
     // ---- New communicators ----
 
     /// <summary>A communicator with the same members and a new context (MPI_Comm_dup).</summary>
@@ -266,6 +332,18 @@ public class Intracommunicator : Communicator
         ArgumentNullException.ThrowIfNull(values, argument);
         if (values.Length != expected)
             throw new MpiException(ErrorClass.InvalidCount, $"'{argument}' must hold {expected} elements; it holds {values.Length}.");
+    }
+
+    // MPI.NET fills the caller's array when it has the result's length and replaces it otherwise.
+    private static void Into<T>(ref T[] outValues, T[] result)
+    {
+        if (outValues is not null && outValues.Length == result.Length && !ReferenceEquals(outValues, result)) result.CopyTo(outValues, 0);
+        else outValues = result;
+    }
+
+    private static void IntoAtRoot<T>(ref T[] outValues, T[]? result)
+    {
+        if (result is not null) Into(ref outValues, result);
     }
 
     // A rank that combined nothing (one rank, or rank 0 of a scan) gets its input back from the algorithm; as a receive

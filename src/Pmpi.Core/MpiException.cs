@@ -38,3 +38,16 @@ public class MpiException : Exception
     /// <summary>The code a rank passed to Abort, when this error reports that call; otherwise null.</summary>
     public int? AbortCode { get; init; }
 }
+
+/// <summary>
+/// A message was longer than the buffer it was received into (MPI_ERR_TRUNCATE): an <see cref="MpiException"/> of
+/// class <see cref="ErrorClass.Truncate"/>, named as MPI.NET names it so a ported catch block still catches it.
+/// </summary>
+public class MessageTruncatedException : MpiException
+{
+    /// <summary>Creates the exception; <paramref name="message"/> names the rank, tag and sizes.</summary>
+    public MessageTruncatedException(string message, Exception? innerException = null)
+        : base(ErrorClass.Truncate, message, innerException)
+    {
+    }
+}

@@ -31,7 +31,7 @@ public class Status
     public int? Count(Type type)
     {
         ArgumentNullException.ThrowIfNull(type);
-        if (_type.Code is PayloadCode.String or PayloadCode.Serialized)
+        if (_type.Code is PayloadCode.String or PayloadCode.Serialized or PayloadCode.Fields)
             return type == typeof(string) && _type.Code == PayloadCode.String || TypeNames.Of(type) == _type.TypeName ? 1 : null;
         var element = type.IsArray ? type.GetElementType()! : type;
         if (!RawTypes.IsRaw(element) || RawTypes.TypeOf(element, _type.IsArray) != _type) return null;

@@ -1,9 +1,14 @@
 using Pmpi.Devices;
+using Pmpi.Devices.InProcess;
 
 namespace Pmpi.Tests;
 
-/// <summary>The device this test assembly runs the semantic suite on: ranks as threads talking gRPC over loopback.</summary>
+/// <summary>The jobs this test assembly can run; its suite classes choose <see cref="Device.Grpc"/>.</summary>
 internal static class TestDevice
 {
-    public static IThreadedJob CreateJob(int ranks) => new LoopbackGrpcJob(ranks);
+    public static IThreadedJob CreateJob(Device device, int ranks) => device switch
+    {
+        Device.Grpc => new LoopbackGrpcJob(ranks),
+        _ => new InProcessJob(ranks),
+    };
 }

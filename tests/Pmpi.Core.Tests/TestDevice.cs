@@ -3,8 +3,10 @@ using Pmpi.Devices.InProcess;
 
 namespace Pmpi.Tests;
 
-/// <summary>The device this test assembly runs the semantic suite on: ranks as threads sharing memory.</summary>
+/// <summary>The jobs this test assembly can run: in-process only (the gRPC suite is tests/Pmpi.Core.GrpcDevice.Tests).</summary>
 internal static class TestDevice
 {
-    public static IThreadedJob CreateJob(int ranks) => new InProcessJob(ranks);
+    public static IThreadedJob CreateJob(Device device, int ranks) => device == Device.InProcess
+        ? new InProcessJob(ranks)
+        : throw new NotSupportedException($"This assembly runs the suite in-process; {device} runs in Pmpi.Core.GrpcDevice.Tests.");
 }

@@ -12,10 +12,15 @@ if (scenario == "marker")
     File.WriteAllText(args[1], "launched");
 }
 
+if (scenario == "constructor")
+{
+    ConstructorForm(ref args);
+    return;
+}
+
 Environment.Run(ref args, world =>
 {
-    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-        $"hello rank={world.Rank} size={world.Size} pid={System.Environment.ProcessId} job={System.Environment.GetEnvironmentVariable("PMPI_JOB_ID")} agent={System.Environment.GetEnvironmentVariable("TESTRANKS_AGENT")}"));
+    Hello(world);
     switch (scenario)
     {
         case "collectives":
@@ -42,6 +47,37 @@ Environment.Run(ref args, world =>
             throw new ArgumentException($"Unknown scenario '{scenario}'; see tests/Pmpi.TestRanks/Program.cs.");
     }
 });
+
+// MPI.NET's usual opening: the constructor makes this process its rank of the job's world. Nested initialization
+// joins that world instead of making another; after Dispose (MPI_Finalize) PMPI cannot start again.
+static void ConstructorForm(ref string[] args)
+{
+    using (var environment = new Environment(ref args))
+    {
+        var world = Communicator.world;
+        Hello(world);
+        long sum = world.Allreduce((long)world.Rank, Operation<long>.Add);
+        string nested;
+        using (new Environment(ref args)) nested = ReferenceEquals(Communicator.world, world) ? "same" : "other";
+        string run = "";
+        Environment.Run(ref args, inner => run = ReferenceEquals(inner, world) ? "same" : "other");
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"constructor rank={world.Rank} size={world.Size} sum={sum} nested={nested} run={run} main={Environment.IsMainThread} initialized={Environment.Initialized}"));
+    }
+    string again;
+    try
+    {
+        using (new Environment(ref args)) again = "initialized again";
+    }
+    catch (ObjectDisposedException)
+    {
+        again = "refused";
+    }
+    Console.WriteLine($"after finalized={Environment.Finalized} initialized={Environment.Initialized} again={again}");
+}
+
+static void Hello(Intracommunicator world) => Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+    $"hello rank={world.Rank} size={world.Size} pid={System.Environment.ProcessId} job={System.Environment.GetEnvironmentVariable("PMPI_JOB_ID")} agent={System.Environment.GetEnvironmentVariable("TESTRANKS_AGENT")}"));
 
 static int Int(string text) => int.Parse(text, CultureInfo.InvariantCulture);
 

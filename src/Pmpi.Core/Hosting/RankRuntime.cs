@@ -13,10 +13,11 @@ internal sealed class RankRuntime
 
     private int _nextContext = FirstFreeContext;
 
-    public RankRuntime(IDevice device, IPayloadSerializer serializer)
+    public RankRuntime(IDevice device, PayloadSettings payloads)
     {
         Device = device;
-        Serializer = serializer;
+        Payloads = payloads;
+        MainThreadId = System.Environment.CurrentManagedThreadId;
         World = new Intracommunicator(this, context: 0, Enumerable.Range(0, device.Size).ToArray(), device.Rank);
         Self = new Intracommunicator(this, context: 2, [device.Rank], 0);
     }
@@ -30,7 +31,10 @@ internal sealed class RankRuntime
 
     public IDevice Device { get; }
 
-    public IPayloadSerializer Serializer { get; }
+    /// <summary>The thread that initialised this rank (MPI_Is_thread_main).</summary>
+    public int MainThreadId { get; }
+
+    public PayloadSettings Payloads { get; }
 
     public Intracommunicator World { get; }
 

@@ -3,6 +3,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
 using Pmpi.Matching;
+using Pmpi.Payloads.Internal;
 
 namespace Pmpi.Payloads;
 
@@ -12,6 +13,12 @@ namespace Pmpi.Payloads;
 /// </summary>
 internal readonly record struct OutgoingPayload(PayloadType Type, ReadOnlyMemory<byte> Bytes, byte[]? Rented);
 
+/// <summary>A job's choices for objects: the serializer of the JSON path, and whether the field path keeps shared references.</summary>
+internal sealed record PayloadSettings(IPayloadSerializer Serializer, bool PreserveReferences)
+{
+    public static PayloadSettings Default { get; } = new(JsonPayloadSerializer.Default, PreserveReferences: false);
+}
+
 /// <summary>Encodes and decodes values of one type; one cached instance per type (<see cref="Instance"/>).</summary>
 internal abstract class Codec<T>
 {
@@ -19,10 +26,10 @@ internal abstract class Codec<T>
 
     public abstract PayloadType Type { get; }
 
-    public abstract OutgoingPayload Encode(T value, IPayloadSerializer serializer);
+    public abstract OutgoingPayload Encode(T value, PayloadSettings settings);
 
     /// <summary>Decodes a message whose <see cref="Message.Type"/> equals <see cref="Type"/>.</summary>
-    public abstract T Decode(Message message, IPayloadSerializer serializer);
+    public abstract T Decode(Message message, PayloadSettings settings);
 }
 
 internal static class CodecFactory
@@ -34,6 +41,7 @@ internal static class CodecFactory
         if (!RuntimeHelpers.IsReferenceOrContainsReferences<T>()) return new RawCodec<T>();
         if (type.IsSZArray && RawTypes.IsRaw(type.GetElementType()!))
             return (Codec<T>)Activator.CreateInstance(typeof(RawArrayCodec<>).MakeGenericType(type.GetElementType()!))!;
+        if (FieldLayout.TakesFieldPath(type)) return new FieldsCodec<T>();
         return new SerializedCodec<T>();
     }
 }
@@ -85,14 +93,14 @@ internal sealed class RawCodec<T> : Codec<T>
 {
     public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(T), isArray: false);
 
-    public override OutgoingPayload Encode(T value, IPayloadSerializer serializer) =>
+    public override OutgoingPayload Encode(T value, PayloadSettings settings) =>
         RawTypes.Rent(Type, MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<T, byte>(ref value), Unsafe.SizeOf<T>()));
 
-    public override T Decode(Message message, IPayloadSerializer serializer)
+    public override T Decode(Message message, PayloadSettings settings)
     {
         var bytes = message.Payload.Span;
         if (bytes.Length != Unsafe.SizeOf<T>())
-            throw new MpiException(ErrorClass.Truncate, $"A {Type} takes {Unsafe.SizeOf<T>()} bytes but the message holds {bytes.Length}.");
+            throw new MessageTruncatedException($"A {Type} takes {Unsafe.SizeOf<T>()} bytes but the message holds {bytes.Length}.");
         return Unsafe.ReadUnaligned<T>(ref MemoryMarshal.GetReference(bytes));
     }
 }
@@ -102,13 +110,13 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
 {
     public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(TElement), isArray: true);
 
-    public override OutgoingPayload Encode(TElement[] value, IPayloadSerializer serializer)
+    public override OutgoingPayload Encode(TElement[] value, PayloadSettings settings)
     {
         ArgumentNullException.ThrowIfNull(value);
         return new(Type, new ArrayBytes<TElement>(value).Memory, null);
     }
 
-    public override TElement[] Decode(Message message, IPayloadSerializer serializer)
+    public override TElement[] Decode(Message message, PayloadSettings settings)
     {
         var bytes = message.Payload.Span;
         var result = new TElement[ElementCount(bytes.Length)];
@@ -126,7 +134,7 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
         int count = ElementCount(bytes.Length);
         destination ??= new TElement[count];
         if (count > destination.Length)
-            throw new MpiException(ErrorClass.Truncate, $"Message of {count} {Type} elements does not fit a buffer of {destination.Length}.");
+            throw new MessageTruncatedException($"A message of {count} {Type with { IsArray = false }} elements does not fit a buffer of {destination.Length}.");
         bytes.CopyTo(RawTypes.BytesOf(destination));
         return count;
     }
@@ -165,7 +173,7 @@ internal sealed class StringCodec : Codec<string>
 {
     public override PayloadType Type { get; } = new(PayloadCode.String, false, null);
 
-    public override OutgoingPayload Encode(string value, IPayloadSerializer serializer)
+    public override OutgoingPayload Encode(string value, PayloadSettings settings)
     {
         ArgumentNullException.ThrowIfNull(value);
         var rented = ArrayPool<byte>.Shared.Rent(Encoding.UTF8.GetMaxByteCount(value.Length));
@@ -173,7 +181,7 @@ internal sealed class StringCodec : Codec<string>
         return new OutgoingPayload(Type, rented.AsMemory(0, length), rented);
     }
 
-    public override string Decode(Message message, IPayloadSerializer serializer) => Encoding.UTF8.GetString(message.Payload.Span);
+    public override string Decode(Message message, PayloadSettings settings) => Encoding.UTF8.GetString(message.Payload.Span);
 }
 
 /// <summary>Any other type, through the job's serializer; the sender's type name lets the receiver check it.</summary>
@@ -181,12 +189,12 @@ internal sealed class SerializedCodec<T> : Codec<T>
 {
     public override PayloadType Type { get; } = new(PayloadCode.Serialized, false, TypeNames.Of(typeof(T)));
 
-    public override OutgoingPayload Encode(T value, IPayloadSerializer serializer)
+    public override OutgoingPayload Encode(T value, PayloadSettings settings)
     {
         var writer = new PooledBufferWriter();
         try
         {
-            serializer.Serialize(writer, value);
+            settings.Serializer.Serialize(writer, value);
         }
         catch (Exception e) when (e is not MpiException)
         {
@@ -196,11 +204,63 @@ internal sealed class SerializedCodec<T> : Codec<T>
         return new OutgoingPayload(Type, writer.WrittenMemory, writer.Detach());
     }
 
-    public override T Decode(Message message, IPayloadSerializer serializer)
+    public override T Decode(Message message, PayloadSettings settings)
     {
         try
         {
-            return serializer.Deserialize<T>(message.Payload.Span);
+            return settings.Serializer.Deserialize<T>(message.Payload.Span);
+        }
+        catch (Exception e) when (e is not MpiException)
+        {
+            throw new MpiException(ErrorClass.Serialization, $"Cannot deserialize a {Type.TypeName}: {e.Message}", e);
+        }
+    }
+}
+
+/// <summary>
+/// A [Serializable] type (or arrays and collections of them) field by field (<see cref="FieldWriter"/>): the layout's
+/// fingerprint, then the value. A type that cannot be written fails at the sender, naming the type and field.
+/// </summary>
+internal sealed class FieldsCodec<T> : Codec<T>
+{
+    private readonly string? _problem;
+    private readonly ulong _fingerprint;
+
+    public FieldsCodec() => (_problem, _fingerprint) = FieldLayout.Analyze(typeof(T));
+
+    public override PayloadType Type { get; } = new(PayloadCode.Fields, false, TypeNames.Of(typeof(T)));
+
+    public override OutgoingPayload Encode(T value, PayloadSettings settings)
+    {
+        if (_problem is not null) throw new MpiException(ErrorClass.Serialization, $"Cannot send a {Type.TypeName}: {_problem}.");
+        var buffer = new PooledBufferWriter();
+        try
+        {
+            var writer = new FieldWriter(buffer, settings.PreserveReferences);
+            writer.WriteRaw(_fingerprint);
+            Slot<T>.Write(writer, value);
+            writer.Drain();
+        }
+        catch (Exception e)
+        {
+            buffer.Dispose();
+            if (e is MpiException) throw;
+            throw new MpiException(ErrorClass.Serialization, $"Cannot serialize a {Type.TypeName}: {e.Message}", e);
+        }
+        return new OutgoingPayload(Type, buffer.WrittenMemory, buffer.Detach());
+    }
+
+    public override T Decode(Message message, PayloadSettings settings)
+    {
+        if (_problem is not null) throw new MpiException(ErrorClass.Serialization, $"Cannot receive a {Type.TypeName}: {_problem}.");
+        try
+        {
+            var reader = new FieldReader(message.Payload);
+            if (reader.ReadRaw<ulong>() != _fingerprint)
+                throw new MpiException(ErrorClass.Serialization, $"The sender's {Type.TypeName} has other fields than the receiver's (a different version of the type or of a type it holds).");
+            var value = Slot<T>.Read(reader);
+            reader.Drain();
+            return value;
         }
         catch (Exception e) when (e is not MpiException)
         {

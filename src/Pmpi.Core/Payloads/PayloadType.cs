@@ -10,6 +10,8 @@ internal enum PayloadCode : byte
     String,
     /// <summary>Bytes from the job's <see cref="IPayloadSerializer"/>; the type name travels with them.</summary>
     Serialized,
+    /// <summary>A [Serializable] type written field by field (Payloads/Internal/FieldWriter); the type name travels with it.</summary>
+    Fields,
 }
 
 /// <summary>
@@ -22,7 +24,7 @@ internal readonly record struct PayloadType(PayloadCode Code, bool IsArray, stri
     {
         var element = Code switch
         {
-            PayloadCode.Struct or PayloadCode.Serialized => TypeName ?? "?",
+            PayloadCode.Struct or PayloadCode.Serialized or PayloadCode.Fields => TypeName ?? "?",
             PayloadCode.String => "string",
             _ => Code.ToString(),
         };

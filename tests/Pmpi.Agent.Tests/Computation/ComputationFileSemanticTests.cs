@@ -6,173 +6,204 @@ namespace Pmpi.Agent.Tests.Computation;
 /// <summary>The checks after the schema: each error must point at the attribute or element to blame.</summary>
 public class ComputationFileSemanticTests
 {
-    [Fact]
-    public void Parse_DuplicateNodeName_PointsAtSecondAndNamesFirst()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <node name="n1" agent="a:1" slots="4"/>
-              <node name="n2" agent="b:1"/>
-              <node name="n1" agent="c:1"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
 
+    /// <summary>
+    /// Computations with one semantic error each: the case's name, the text, where the error must point (the only
+    /// occurrence of the marker) and what its message must say.
+    /// </summary>
+    public static TheoryData<string, string, string, string> SingleErrors => new()
+    {
+        {
+            "DuplicateNodeName_PointsAtSecondAndNamesFirst",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <node name="n1" agent="a:1" slots="4"/>
+                  <node name="n2" agent="b:1"/>
+                  <node name="n1" agent="c:1"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "name=\"n1\" agent=\"c:1\"",
+            "node 'n1' is already declared at job.xml(2,4)"
+        },
+        {
+            "DuplicateDomainName_PointsAtSecond",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <domain name="d" gateway="g1:1"/>
+                  <domain name="d" gateway="g2:1"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "name=\"d\" gateway=\"g2:1\"",
+            "domain 'd' is already declared"
+        },
+        {
+            "NodeWithUnknownDomain_PointsAtDomainAttribute",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <domain name="campus-a" gateway="g:1"/>
+                  <node name="n1" agent="a:1" domain="campus-b"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "domain=\"campus-b\"",
+            "unknown domain 'campus-b' (declared: campus-a)"
+        },
+        {
+            "NodeWithDomainButNoneDeclared_SaysNoneIsDeclared",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <node name="n1" agent="a:1" domain="lab"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "domain=\"lab\"",
+            "no <domain> is declared"
+        },
+        {
+            "TwoDomainsAndNodeWithoutDomain_PointsAtNode",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <domain name="a" gateway="ga:1"/>
+                  <domain name="b" gateway="gb:1"/>
+                  <node name="n1" agent="x:1"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "node name",
+            "node 'n1' has no domain"
+        },
+        {
+            "TwoDomainsOneWithoutGateway_PointsAtThatDomain",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <domain name="a" gateway="ga:1"/>
+                  <domain name="b"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "domain name=\"b\"",
+            "domain 'b' has no gateway"
+        },
+        {
+            "ReachableUnknownDomain_PointsAtAttribute",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <domain name="a" gateway="ga:1" reachable="b c"/>
+                  <domain name="b" gateway="gb:1"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "reachable=",
+            "unknown domain 'c'"
+        },
+        {
+            "RanksPinnedToUnknownNode_PointsAtNodeAttribute",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <node name="a1" agent="a:1" slots="2"/>
+                  <ranks program="p.dll" node="b1"/>
+                </computation>
+                """,
+            "node=\"b1\"",
+            "unknown node 'b1' (declared: a1)"
+        },
+        {
+            "RanksPinnedWithoutNodes_SaysLocalRunHasNoNodes",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <ranks program="p.dll" node="b1"/>
+                </computation>
+                """,
+            "node=\"b1\"",
+            "no <node> is declared"
+        },
+        // Four slots in total, but b1 alone has only two.
+        {
+            "PinnedRanksExceedNodeSlots_PointsAtGroup",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <node name="a1" agent="a:1" slots="2"/>
+                  <node name="b1" agent="b:1" slots="2"/>
+                  <ranks program="p.dll" count="3" node="b1"/>
+                </computation>
+                """,
+            "ranks program",
+            "3 ranks pinned to node 'b1' exceed its 2 slots"
+        },
+        {
+            "ArgsAttributeAndArgElements_PointsAtFirstArg",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <ranks program="p.dll" args="1 2">
+                    <arg>3</arg>
+                    <arg>4</arg>
+                  </ranks>
+                </computation>
+                """,
+            "arg>3",
+            "either the args attribute or <arg> elements"
+        },
+        {
+            "ReservedEnvironmentVariable_PointsAtName",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <ranks program="p.dll">
+                    <env name="PMPI_RANK" value="0"/>
+                  </ranks>
+                </computation>
+                """,
+            "name=\"PMPI_RANK\"",
+            "reserved"
+        },
+        // Differing only in case still collides, as it would on Windows.
+        {
+            "DuplicateEnvironmentVariableInOneScope_PointsAtSecond",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <env name="Path" value="a"/>
+                  <env name="PATH" value="b"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "name=\"PATH\"",
+            "'PATH' is already set at job.xml(2,4)"
+        },
+        {
+            "PortOutOfRange_PointsAtEndpoint",
+            """
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <node name="n1" agent="host:70000"/>
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "agent=",
+            "port 70000"
+        },
+        {
+            "ZeroTimeout_PointsAtTimeout",
+            """
+                <computation name="c" timeout="00:00:00" xmlns="urn:pmpi:computation:v1">
+                  <ranks program="p.dll"/>
+                </computation>
+                """,
+            "timeout=",
+            "timeout must be positive"
+        },
+    };
+
+#pragma warning disable xUnit1026 // the case's name is there to name the case in the results
+    [Theory]
+    [MemberData(nameof(SingleErrors))]
+    public void Parse_OneSemanticError_PointsAtCulpritAndSaysWhy(string @case, string xml, string marker, string text)
+#pragma warning restore xUnit1026
+    {
         // Act
         var exception = Fail(xml);
 
         // Assert
-        AssertSingleError(exception, xml, "name=\"n1\" agent=\"c:1\"", "node 'n1' is already declared at job.xml(2,4)");
-    }
-
-    [Fact]
-    public void Parse_DuplicateDomainName_PointsAtSecond()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <domain name="d" gateway="g1:1"/>
-              <domain name="d" gateway="g2:1"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "name=\"d\" gateway=\"g2:1\"", "domain 'd' is already declared");
-    }
-
-    [Fact]
-    public void Parse_NodeWithUnknownDomain_PointsAtDomainAttribute()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <domain name="campus-a" gateway="g:1"/>
-              <node name="n1" agent="a:1" domain="campus-b"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "domain=\"campus-b\"", "unknown domain 'campus-b' (declared: campus-a)");
-    }
-
-    [Fact]
-    public void Parse_NodeWithDomainButNoneDeclared_SaysNoneIsDeclared()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <node name="n1" agent="a:1" domain="lab"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "domain=\"lab\"", "no <domain> is declared");
-    }
-
-    [Fact]
-    public void Parse_TwoDomainsAndNodeWithoutDomain_PointsAtNode()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <domain name="a" gateway="ga:1"/>
-              <domain name="b" gateway="gb:1"/>
-              <node name="n1" agent="x:1"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "node name", "node 'n1' has no domain");
-    }
-
-    [Fact]
-    public void Parse_TwoDomainsOneWithoutGateway_PointsAtThatDomain()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <domain name="a" gateway="ga:1"/>
-              <domain name="b"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "domain name=\"b\"", "domain 'b' has no gateway");
-    }
-
-    [Fact]
-    public void Parse_ReachableUnknownDomain_PointsAtAttribute()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <domain name="a" gateway="ga:1" reachable="b c"/>
-              <domain name="b" gateway="gb:1"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "reachable=", "unknown domain 'c'");
-    }
-
-    [Fact]
-    public void Parse_RanksPinnedToUnknownNode_PointsAtNodeAttribute()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <node name="a1" agent="a:1" slots="2"/>
-              <ranks program="p.dll" node="b1"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "node=\"b1\"", "unknown node 'b1' (declared: a1)");
-    }
-
-    [Fact]
-    public void Parse_RanksPinnedWithoutNodes_SaysLocalRunHasNoNodes()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <ranks program="p.dll" node="b1"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "node=\"b1\"", "no <node> is declared");
+        AssertSingleError(exception, xml, marker, text);
     }
 
     [Fact]
@@ -232,25 +263,6 @@ public class ComputationFileSemanticTests
     }
 
     [Fact]
-    public void Parse_PinnedRanksExceedNodeSlots_PointsAtGroup()
-    {
-        // Arrange: four slots in total, but b1 alone has only two.
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <node name="a1" agent="a:1" slots="2"/>
-              <node name="b1" agent="b:1" slots="2"/>
-              <ranks program="p.dll" count="3" node="b1"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "ranks program", "3 ranks pinned to node 'b1' exceed its 2 slots");
-    }
-
-    [Fact]
     public void Parse_ProgramMissing_PointsAtProgramAndShowsResolvedPath()
     {
         // Arrange
@@ -289,64 +301,6 @@ public class ComputationFileSemanticTests
     }
 
     [Fact]
-    public void Parse_ArgsAttributeAndArgElements_PointsAtFirstArg()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <ranks program="p.dll" args="1 2">
-                <arg>3</arg>
-                <arg>4</arg>
-              </ranks>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "arg>3", "either the args attribute or <arg> elements");
-    }
-
-    [Fact]
-    public void Parse_ReservedEnvironmentVariable_PointsAtName()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <ranks program="p.dll">
-                <env name="PMPI_RANK" value="0"/>
-              </ranks>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "name=\"PMPI_RANK\"", "reserved");
-    }
-
-    [Fact]
-    public void Parse_DuplicateEnvironmentVariableInOneScope_PointsAtSecond()
-    {
-        // Arrange: differing only in case still collides, as it would on Windows.
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <env name="Path" value="a"/>
-              <env name="PATH" value="b"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "name=\"PATH\"", "'PATH' is already set at job.xml(2,4)");
-    }
-
-    [Fact]
     public void Parse_GroupOverridesVariableInOtherCase_ReplacesIt()
     {
         // Arrange
@@ -364,41 +318,6 @@ public class ComputationFileSemanticTests
 
         // Assert
         Assert.Equal(new Dictionary<string, string> { ["PATH"] = "b" }, environment);
-    }
-
-    [Fact]
-    public void Parse_PortOutOfRange_PointsAtEndpoint()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" xmlns="urn:pmpi:computation:v1">
-              <node name="n1" agent="host:70000"/>
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "agent=", "port 70000");
-    }
-
-    [Fact]
-    public void Parse_ZeroTimeout_PointsAtTimeout()
-    {
-        // Arrange
-        const string xml = """
-            <computation name="c" timeout="00:00:00" xmlns="urn:pmpi:computation:v1">
-              <ranks program="p.dll"/>
-            </computation>
-            """;
-
-        // Act
-        var exception = Fail(xml);
-
-        // Assert
-        AssertSingleError(exception, xml, "timeout=", "timeout must be positive");
     }
 
     [Fact]

@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Collectives;
 
-public class AllgatherTests
+public abstract class AllgatherTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void Allgather_Values_EveryRankGetsAllValuesInRankOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.Allgather(Data.Int(world.Rank)),
             Doubles: world.Allgather(Data.Double(world.Rank)),
             Vectors: world.Allgather(Data.Vector(world.Rank)),
@@ -31,7 +31,7 @@ public class AllgatherTests
     public void AllgatherFlattened_VariableLengthsIncludingZero_EveryRankGetsConcatenationInRankOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.AllgatherFlattened(Data.IntArray(world.Rank, Data.Count(world.Rank))),
             Vectors: world.AllgatherFlattened(Enumerable.Repeat(Data.Vector(world.Rank), Data.Count(world.Rank)).ToArray()),
             Texts: world.AllgatherFlattened(Data.TextArray(world.Rank, Data.Count(world.Rank)))));
@@ -54,7 +54,7 @@ public class AllgatherTests
         const int block = 10_000;
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.AllgatherFlattened(Enumerable.Range(world.Rank * block, block).Select(i => (double)i).ToArray()));
 
         // Assert

@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Collectives;
 
-public class AllreduceTests
+public abstract class AllreduceTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void Allreduce_ValuesWithAdd_EveryRankGetsSum(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Int: world.Allreduce(Data.Int(world.Rank), Operation<int>.Add),
             Double: world.Allreduce(Data.Double(world.Rank), Operation<double>.Add),
             Vector: world.Allreduce(Data.Vector(world.Rank), Operation<Vector2D>.Add)));
@@ -22,7 +22,7 @@ public class AllreduceTests
     public void Allreduce_ArraysWithMaxAndAdd_EveryRankGetsElementwiseResult(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.Allreduce(Data.IntArray(world.Rank), Operation<int>.Max),
             Doubles: world.Allreduce([Data.Double(world.Rank), -world.Rank], Operation<double>.Add),
             Vectors: world.Allreduce([Data.Vector(world.Rank)], Operation<Vector2D>.Add)));
@@ -45,7 +45,7 @@ public class AllreduceTests
         const int length = 10_000;
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.Allreduce(Enumerable.Range(0, length).Select(i => (double)(i * world.Rank)).ToArray(), Operation<double>.Add));
 
         // Assert
@@ -62,7 +62,7 @@ public class AllreduceTests
     public void Allreduce_ArraysOfDifferentLengths_ThrowsInvalidCount(int size)
     {
         // Act: the last rank's array is one element longer.
-        var error = Assert.Throws<MpiException>(() => TestJob.Run(size, world =>
+        var error = Assert.Throws<MpiException>(() => Run(size, world =>
             world.Allreduce(new int[world.Rank == size - 1 ? 3 : 2], Operation<int>.Add)));
 
         // Assert

@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Collectives;
 
-public class AlltoallTests
+public abstract class AlltoallTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void Alltoall_Values_RankIGetsElementIOfEveryRankInRankOrder(int size)
     {
         // Act: rank s sends s * 100 + d (and its text and vector forms) to rank d.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var targets = Enumerable.Range(0, size).ToArray();
             return (
@@ -40,7 +40,7 @@ public class AlltoallTests
         static string Element(int source, int dest, int k) => $"{source}>{dest}#{k}";
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var targets = Enumerable.Range(0, size).ToArray();
             var sendCounts = targets.Select(d => CountFrom(world.Rank, d)).ToArray();
@@ -68,7 +68,7 @@ public class AlltoallTests
         var counts = Enumerable.Repeat(block, size).ToArray();
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var values = Enumerable.Range(0, size * block).Select(i => world.Rank * 1e6 + i).ToArray();
             return world.AlltoallFlattened(values, counts, counts);

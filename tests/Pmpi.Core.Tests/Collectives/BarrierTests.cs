@@ -1,6 +1,6 @@
 namespace Pmpi.Tests.Collectives;
 
-public class BarrierTests
+public abstract class BarrierTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
@@ -10,7 +10,7 @@ public class BarrierTests
         int arrived = 0;
 
         // Act
-        var seen = TestJob.Run(size, world =>
+        var seen = Run(size, world =>
         {
             Interlocked.Increment(ref arrived);
             world.Barrier();
@@ -30,7 +30,7 @@ public class BarrierTests
         var arrived = new int[phases];
 
         // Act
-        var seen = TestJob.Run(size, world =>
+        var seen = Run(size, world =>
         {
             var counts = new int[phases];
             for (int phase = 0; phase < phases; phase++)

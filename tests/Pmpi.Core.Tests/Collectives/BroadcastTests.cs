@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Collectives;
 
-public class BroadcastTests
+public abstract class BroadcastTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.SizesAndRoots), MemberType = typeof(TestJob))]
     public void Broadcast_Values_EveryRankGetsTheRootsValues(int size, int root)
     {
         // Act: every rank starts with its own values; only the root's may survive.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             int number = Data.Int(world.Rank);
             double real = Data.Double(world.Rank);
@@ -29,7 +29,7 @@ public class BroadcastTests
     public void Broadcast_ArrayOfRootsLength_FillsEachRanksArrayInPlace(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var mine = Data.IntArray(world.Rank);
             var array = mine;
@@ -50,7 +50,7 @@ public class BroadcastTests
     public void Broadcast_ArraysNullOrOfOtherLength_ReplacedByRootsArray(int size, int root)
     {
         // Act: non-roots pass null doubles and too short structs and strings.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             bool isRoot = world.Rank == root;
             double[] reals = isRoot ? [1.5, -2.5, 1e300] : null!;
@@ -79,7 +79,7 @@ public class BroadcastTests
         var expected = Enumerable.Range(0, 25_000).Select(i => i * 0.5).ToArray();
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var array = world.Rank == size - 1 ? expected.ToArray() : new double[expected.Length];
             world.Broadcast(ref array, size - 1);

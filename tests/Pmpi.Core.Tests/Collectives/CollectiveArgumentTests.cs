@@ -2,7 +2,7 @@ using System.Globalization;
 
 namespace Pmpi.Tests.Collectives;
 
-public class CollectiveArgumentTests
+public abstract class CollectiveArgumentTests(Device device) : DeviceSuite(device)
 {
     private static readonly string[] RootedCollectives =
     [
@@ -27,7 +27,7 @@ public class CollectiveArgumentTests
     public void RootedCollective_RootOutsideCommunicator_ThrowsInvalidRankNamingIt(string collective, int size)
     {
         // Act: every rank checks the root before it communicates, so every rank throws and the job ends.
-        var errors = TestJob.Run(size, world =>
+        var errors = Run(size, world =>
             new[] { -1, size }.Select(root => Assert.Throws<MpiException>(() => CallRooted(world, collective, root))).ToArray());
 
         // Assert
@@ -45,7 +45,7 @@ public class CollectiveArgumentTests
     public void Scatter_RootArrayOfWrongLength_ThrowsInvalidCount(int size)
     {
         // Act: only the root checks its array, so the job fails with the root's error.
-        var error = Assert.Throws<MpiException>(() => TestJob.Run(size, world =>
+        var error = Assert.Throws<MpiException>(() => Run(size, world =>
             world.Scatter(world.Rank == size - 1 ? new int[size + 1] : null, size - 1)));
 
         // Assert
@@ -57,7 +57,7 @@ public class CollectiveArgumentTests
     public void ScatterFromFlattened_CountsOfWrongLengthOrNegative_ThrowsInvalidCount(int size)
     {
         // Act
-        var errors = TestJob.Run(size, world => new[]
+        var errors = Run(size, world => new[]
         {
             Assert.Throws<MpiException>(() => world.ScatterFromFlattened(new int[size], new int[size + 1], 0)),
             Assert.Throws<MpiException>(() => world.ScatterFromFlattened(new int[size], [.. Enumerable.Repeat(1, size - 1), -1], 0)),
@@ -76,7 +76,7 @@ public class CollectiveArgumentTests
     public void ScatterFromFlattened_RootArrayNotSumOfCounts_ThrowsInvalidCount(int size)
     {
         // Act
-        var error = Assert.Throws<MpiException>(() => TestJob.Run(size, world =>
+        var error = Assert.Throws<MpiException>(() => Run(size, world =>
             world.ScatterFromFlattened(world.Rank == 0 ? new int[2 * size - 1] : null, [.. Enumerable.Repeat(2, size)], 0)));
 
         // Assert
@@ -88,7 +88,7 @@ public class CollectiveArgumentTests
     public void GatherFlattened_CountsNotMatchingArrays_ThrowsInvalidCountAtRoot(int size)
     {
         // Act: every rank sends two elements but the root expects one from each.
-        var error = Assert.Throws<MpiException>(() => TestJob.Run(size, world =>
+        var error = Assert.Throws<MpiException>(() => Run(size, world =>
             world.GatherFlattened(new int[2], [.. Enumerable.Repeat(1, size)], 0)));
 
         // Assert
@@ -100,7 +100,7 @@ public class CollectiveArgumentTests
     public void GatherFlattened_RootCountsOfWrongLength_ThrowsInvalidCount(int size)
     {
         // Act
-        var error = Assert.Throws<MpiException>(() => TestJob.Run(size, world =>
+        var error = Assert.Throws<MpiException>(() => Run(size, world =>
             world.GatherFlattened(new int[1], new int[size + 1], 0)));
 
         // Assert
@@ -112,7 +112,7 @@ public class CollectiveArgumentTests
     public void Alltoall_ArrayOfWrongLength_ThrowsInvalidCount(int size)
     {
         // Act
-        var errors = TestJob.Run(size, world => Assert.Throws<MpiException>(() => world.Alltoall(new double[size + 1])));
+        var errors = Run(size, world => Assert.Throws<MpiException>(() => world.Alltoall(new double[size + 1])));
 
         // Assert
         Assert.All(errors, error =>
@@ -130,7 +130,7 @@ public class CollectiveArgumentTests
         var ones = Enumerable.Repeat(1, size).ToArray();
 
         // Act
-        var errors = TestJob.Run(size, world =>
+        var errors = Run(size, world =>
         {
             var twos = Enumerable.Repeat(2, size).ToArray();
             var selfMismatch = ones.ToArray();
@@ -160,7 +160,7 @@ public class CollectiveArgumentTests
     public void ReduceScatter_BadCountsOrLength_ThrowsInvalidCount(int size)
     {
         // Act
-        var errors = TestJob.Run(size, world => new[]
+        var errors = Run(size, world => new[]
         {
             Assert.Throws<MpiException>(() => world.ReduceScatter(new int[size], Operation<int>.Add, new int[size + 1])),
             Assert.Throws<MpiException>(() => world.ReduceScatter(new int[size + 1], Operation<int>.Add, [.. Enumerable.Repeat(1, size)])),

@@ -1,7 +1,7 @@
 namespace Pmpi.Tests.Collectives;
 
 /// <summary>MPI.NET's count forms of the flattened collectives.</summary>
-public class CountFormsTests
+public abstract class CountFormsTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
@@ -10,7 +10,7 @@ public class CountFormsTests
         var counts = Enumerable.Range(0, size).Select(r => r % 3).ToArray();
         var expected = Enumerable.Range(0, size).SelectMany(r => Enumerable.Repeat(r, counts[r])).ToArray();
 
-        var results = TestJob.Run(size, world => world.AllgatherFlattened(Enumerable.Repeat(world.Rank, counts[world.Rank]).ToArray(), counts));
+        var results = Run(size, world => world.AllgatherFlattened(Enumerable.Repeat(world.Rank, counts[world.Rank]).ToArray(), counts));
 
         Assert.All(results, r => Assert.Equal(expected, r));
     }
@@ -19,7 +19,7 @@ public class CountFormsTests
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void AllgatherFlattened_WithCount_ConcatenatesEqualBlocks(int size)
     {
-        var results = TestJob.Run(size, world => world.AllgatherFlattened(new[] { world.Rank, -world.Rank }, 2));
+        var results = Run(size, world => world.AllgatherFlattened(new[] { world.Rank, -world.Rank }, 2));
 
         Assert.All(results, r => Assert.Equal(Enumerable.Range(0, size).SelectMany(x => new[] { x, -x }), r));
     }
@@ -27,7 +27,7 @@ public class CountFormsTests
     [Fact]
     public void AllgatherFlattened_WrongOwnCount_ThrowsInvalidCount()
     {
-        var error = Assert.Throws<MpiException>(() => TestJob.Run(2, world => world.AllgatherFlattened(new[] { 1, 2, 3 }, 2)));
+        var error = Assert.Throws<MpiException>(() => Run(2, world => world.AllgatherFlattened(new[] { 1, 2, 3 }, 2)));
 
         Assert.Equal(ErrorClass.InvalidCount, Assert.IsType<MpiException>(error.InnerException).ErrorClass);
     }
@@ -38,7 +38,7 @@ public class CountFormsTests
     {
         var data = Enumerable.Range(0, 2 * size).Select(i => (double)i).ToArray();
 
-        var results = TestJob.Run(size, world => world.ScatterFromFlattened(world.Rank == root ? data : null, 2, root));
+        var results = Run(size, world => world.ScatterFromFlattened(world.Rank == root ? data : null, 2, root));
 
         for (int rank = 0; rank < size; rank++) Assert.Equal([2.0 * rank, 2.0 * rank + 1], results[rank]);
     }
@@ -47,7 +47,7 @@ public class CountFormsTests
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void AlltoallFlattened_WithCount_ExchangesBlocks(int size)
     {
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.AlltoallFlattened(Enumerable.Range(0, size).SelectMany(dest => new[] { $"{world.Rank}>{dest}", "x" }).ToArray(), 2));
 
         for (int rank = 0; rank < size; rank++)

@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Collectives;
 
-public class GatherTests
+public abstract class GatherTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.SizesAndRoots), MemberType = typeof(TestJob))]
     public void Gather_Values_RootGetsEveryRanksValueInRankOrderOthersNull(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.Gather(Data.Int(world.Rank), root),
             Doubles: world.Gather(Data.Double(world.Rank), root),
             Vectors: world.Gather(Data.Vector(world.Rank), root),
@@ -46,7 +46,7 @@ public class GatherTests
         var counts = Enumerable.Range(0, size).Select(Data.Count).ToArray();
 
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.GatherFlattened(Data.IntArray(world.Rank, counts[world.Rank]), counts, root),
             Texts: world.GatherFlattened(Data.TextArray(world.Rank, counts[world.Rank]), counts, root)));
 
@@ -71,7 +71,7 @@ public class GatherTests
     public void GatherFlattened_CountsOnlyAtRoot_NonRootsMayPassNull(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.GatherFlattened(Data.IntArray(world.Rank, world.Rank + 1), world.Rank == root ? [.. Enumerable.Range(1, size)] : null!, root));
 
         // Assert
@@ -83,7 +83,7 @@ public class GatherTests
     public void GatherFlattened_EqualLengths_RootGetsConcatenationInRankOrder(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Doubles: world.GatherFlattened([Data.Double(world.Rank), -Data.Double(world.Rank)], root),
             Vectors: world.GatherFlattened([Data.Vector(world.Rank), Data.Vector(world.Rank + size)], root)));
 
@@ -102,7 +102,7 @@ public class GatherTests
         const int block = 9_000;
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.GatherFlattened(Enumerable.Range(world.Rank * block, block).Select(i => (double)i).ToArray(), root));
 
         // Assert

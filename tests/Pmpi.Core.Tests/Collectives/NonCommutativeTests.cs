@@ -1,7 +1,7 @@
 namespace Pmpi.Tests.Collectives;
 
 /// <summary>Reductions must combine op(lower ranks, higher ranks) for any associative operation (MPI-4.1 §6.9.1).</summary>
-public class NonCommutativeTests
+public abstract class NonCommutativeTests(Device device) : DeviceSuite(device)
 {
     private static readonly ReductionOperation<Matrix2> MatrixProduct = Matrix2.Multiply;
 
@@ -10,7 +10,7 @@ public class NonCommutativeTests
     public void Reduce_StringConcatenation_RootGetsRanksInOrder(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world => world.Reduce(Data.Text(world.Rank), Operation<string>.Add, root));
+        var results = Run(size, world => world.Reduce(Data.Text(world.Rank), Operation<string>.Add, root));
 
         // Assert
         for (int rank = 0; rank < size; rank++) Assert.Equal(rank == root ? Data.TextUpTo(size - 1) : null, results[rank]);
@@ -21,7 +21,7 @@ public class NonCommutativeTests
     public void Reduce_StringArraysConcatenatedElementwise_RootGetsRanksInOrderPerElement(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world => world.Reduce([Data.Text(world.Rank), $"{world.Rank};"], Operation<string>.Add, root));
+        var results = Run(size, world => world.Reduce([Data.Text(world.Rank), $"{world.Rank};"], Operation<string>.Add, root));
 
         // Assert
         Assert.Equal(new[] { Data.TextUpTo(size - 1), string.Concat(Enumerable.Range(0, size).Select(r => $"{r};")) }, results[root]);
@@ -32,7 +32,7 @@ public class NonCommutativeTests
     public void Reduce_MatrixProduct_RootGetsProductInRankOrder(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world => world.Reduce(Data.Matrix(world.Rank), MatrixProduct, root));
+        var results = Run(size, world => world.Reduce(Data.Matrix(world.Rank), MatrixProduct, root));
 
         // Assert
         Assert.Equal(Data.Fold(size, Data.Matrix, Matrix2.Multiply), results[root]);
@@ -43,7 +43,7 @@ public class NonCommutativeTests
     public void Allreduce_StringConcatenationAndMatrixProduct_EveryRankGetsRanksInOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Text: world.Allreduce(Data.Text(world.Rank), Operation<string>.Add),
             Matrix: world.Allreduce(Data.Matrix(world.Rank), MatrixProduct)));
 
@@ -57,7 +57,7 @@ public class NonCommutativeTests
     public void Allreduce_StringArraysConcatenatedElementwise_EveryRankGetsRanksInOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => world.Allreduce([$"<{world.Rank}", Data.Text(world.Rank)], Operation<string>.Add));
+        var results = Run(size, world => world.Allreduce([$"<{world.Rank}", Data.Text(world.Rank)], Operation<string>.Add));
 
         // Assert
         string[] expected = [string.Concat(Enumerable.Range(0, size).Select(r => $"<{r}")), Data.TextUpTo(size - 1)];
@@ -69,7 +69,7 @@ public class NonCommutativeTests
     public void Scan_StringConcatenationAndMatrixProduct_RankRGetsRanksZeroToRInOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Text: world.Scan(Data.Text(world.Rank), Operation<string>.Add),
             Matrix: world.Scan(Data.Matrix(world.Rank), MatrixProduct),
             Texts: world.Scan([Data.Text(world.Rank)], Operation<string>.Add)));
@@ -87,7 +87,7 @@ public class NonCommutativeTests
     public void ExclusiveScan_MatrixProduct_RankRGetsRanksZeroToRMinusOneInOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => world.ExclusiveScan(Data.Matrix(world.Rank), MatrixProduct));
+        var results = Run(size, world => world.ExclusiveScan(Data.Matrix(world.Rank), MatrixProduct));
 
         // Assert
         Assert.Equal(default, results[0]);
@@ -102,7 +102,7 @@ public class NonCommutativeTests
         var counts = Enumerable.Repeat(2, size).ToArray();
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.ReduceScatter(Enumerable.Range(0, 2 * size).Select(k => Data.Text(world.Rank)).ToArray(), Operation<string>.Add, counts));
 
         // Assert
@@ -117,7 +117,7 @@ public class NonCommutativeTests
     public void Reductions_SizesOutsideTheStandardSet_KeepRankOrder(int size)
     {
         // Act: other remainders of the recursive-doubling fold (size minus the largest power of two below it).
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Reduced: world.Reduce(Data.Text(world.Rank), Operation<string>.Add, size - 1),
             All: world.Allreduce(Data.Matrix(world.Rank), MatrixProduct),
             Prefix: world.Scan(Data.Text(world.Rank), Operation<string>.Add),

@@ -1,6 +1,6 @@
 namespace Pmpi.Tests.Collectives;
 
-public class OperationTests
+public abstract class OperationTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
@@ -30,7 +30,7 @@ public class OperationTests
         Func<int, bool>[] patterns = [_ => true, rank => rank != size - 1, rank => rank % 2 == 0];
 
         // Act
-        var results = TestJob.Run(size, world => patterns.Select(pattern => (
+        var results = Run(size, world => patterns.Select(pattern => (
             And: world.Allreduce(pattern(world.Rank), Operation<bool>.LogicalAnd),
             Or: world.Allreduce(!pattern(world.Rank), Operation<bool>.LogicalOr),
             Xor: world.Allreduce(pattern(world.Rank), Operation<bool>.LogicalXor))).ToArray());
@@ -51,7 +51,7 @@ public class OperationTests
         static int ValueOf(int rank) => 0x100 | (1 << rank) | (rank % 2 == 1 ? int.MinValue : 0);
 
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             world.Allreduce(ValueOf(world.Rank), Operation<int>.BitwiseAnd),
             world.Allreduce(ValueOf(world.Rank), Operation<int>.BitwiseOr),
             world.Allreduce(ValueOf(world.Rank), Operation<int>.ExclusiveOr)));
@@ -69,7 +69,7 @@ public class OperationTests
         static uint ValueOf(int rank) => 0xF000_0000u | (3u << (2 * rank)) | (uint)rank;
 
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             world.Allreduce(ValueOf(world.Rank), Operation<uint>.BitwiseAnd),
             world.Allreduce(ValueOf(world.Rank), Operation<uint>.BitwiseOr),
             world.Allreduce(ValueOf(world.Rank), Operation<uint>.ExclusiveOr)));
@@ -119,11 +119,11 @@ public class OperationTests
     public void Min_OnStructWithoutComparison_ThrowsInvalidArgumentNamingTheType() =>
         AssertNotDefined(() => Operation<Vector2D>.Min, "Min", typeof(Vector2D).FullName!);
 
-    private static void AssertArithmetic<T>(int size, Func<int, T> valueOf, Func<T, T, T> add, Func<T, T, T> multiply)
+    private void AssertArithmetic<T>(int size, Func<int, T> valueOf, Func<T, T, T> add, Func<T, T, T> multiply)
         where T : IComparable<T>
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Add: world.Allreduce(valueOf(world.Rank), Operation<T>.Add),
             Multiply: world.Allreduce(valueOf(world.Rank), Operation<T>.Multiply),
             Min: world.Allreduce(valueOf(world.Rank), Operation<T>.Min),

@@ -1,6 +1,6 @@
 namespace Pmpi.Tests.Collectives;
 
-public class ReduceScatterTests
+public abstract class ReduceScatterTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
@@ -12,7 +12,7 @@ public class ReduceScatterTests
         var offsets = counts.Select((_, i) => counts.Take(i).Sum()).ToArray();
 
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.ReduceScatter(Enumerable.Range(world.Rank, total).ToArray(), Operation<int>.Add, counts),
             Doubles: world.ReduceScatter(Enumerable.Range(world.Rank, total).Select(v => v / 4.0).ToArray(), Operation<double>.Add, counts),
             Vectors: world.ReduceScatter(Enumerable.Range(world.Rank, total).Select(v => new Vector2D(v, 1)).ToArray(), Operation<Vector2D>.Add, counts)));
@@ -35,7 +35,7 @@ public class ReduceScatterTests
         var counts = Enumerable.Repeat(1, size).ToArray();
 
         // Act: rank r's element i is (r * 7 + i * 3) % size.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.ReduceScatter(Enumerable.Range(0, size).Select(i => (world.Rank * 7 + i * 3) % size).ToArray(), Operation<int>.Max, counts));
 
         // Assert

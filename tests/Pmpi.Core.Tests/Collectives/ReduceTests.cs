@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Collectives;
 
-public class ReduceTests
+public abstract class ReduceTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.SizesAndRoots), MemberType = typeof(TestJob))]
     public void Reduce_ValuesWithAdd_RootGetsSumOthersDefault(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Int: world.Reduce(Data.Int(world.Rank), Operation<int>.Add, root),
             Double: world.Reduce(Data.Double(world.Rank), Operation<double>.Add, root),
             Vector: world.Reduce(Data.Vector(world.Rank), Operation<Vector2D>.Add, root)));
@@ -23,7 +23,7 @@ public class ReduceTests
     public void Reduce_ArraysWithAdd_RootGetsElementwiseSumOthersNull(int size, int root)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.Reduce(Data.IntArray(world.Rank), Operation<int>.Add, root),
             Doubles: world.Reduce([Data.Double(world.Rank), world.Rank, -1.0], Operation<double>.Add, root),
             Vectors: world.Reduce([Data.Vector(world.Rank), Data.Vector(2 * world.Rank)], Operation<Vector2D>.Add, root)));
@@ -56,7 +56,7 @@ public class ReduceTests
         const int length = 10_000;
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.Reduce(Enumerable.Range(0, length).Select(i => (double)(i + world.Rank)).ToArray(), Operation<double>.Add, root));
 
         // Assert

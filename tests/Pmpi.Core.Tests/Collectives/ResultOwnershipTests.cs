@@ -1,14 +1,14 @@
 namespace Pmpi.Tests.Collectives;
 
 /// <summary>A collective's result is the caller's own array, never its input (MPI's send and receive buffers are distinct).</summary>
-public class ResultOwnershipTests
+public abstract class ResultOwnershipTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void ArrayReductions_InputChangedAfterwards_ResultsUnchanged(int size)
     {
         // Act: every rank overwrites its inputs after each call.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             int[] forReduce = [world.Rank], forAllreduce = [world.Rank], forScan = [world.Rank];
             var reduced = world.Reduce(forReduce, Operation<int>.Add, 0);

@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Collectives;
 
-public class ScanTests
+public abstract class ScanTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void Scan_ValuesWithAdd_RankRGetsSumOfRanksZeroToR(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Int: world.Scan(Data.Int(world.Rank), Operation<int>.Add),
             Double: world.Scan(Data.Double(world.Rank), Operation<double>.Add),
             Vector: world.Scan(Data.Vector(world.Rank), Operation<Vector2D>.Add)));
@@ -25,7 +25,7 @@ public class ScanTests
     public void Scan_ArraysWithAdd_RankRGetsElementwisePrefixSum(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => world.Scan(Data.IntArray(world.Rank, 3), Operation<int>.Add));
+        var results = Run(size, world => world.Scan(Data.IntArray(world.Rank, 3), Operation<int>.Add));
 
         // Assert
         for (int rank = 0; rank < size; rank++)
@@ -40,7 +40,7 @@ public class ScanTests
     public void ExclusiveScan_ValuesWithAdd_RankZeroGetsDefaultOthersSumOfLowerRanks(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Int: world.ExclusiveScan(Data.Int(world.Rank), Operation<int>.Add),
             Double: world.ExclusiveScan(Data.Double(world.Rank), Operation<double>.Add),
             Vector: world.ExclusiveScan(Data.Vector(world.Rank), Operation<Vector2D>.Add),
@@ -61,7 +61,7 @@ public class ScanTests
     public void ExclusiveScan_ArraysWithAdd_RankZeroGetsNullOthersElementwiseSumOfLowerRanks(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => world.ExclusiveScan([Data.Double(world.Rank), 1.0], Operation<double>.Add));
+        var results = Run(size, world => world.ExclusiveScan([Data.Double(world.Rank), 1.0], Operation<double>.Add));
 
         // Assert
         Assert.Null(results[0]);
@@ -77,7 +77,7 @@ public class ScanTests
         const int length = 10_000;
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
             world.Scan(Enumerable.Range(0, length).Select(i => (double)(i + world.Rank)).ToArray(), Operation<double>.Add));
 
         // Assert

@@ -1,6 +1,6 @@
 namespace Pmpi.Tests.Collectives;
 
-public class ScatterTests
+public abstract class ScatterTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.SizesAndRoots), MemberType = typeof(TestJob))]
@@ -15,7 +15,7 @@ public class ScatterTests
         int[][] arrays = [.. ranks.Select(r => Data.IntArray(r, r))];
 
         // Act: non-roots pass null, which is allowed there.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             bool isRoot = world.Rank == root;
             return (
@@ -45,7 +45,7 @@ public class ScatterTests
         string[] texts = [.. Enumerable.Range(0, size).SelectMany(r => Data.TextArray(r, counts[r]))];
 
         // Act
-        var results = TestJob.Run(size, world => (
+        var results = Run(size, world => (
             Ints: world.ScatterFromFlattened(world.Rank == root ? ints : null, counts, root),
             Texts: world.ScatterFromFlattened(world.Rank == root ? texts : null, counts, root)));
 
@@ -67,7 +67,7 @@ public class ScatterTests
         Vector2D[] vectors = [.. Enumerable.Range(0, 4).Select(Data.Vector)];
 
         // Act
-        var results = TestJob.Run(size, world => world.ScatterFromFlattened(world.Rank == root ? vectors : null, counts, root));
+        var results = Run(size, world => world.ScatterFromFlattened(world.Rank == root ? vectors : null, counts, root));
 
         // Assert
         for (int rank = 0; rank < size - 1; rank++) Assert.Empty(results[rank]);
@@ -84,7 +84,7 @@ public class ScatterTests
         var all = Enumerable.Range(0, block * size).Select(i => (double)i).ToArray();
 
         // Act
-        var results = TestJob.Run(size, world => world.ScatterFromFlattened(world.Rank == 0 ? all : null, counts, 0));
+        var results = Run(size, world => world.ScatterFromFlattened(world.Rank == 0 ? all : null, counts, 0));
 
         // Assert
         for (int rank = 0; rank < size; rank++) Assert.Equal(all.Skip(rank * block).Take(block), results[rank]);

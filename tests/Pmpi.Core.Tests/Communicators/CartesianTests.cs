@@ -1,6 +1,6 @@
 namespace Pmpi.Tests.Communicators;
 
-public class CartesianTests
+public abstract class CartesianTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [InlineData(12, 2, new[] { 0, 0 }, new[] { 4, 3 })]
@@ -17,7 +17,7 @@ public class CartesianTests
     [Fact]
     public void Shift_OnPeriodicAndOpenDimensions_GivesNeighboursOrProcNull()
     {
-        var results = TestJob.Run(6, world =>
+        var results = Run(6, world =>
         {
             using var grid = new CartesianCommunicator(world, 2, [2, 3], [false, true], reorder: false);
             grid.Shift(0, 1, out int up, out int down);
@@ -35,7 +35,7 @@ public class CartesianTests
     [Fact]
     public void SendReceive_AlongOpenEdge_ProcNullIsANoOp()
     {
-        var results = TestJob.Run(4, world =>
+        var results = Run(4, world =>
         {
             using var line = new CartesianCommunicator(world, 1, [4], [false], reorder: false);
             line.Shift(0, 1, out int source, out int dest);
@@ -49,7 +49,7 @@ public class CartesianTests
     [Fact]
     public void Constructor_GridOfWrongSize_ThrowsInvalidArgument()
     {
-        TestJob.Run(4, world =>
+        Run(4, world =>
             Assert.Equal(ErrorClass.InvalidArgument, Assert.Throws<MpiException>(() => new CartesianCommunicator(world, 2, [3, 2], [false, false], false)).ErrorClass));
     }
 }

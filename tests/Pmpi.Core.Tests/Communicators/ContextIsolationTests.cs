@@ -1,14 +1,14 @@
 namespace Pmpi.Tests.Communicators;
 
 /// <summary>Each communicator is its own matching context (MPI-4.1 §7.1.2): equal tags and sources never cross.</summary>
-public class ContextIsolationTests
+public abstract class ContextIsolationTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void Receive_SameTagAndSourceOnWorldAndDup_EachGetsItsOwnMessage(int size)
     {
         // Act: send on world then on the dup; receive on the dup first.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var dup = world.Dup();
             int right = (world.Rank + 1) % size, left = (world.Rank - 1 + size) % size;
@@ -29,7 +29,7 @@ public class ContextIsolationTests
     public void Receive_SameTagAndSourceOnWorldAndSplit_EachGetsItsOwnMessage(int size)
     {
         // Act: a split with one color and keys in rank order has world's ranks, but not its context.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var split = world.Split(0, world.Rank)!;
             int right = (world.Rank + 1) % size, left = (world.Rank - 1 + size) % size;
@@ -50,7 +50,7 @@ public class ContextIsolationTests
     public void Receive_AnySourceAnyTagOnDup_IgnoresEarlierWorldMessage(int size)
     {
         // Act: the world message is sent, and arrives, first; a wildcard receive on the dup must still skip it.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var dup = world.Clone();
             world.Send(-1, 0, 1);
@@ -71,7 +71,7 @@ public class ContextIsolationTests
     public void Broadcast_PendingUserMessageWithCollectivesTag_IsNotConsumed(int size, int root)
     {
         // Act: the root first sends a user message with every small tag a collective might use, then broadcasts.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             if (world.Rank == root)
                 for (int dest = 0; dest < size; dest++)
@@ -95,7 +95,7 @@ public class ContextIsolationTests
     public void Broadcast_OnWorldAndDupFromDifferentRoots_EachCommunicatorGetsItsRootsValue(int size)
     {
         // Act: two broadcasts of the same type and shape, from different roots, on congruent communicators.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var dup = world.Dup();
             int onWorld = world.Rank == 0 ? 111 : -1, onDup = world.Rank == size - 1 ? 222 : -1;

@@ -1,6 +1,6 @@
 namespace Pmpi.Tests.Communicators;
 
-public class CreateTests
+public abstract class CreateTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
@@ -10,7 +10,7 @@ public class CreateTests
         var members = Enumerable.Range(0, size).Where(r => r % 2 == 0).Reverse().ToArray();
 
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var created = world.Create(world.Group.IncludeOnly(members));
             return created is null ? null : new { created.Size, created.Rank, Members = created.Allgather(world.Rank) };
@@ -36,7 +36,7 @@ public class CreateTests
     public void Create_EmptyGroup_EveryRankGetsNull(int size)
     {
         // Act
-        var results = TestJob.Run(size, world => world.Create(Group.Empty));
+        var results = Run(size, world => world.Create(Group.Empty));
 
         // Assert
         Assert.All(results, Assert.Null);
@@ -47,7 +47,7 @@ public class CreateTests
     public void Create_WholeGroup_CongruentToWorld(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var created = world.Create(world.Group)!;
             return (created.Rank, world.Compare(created));
@@ -64,7 +64,7 @@ public class CreateTests
     public void Create_GroupWithRanksOutsideCommunicator_ThrowsInvalidArgument(int size)
     {
         // Act: a part of world is asked for a communicator of all of world.
-        var errors = TestJob.Run(size, world =>
+        var errors = Run(size, world =>
         {
             var part = world.Split(world.Rank % 2, world.Rank)!;
             return Assert.Throws<MpiException>(() => part.Create(world.Group));
@@ -83,7 +83,7 @@ public class CreateTests
     public void Create_FromSplit_MembersOfTheSplitOnly(int size)
     {
         // Act: from the even half, keep its ranks 0 and 2 (world ranks 0 and 4) in reverse.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var half = world.Split(world.Rank % 2, world.Rank)!;
             var chosen = Enumerable.Range(0, half.Size).Where(r => r % 2 == 0).Reverse().ToArray();

@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Communicators;
 
-public class DupAndCompareTests
+public abstract class DupAndCompareTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void Dup_World_SameRanksCongruentAndUsable(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var dup = world.Dup();
             var clone = world.Clone();
@@ -31,7 +31,7 @@ public class DupAndCompareTests
     public void Dup_OfSplit_KeepsTheSplitsOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var reversed = world.Split(0, -world.Rank)!;
             var dup = reversed.Dup();
@@ -52,7 +52,7 @@ public class DupAndCompareTests
     public void Compare_CommunicatorsOfEachRelation_GiveThatRelation(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var inOrder = world.Split(0, world.Rank)!;
             var reversed = world.Split(0, -world.Rank)!;

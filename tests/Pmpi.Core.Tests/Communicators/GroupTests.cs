@@ -2,7 +2,7 @@ using System.Globalization;
 
 namespace Pmpi.Tests.Communicators;
 
-public class GroupTests
+public abstract class GroupTests(Device device) : DeviceSuite(device)
 {
     private const int Size = 8;
 
@@ -137,7 +137,7 @@ public class GroupTests
     public void Rank_OfCallingRank_ItsPositionOrNoProcess(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var reversed = world.Group.IncludeOnly([.. Enumerable.Range(0, size).Reverse()]);
             var withoutZero = world.Group.Exclude([0]);
@@ -154,7 +154,7 @@ public class GroupTests
     public void Group_OfSplit_TranslatesToTheWorldRanksOfThePart(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var half = world.Split(world.Rank % 2, -world.Rank)!;
             return (Size: half.Group.Size, Ranks: half.Group.TranslateRanks([.. Enumerable.Range(0, half.Size)], world.Group), Compare: half.Group.Compare(world.Group));
@@ -202,7 +202,7 @@ public class GroupTests
     }
 
     /// <summary>Runs <paramref name="body"/> on every rank of an 8-rank world; group algebra is local, so rank 0's answer stands for all.</summary>
-    private static T InWorld<T>(Func<Intracommunicator, T> body) => TestJob.Run(Size, body)[0];
+    private T InWorld<T>(Func<Intracommunicator, T> body) => Run(Size, body)[0];
 
     /// <summary>Groups [0, 1, 2, 3] and [6, 2, 5, 0] of world ranks.</summary>
     private static (Group First, Group Second) Pair(Intracommunicator world) =>

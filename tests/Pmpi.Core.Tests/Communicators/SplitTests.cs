@@ -1,13 +1,13 @@
 namespace Pmpi.Tests.Communicators;
 
-public class SplitTests
+public abstract class SplitTests(Device device) : DeviceSuite(device)
 {
     [Theory]
     [MemberData(nameof(TestJob.Sizes), MemberType = typeof(TestJob))]
     public void Split_ByParity_EachPartHoldsRanksOfThatParityInOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var part = world.Split(world.Rank % 2, world.Rank)!;
             return (part.Size, part.Rank, Members: part.Allgather(world.Rank));
@@ -28,7 +28,7 @@ public class SplitTests
     public void Split_KeysDescending_NewRanksReverseOldOrder(int size)
     {
         // Act
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var reversed = world.Split(0, size - world.Rank)!;
             return (reversed.Rank, Members: reversed.Allgather(world.Rank));
@@ -47,7 +47,7 @@ public class SplitTests
     public void Split_EqualKeys_OrderedByOldRank(int size)
     {
         // Act: ranks 0..size/2 - 1 share key 1, the rest key 0, so the upper half comes first, each half in old order.
-        var results = TestJob.Run(size, world => world.Split(0, world.Rank < size / 2 ? 1 : 0)!.Allgather(world.Rank));
+        var results = Run(size, world => world.Split(0, world.Rank < size / 2 ? 1 : 0)!.Allgather(world.Rank));
 
         // Assert
         int[] expected = [.. Enumerable.Range(size / 2, size - size / 2), .. Enumerable.Range(0, size / 2)];
@@ -59,7 +59,7 @@ public class SplitTests
     public void Split_UndefinedColor_ReturnsNullAndLeavesTheRankOut(int size)
     {
         // Act: every third rank, from 0, opts out.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var part = world.Split(world.Rank % 3 == 0 ? Intracommunicator.Undefined : 7, world.Rank);
             return part is null ? null : part.Allgather(world.Rank);
@@ -79,7 +79,7 @@ public class SplitTests
     public void Split_NegativeColorOtherThanUndefined_ThrowsInvalidArgument(int size)
     {
         // Act
-        var errors = TestJob.Run(size, world => Assert.Throws<MpiException>(() => world.Split(-2, 0)));
+        var errors = Run(size, world => Assert.Throws<MpiException>(() => world.Split(-2, 0)));
 
         // Assert
         Assert.All(errors, error =>
@@ -94,7 +94,7 @@ public class SplitTests
     public void Split_Nested_InnerPartsAreSubsetsOfOuterParts(int size)
     {
         // Act: split by parity, then each half by its new rank's parity, in reverse order.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var half = world.Split(world.Rank % 2, world.Rank)!;
             var quarter = half.Split(half.Rank % 2, -half.Rank)!;
@@ -116,7 +116,7 @@ public class SplitTests
     public void Split_Nested_PointToPointOnEachLevelStaysOnItsLevel(int size)
     {
         // Act: the same tag and the same (local) source 0 on three levels, received innermost first.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var half = world.Split(world.Rank % 2, world.Rank)!;
             var quarter = half.Split(half.Rank % 2, half.Rank)!;

@@ -1,7 +1,7 @@
 namespace Pmpi.Tests.Communicators;
 
 /// <summary>Collectives on a split communicator use its ranks and order, not world's.</summary>
-public class SubCommunicatorCollectiveTests
+public abstract class SubCommunicatorCollectiveTests(Device device) : DeviceSuite(device)
 {
     public static TheoryData<int, bool> SizesAndOrders
     {
@@ -19,7 +19,7 @@ public class SubCommunicatorCollectiveTests
     public void Collectives_OnParityHalves_FollowTheHalvesRankOrder(int size, bool reversed)
     {
         // Act: world ranks of each half, ordered by world rank or its reverse.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var half = world.Split(world.Rank % 2, reversed ? -world.Rank : world.Rank)!;
             int last = half.Size - 1;
@@ -75,7 +75,7 @@ public class SubCommunicatorCollectiveTests
     public void Collectives_OnHalvesAndWorldInterleaved_DoNotInterfere(int size)
     {
         // Act: the halves and world alternate collectives of the same kinds and types.
-        var results = TestJob.Run(size, world =>
+        var results = Run(size, world =>
         {
             var half = world.Split(world.Rank % 2, world.Rank)!;
             int halfSum = half.Allreduce(world.Rank, Operation<int>.Add);

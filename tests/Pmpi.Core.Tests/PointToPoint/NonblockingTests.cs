@@ -1,11 +1,11 @@
 namespace Pmpi.Tests.PointToPoint;
 
-public class NonblockingTests
+public abstract class NonblockingTests(Device device) : DeviceSuite(device)
 {
     [Fact]
     public void ImmediateReceive_PostedFirst_CompletesWithValue()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 1)
             {
@@ -27,7 +27,7 @@ public class NonblockingTests
     [Fact]
     public void ImmediateReceive_IntoArray_FillsCallerArray()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0) world.ImmediateSend(new[] { 1f, 2f }, 1, 0).Wait();
             else
@@ -44,7 +44,7 @@ public class NonblockingTests
     [Fact]
     public void Cancel_PendingReceive_ReportsCancelledAndLosesNothing()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 1)
             {
@@ -65,7 +65,7 @@ public class NonblockingTests
     [Fact]
     public void Test_BeforeArrival_ReturnsNull()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 1)
             {
@@ -86,7 +86,7 @@ public class NonblockingTests
     [Fact]
     public void RequestList_WaitAllAnySome_CompleteEveryRequest()
     {
-        TestJob.Run(4, world =>
+        Run(4, world =>
         {
             if (world.Rank != 0)
             {
@@ -121,7 +121,7 @@ public class NonblockingTests
     [Fact]
     public async Task WaitAsync_CompletesWhenMessageArrives()
     {
-        await Task.Run(() => TestJob.Run(2, world =>
+        await Task.Run(() => Run(2, world =>
         {
             if (world.Rank == 0) world.Send(5L, 1, 0);
             else
@@ -137,7 +137,7 @@ public class NonblockingTests
     [Fact]
     public void Probe_ThenReceive_SizesBufferFromStatus()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0) world.Send(new short[] { 1, 2, 3, 4, 5 }, 1, 8);
             else
@@ -156,7 +156,7 @@ public class NonblockingTests
     [Fact]
     public void ImmediateProbe_AfterArrival_ReturnsStatusWithoutReceiving()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {

@@ -4,12 +4,12 @@ public record struct Particle(double X, double Y, int Id);
 
 public sealed record Job(string Name, List<int> Steps, Dictionary<string, double> Weights);
 
-public class SendReceiveTests
+public abstract class SendReceiveTests(Device device) : DeviceSuite(device)
 {
     [Fact]
     public void Receive_Value_ReturnsWhatWasSent()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0) world.Send(3.25, dest: 1, tag: 7);
             else Assert.Equal(3.25, world.Receive<double>(source: 0, tag: 7));
@@ -20,7 +20,7 @@ public class SendReceiveTests
     public void Receive_ArrayStructStringAndObject_RoundTrip()
     {
         var job = new Job("matmul", [1, 2, 3], new() { ["alpha"] = 0.5 });
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {
@@ -49,7 +49,7 @@ public class SendReceiveTests
     [Fact]
     public void Receive_OutForms_ReportStatus()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {
@@ -70,7 +70,7 @@ public class SendReceiveTests
     [Fact]
     public void Receive_IntoLargerBuffer_FillsFrontAndCounts()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0) world.Send(new[] { 1, 2 }, 1, 0);
             else
@@ -86,7 +86,7 @@ public class SendReceiveTests
     [Fact]
     public void Receive_IntoNullBuffer_Allocates()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0) world.Send(new long[] { 4, 5 }, 1, 0);
             else
@@ -99,10 +99,10 @@ public class SendReceiveTests
     }
 
     [Fact]
-    public void Receive_LargeArray_UsesRendezvousAndArrivesIntact()
+    public void Receive_LargeArray_ArrivesIntact()
     {
         var data = Enumerable.Range(0, 4 << 20).Select(i => i * 0.5).ToArray();
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0) world.Send(data, 1, 0);
             else Assert.Equal(data, world.Receive<double[]>(0, 0));
@@ -112,7 +112,7 @@ public class SendReceiveTests
     [Fact]
     public void Send_ToSelf_IsBufferedEvenWhenLarge()
     {
-        TestJob.Run(1, world =>
+        Run(1, world =>
         {
             var data = new byte[1 << 20];
             data[^1] = 9;
@@ -124,7 +124,7 @@ public class SendReceiveTests
     [Fact]
     public void Send_SmallMessage_CompletesBeforeReceiveIsPosted()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {
@@ -142,7 +142,7 @@ public class SendReceiveTests
     [Fact]
     public void Ssend_ReturnsOnlyAfterReceiverMatched()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             if (world.Rank == 0)
             {
@@ -167,7 +167,7 @@ public class SendReceiveTests
     [Fact]
     public void Receive_FromOneSender_NeverReordersWithinTag()
     {
-        TestJob.Run(4, world =>
+        Run(4, world =>
         {
             const int count = 2000;
             if (world.Rank != 0)
@@ -189,7 +189,7 @@ public class SendReceiveTests
     [Fact]
     public void SendReceive_RingShift_EveryRankGetsLeftNeighbour()
     {
-        var results = TestJob.Run(5, world =>
+        var results = Run(5, world =>
             world.SendReceive<int, int>(world.Rank, (world.Rank + 1) % world.Size, 0, (world.Rank + world.Size - 1) % world.Size, 0, out _));
         Assert.Equal([4, 0, 1, 2, 3], results);
     }
@@ -197,7 +197,7 @@ public class SendReceiveTests
     [Fact]
     public void SendReceive_LargeArraysBothWays_DoesNotDeadlock()
     {
-        TestJob.Run(2, world =>
+        Run(2, world =>
         {
             var mine = Enumerable.Repeat((double)world.Rank, 1 << 20).ToArray();
             world.SendReceive(mine, 1 - world.Rank, 0, out double[] theirs);
@@ -208,7 +208,7 @@ public class SendReceiveTests
     [Fact]
     public async Task ReceiveAsync_CompletesWithoutBlockingThread()
     {
-        var task = Task.Run(() => TestJob.Run(2, world =>
+        var task = Task.Run(() => Run(2, world =>
         {
             if (world.Rank == 0) world.Send("async", 1, 0);
             else Assert.Equal("async", world.ReceiveAsync<string>(0, 0).WaitAsync(TestJob.Timeout).GetAwaiter().GetResult());

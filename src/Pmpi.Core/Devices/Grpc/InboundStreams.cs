@@ -171,7 +171,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         {
             if (header.TotalLength < 0 || header.TotalLength > Array.MaxLength)
                 throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} announced a message of {header.TotalLength} bytes to rank {rank}.");
-            if (header.TypeCode is < (int)PayloadCode.Byte or > (int)PayloadCode.Serialized)
+            if (header.TypeCode is < (int)PayloadCode.Byte or > (int)PayloadCode.Fields)
                 throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent unknown payload type code {header.TypeCode} (tag {header.Tag}).");
             _header = header;
             _buffer = ArrayPool<byte>.Shared.Rent((int)header.TotalLength);

@@ -1,0 +1,81 @@
+using Pmpi.Devices.Grpc;
+using Pmpi.Devices.InProcess;
+using Pmpi.Payloads;
+
+namespace Pmpi.Hosting;
+
+/// <summary>
+/// This process as one rank, from MPI_Init to MPI_Finalize: the rank an agent launched (its gRPC device, registered
+/// with the master) or, run directly, a world of one (MPI's singleton init). Both <c>Environment.Run</c> and the
+/// constructor form go through here, so a launched program is the same rank whichever it uses.
+/// </summary>
+internal sealed class RankSession
+{
+    private readonly RankIdentity? _identity;
+    private readonly UnhandledExceptionEventHandler? _onUnhandled;
+    private bool _finished;
+
+    private RankSession(RankIdentity? identity, RankRuntime runtime)
+    {
+        _identity = identity;
+        Runtime = runtime;
+        if (identity is null) return;
+        // An exception escaping Main ends the process without unwinding, so Dispose never runs: report it to the
+        // master here, so the job ends at once naming this rank instead of waiting for the exit code.
+        _onUnhandled = (_, e) => Fail(e.ExceptionObject as Exception ?? new InvalidOperationException($"{e.ExceptionObject}"));
+        AppDomain.CurrentDomain.UnhandledException += _onUnhandled;
+    }
+
+    public RankRuntime Runtime { get; }
+
+    /// <summary>Whether an agent launched this process as a rank of a larger job.</summary>
+    public bool IsLaunched => _identity is not null;
+
+    /// <summary>Starts the rank <paramref name="identity"/> names, or a singleton world when it is null; makes it the calling flow's rank.</summary>
+    public static RankSession Start(RankIdentity? identity, PayloadSettings payloads)
+    {
+        RankRuntime runtime;
+        if (identity is null) runtime = new RankRuntime(new InProcessJob(1).DeviceFor(0), payloads);
+        else
+        {
+            AgentWatchdog.Start(identity);
+            runtime = new RankRuntime(GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult(), payloads);
+        }
+        RankRuntime.Current = runtime;
+        return new RankSession(identity, runtime);
+    }
+
+    /// <summary>
+    /// MPI_Finalize: a barrier, so no rank closes its endpoint while a peer may still need it, then the device closes.
+    /// Idempotent.
+    /// </summary>
+    public void Finish()
+    {
+        if (_finished) return;
+        _finished = true;
+        if (_onUnhandled is not null) AppDomain.CurrentDomain.UnhandledException -= _onUnhandled;
+        try
+        {
+            Runtime.World.Barrier();
+        }
+        finally
+        {
+            Runtime.Device.Dispose();
+            if (RankRuntime.Current == Runtime) RankRuntime.Current = null;
+        }
+    }
+
+    /// <summary>
+    /// Ends a launched rank that failed: prints why, reports to the master (unless the job was already aborted, which
+    /// the master knows), and exits with its Abort code, or 1 for an exception. Does not return.
+    /// </summary>
+    public void Fail(Exception error)
+    {
+        var code = (error as MpiException)?.AbortCode ?? 1;
+        Console.Error.WriteLine($"Rank {_identity?.Rank} failed: {error}");
+        if (error is not MpiException { ErrorClass: ErrorClass.Aborted })
+            Runtime.Device.Abort(new MpiException(ErrorClass.Aborted, $"Rank {_identity?.Rank} failed: {error.Message}", error) { AbortCode = code });
+        Console.Out.Flush();
+        System.Environment.Exit(code);
+    }
+}
