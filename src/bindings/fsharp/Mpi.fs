@@ -1,0 +1,165 @@
+namespace Pmpi.FSharp
+
+open System
+open System.Threading.Tasks
+open Pmpi
+
+/// <summary>
+/// PMPI for F#: functions that take the communicator last, so they pipe (<c>world |> Mpi.send 1 7 data</c>);
+/// reductions from any F# function or operator (<c>Mpi.allreduce (+) x world</c>); options where a result exists on
+/// some ranks only; Task and Async forms of the non-blocking operations. Values of any type travel: primitives and
+/// arrays of them as raw bytes, everything else (records, tuples, unions, lists, ...) through
+/// <see cref="T:Pmpi.FSharp.FSharpPayloadSerializer"/>.
+/// </summary>
+[<RequireQualifiedAccess>]
+module Mpi =
+
+    /// <summary>Matches a message from any source (MPI_ANY_SOURCE).</summary>
+    [<Literal>]
+    let anySource = Communicator.AnySource
+
+    /// <summary>Matches a message with any tag (MPI_ANY_TAG).</summary>
+    [<Literal>]
+    let anyTag = Communicator.AnyTag
+
+    let private operation (op: 'T -> 'T -> 'T) =
+        let op = OptimizedClosures.FSharpFunc<_, _, _>.Adapt op
+        ReductionOperation<'T>(fun first second -> op.Invoke(first, second))
+
+    let private someAt root (comm: Communicator) value = if comm.Rank = root then Some value else None
+
+    // ---- Running ----
+
+    /// <summary>
+    /// Runs <paramref name="body"/> on every rank with the arguments left once PMPI's own are removed: one rank when
+    /// launched by <c>pmpi run</c>, else <c>--pmpi-ranks N</c> (or PMPI_RANKS) threads of this process.
+    /// </summary>
+    /// <exception cref="T:Pmpi.MpiException">A rank failed or aborted; the message names it.</exception>
+    let run (argv: string[]) (body: Intracommunicator -> string[] -> unit) =
+        let mutable args = argv
+        Environment.Run(&args, Action<_>(fun world -> body world args), FSharpPayloadSerializer.Options())
+
+    /// <summary>Runs <paramref name="body"/> on <paramref name="ranks"/> in-process ranks, aborting them after <paramref name="timeout"/>.</summary>
+    /// <exception cref="T:System.TimeoutException">The job ran past <paramref name="timeout"/>.</exception>
+    let runRanks (ranks: int) (timeout: TimeSpan) (body: Intracommunicator -> unit) =
+        Environment.Run(ranks, Action<_>(body), FSharpPayloadSerializer.Options timeout)
+
+    /// <summary>The calling rank's rank in <paramref name="comm"/>.</summary>
+    let rank (comm: Communicator) = comm.Rank
+
+    /// <summary>The number of ranks in <paramref name="comm"/>.</summary>
+    let size (comm: Communicator) = comm.Size
+
+    /// <summary>Wall-clock seconds since an arbitrary origin (MPI_Wtime).</summary>
+    let time () = Environment.Time
+
+    /// <summary>Aborts every rank of the job with <paramref name="code"/> (MPI_Abort); never returns.</summary>
+    let abort code (comm: Communicator) : 'T =
+        comm.Abort code
+        Unchecked.defaultof<'T>
+
+    // ---- Point-to-point ----
+
+    /// <summary>Sends <paramref name="value"/> to rank <paramref name="dest"/> with <paramref name="tag"/> (MPI_Send).</summary>
+    let send dest tag (value: 'T) (comm: Communicator) = comm.Send<'T>(value, dest, tag)
+
+    /// <summary>Sends and returns once the receiver has matched the message (MPI_Ssend).</summary>
+    let ssend dest tag (value: 'T) (comm: Communicator) = comm.Ssend<'T>(value, dest, tag)
+
+    /// <summary>Receives a <typeparamref name="T"/> from <paramref name="source"/> (or <c>Mpi.anySource</c>) with <paramref name="tag"/> (or <c>Mpi.anyTag</c>).</summary>
+    let recv<'T> source tag (comm: Communicator) : 'T = comm.Receive<'T>(source, tag)
+
+    /// <summary>Receives a value and the message's status (source, tag, count).</summary>
+    let recvWithStatus<'T> source tag (comm: Communicator) : 'T * CompletedStatus =
+        let mutable value = Unchecked.defaultof<'T>
+        let mutable status = Unchecked.defaultof<CompletedStatus>
+        comm.Receive<'T>(source, tag, &value, &status)
+        value, status
+
+    /// <summary>Receives an array into <paramref name="buffer"/> and returns how many elements arrived; a longer message throws a Truncate error.</summary>
+    let recvInto source tag (buffer: 'T[]) (comm: Communicator) =
+        let mutable target = buffer
+        let mutable status = Unchecked.defaultof<CompletedStatus>
+        comm.Receive<'T>(source, tag, &target, &status)
+        status.Count()
+
+    /// <summary>Sends <paramref name="value"/> to <paramref name="partner"/> and returns what it sent back with the same tag (MPI_Sendrecv).</summary>
+    let exchange partner tag (value: 'T) (comm: Communicator) : 'T = comm.SendReceive<'T>(value, partner, tag)
+
+    /// <summary>Waits for a matching message without receiving it (MPI_Probe).</summary>
+    let probe source tag (comm: Communicator) = comm.Probe(source, tag)
+
+    /// <summary>The status of a matching message if one has arrived, else None (MPI_Iprobe).</summary>
+    let tryProbe source tag (comm: Communicator) = comm.ImmediateProbe(source, tag) |> Option.ofObj
+
+    // ---- Non-blocking ----
+
+    /// <summary>Starts a send (MPI_Isend) and returns a task that completes with it; <paramref name="value"/> must not change until then.</summary>
+    let sendTask dest tag (value: 'T) (comm: Communicator) : Task =
+        comm.ImmediateSend<'T>(value, dest, tag).WaitAsync()
+
+    /// <summary>A task that completes with the next matching message's value (MPI_Irecv), without blocking a thread.</summary>
+    let recvTask<'T> source tag (comm: Communicator) : Task<'T> = comm.ReceiveAsync<'T>(source, tag)
+
+    /// <summary>The Async form of <c>sendTask</c>: starts the send when the workflow runs.</summary>
+    let sendAsync dest tag (value: 'T) (comm: Communicator) : Async<unit> =
+        async {
+            let! token = Async.CancellationToken
+            do! comm.ImmediateSend<'T>(value, dest, tag).WaitAsync(token) |> Async.AwaitTask |> Async.Ignore
+        }
+
+    /// <summary>The Async form of <c>recvTask</c>; cancelling the workflow cancels the receive.</summary>
+    let recvAsync<'T> source tag (comm: Communicator) : Async<'T> =
+        async {
+            let! token = Async.CancellationToken
+            return! comm.ReceiveAsync<'T>(source, tag, token) |> Async.AwaitTask
+        }
+
+    // ---- Collectives ----
+
+    /// <summary>Returns once every rank has called it (MPI_Barrier).</summary>
+    let barrier (comm: Intracommunicator) = comm.Barrier()
+
+    /// <summary>The root's <paramref name="value"/>, on every rank (MPI_Bcast); other ranks' values are ignored.</summary>
+    let broadcast root (value: 'T) (comm: Intracommunicator) : 'T =
+        let mutable shared = value
+        comm.Broadcast<'T>(&shared, root)
+        shared
+
+    /// <summary>Every rank's value combined by <paramref name="op"/> in rank order: Some at <paramref name="root"/>, None elsewhere (MPI_Reduce).</summary>
+    let reduce root (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) =
+        comm.Reduce<'T>(value, operation op, root) |> someAt root comm
+
+    /// <summary>Every rank's value combined by <paramref name="op"/> in rank order, on every rank (MPI_Allreduce).</summary>
+    let allreduce (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) = comm.Allreduce<'T>(value, operation op)
+
+    /// <summary>Arrays combined element by element: Some at <paramref name="root"/>, None elsewhere (MPI_Reduce on a buffer).</summary>
+    let reduceArray root (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) =
+        comm.Reduce<'T>(values, operation op, root) |> Option.ofObj
+
+    /// <summary>Arrays combined element by element, on every rank (MPI_Allreduce on a buffer).</summary>
+    let allreduceArray (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) = comm.Allreduce<'T>(values, operation op)
+
+    /// <summary>The combination of the values of ranks 0 to this one (MPI_Scan).</summary>
+    let scan (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) = comm.Scan<'T>(value, operation op)
+
+    /// <summary>The combination of the values of ranks 0 to this one's predecessor; None on rank 0 (MPI_Exscan).</summary>
+    let exscan (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) =
+        let combined = comm.ExclusiveScan<'T>(value, operation op)
+        if comm.Rank = 0 then None else Some combined
+
+    /// <summary>Every rank's value in rank order: Some at <paramref name="root"/>, None elsewhere (MPI_Gather).</summary>
+    let gather root (value: 'T) (comm: Intracommunicator) = comm.Gather<'T>(value, root) |> Option.ofObj
+
+    /// <summary>Every rank's value in rank order, on every rank (MPI_Allgather).</summary>
+    let allgather (value: 'T) (comm: Intracommunicator) = comm.Allgather<'T>(value)
+
+    /// <summary>Element <c>rank</c> of the root's <paramref name="values"/> (one per rank), on every rank (MPI_Scatter); other ranks pass <c>[||]</c>.</summary>
+    let scatter root (values: 'T[]) (comm: Intracommunicator) : 'T = comm.Scatter<'T>(values, root)
+
+    /// <summary>
+    /// Partitions the ranks by <paramref name="color"/>, ordered by <paramref name="key"/> (MPI_Comm_split): the new
+    /// communicator, or None for a negative color (this rank joins none).
+    /// </summary>
+    let split color key (comm: Intracommunicator) =
+        comm.Split((if color < 0 then Intracommunicator.Undefined else color), key) |> Option.ofObj

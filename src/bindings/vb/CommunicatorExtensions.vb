@@ -1,0 +1,98 @@
+Imports System.Runtime.CompilerServices
+
+''' <summary>
+''' Visual Basic forms of the communicator operations: reductions named by <see cref="ReduceOperation"/> or given as a
+''' lambda, and Try forms that return whether something arrived with the value ByRef. Receives that name their type
+''' through a ByRef argument (<c>world.Receive(0, 7, values)</c>) come with Pmpi.Core itself.
+''' </summary>
+Public Module CommunicatorExtensions
+
+    ''' <summary>Every rank's value combined by <paramref name="op"/>, at <paramref name="root"/>; Nothing elsewhere (MPI_Reduce).</summary>
+    <Extension>
+    Public Function Reduce(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation, root As Integer) As T
+        Return comm.Reduce(value, OperationOf(Of T)(op), root)
+    End Function
+
+    ''' <summary>Every rank's value combined by <paramref name="op"/>, on every rank (MPI_Allreduce).</summary>
+    <Extension>
+    Public Function Allreduce(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation) As T
+        Return comm.Allreduce(value, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>Every rank's value combined by <paramref name="combine"/> (e.g. <c>Function(a, b) a + b</c>), on every rank.</summary>
+    <Extension>
+    Public Function Allreduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T)) As T
+        ArgumentNullException.ThrowIfNull(combine)
+        Return comm.Allreduce(value, New ReductionOperation(Of T)(AddressOf combine.Invoke))
+    End Function
+
+    ''' <summary>Every rank's value combined by <paramref name="combine"/>, at <paramref name="root"/>; Nothing elsewhere.</summary>
+    <Extension>
+    Public Function Reduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T), root As Integer) As T
+        ArgumentNullException.ThrowIfNull(combine)
+        Return comm.Reduce(value, New ReductionOperation(Of T)(AddressOf combine.Invoke), root)
+    End Function
+
+    ''' <summary>Arrays combined element by element at <paramref name="root"/>; Nothing elsewhere (MPI_Reduce on a buffer).</summary>
+    <Extension>
+    Public Function Reduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation, root As Integer) As T()
+        Return comm.Reduce(values, OperationOf(Of T)(op), root)
+    End Function
+
+    ''' <summary>Arrays combined element by element, on every rank (MPI_Allreduce on a buffer).</summary>
+    <Extension>
+    Public Function Allreduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation) As T()
+        Return comm.Allreduce(values, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>The combination of the values of ranks 0 to this one (MPI_Scan).</summary>
+    <Extension>
+    Public Function Scan(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation) As T
+        Return comm.Scan(value, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>
+    ''' Receives a matching message into <paramref name="value"/> if one has arrived and returns True; returns False at
+    ''' once otherwise (MPI_Iprobe then MPI_Recv).
+    ''' </summary>
+    <Extension>
+    Public Function TryReceive(Of T)(comm As Communicator, source As Integer, tag As Integer, ByRef value As T) As Boolean
+        Dim status = comm.ImmediateProbe(source, tag)
+        If status Is Nothing Then Return False
+        comm.Receive(status.Source, status.Tag, value)
+        Return True
+    End Function
+
+    ''' <summary>Whether a matching message has arrived, its status in <paramref name="status"/> (MPI_Iprobe).</summary>
+    <Extension>
+    Public Function TryProbe(comm As Communicator, source As Integer, tag As Integer, ByRef status As Status) As Boolean
+        status = comm.ImmediateProbe(source, tag)
+        Return status IsNot Nothing
+    End Function
+
+    ''' <summary>Receives a value from any source with any tag, reporting where it came from ByRef.</summary>
+    <Extension>
+    Public Sub ReceiveAny(Of T)(comm As Communicator, ByRef value As T, ByRef source As Integer, ByRef tag As Integer)
+        Dim status As CompletedStatus = Nothing
+        comm.Receive(Communicator.AnySource, Communicator.AnyTag, value, status)
+        source = status.Source
+        tag = status.Tag
+    End Sub
+
+    Private Function OperationOf(Of T)(op As ReduceOperation) As ReductionOperation(Of T)
+        Select Case op
+            Case ReduceOperation.Sum : Return Operation(Of T).Add
+            Case ReduceOperation.Product : Return Operation(Of T).Multiply
+            Case ReduceOperation.Min : Return Operation(Of T).Min
+            Case ReduceOperation.Max : Return Operation(Of T).Max
+            Case ReduceOperation.LogicalAnd : Return Operation(Of T).LogicalAnd
+            Case ReduceOperation.LogicalOr : Return Operation(Of T).LogicalOr
+            Case ReduceOperation.LogicalXor : Return Operation(Of T).LogicalXor
+            Case ReduceOperation.BitwiseAnd : Return Operation(Of T).BitwiseAnd
+            Case ReduceOperation.BitwiseOr : Return Operation(Of T).BitwiseOr
+            Case ReduceOperation.BitwiseXor : Return Operation(Of T).ExclusiveOr
+            Case Else : Throw New MpiException(ErrorClass.InvalidArgument, $"{CInt(op)} is not a ReduceOperation.")
+        End Select
+    End Function
+
+End Module

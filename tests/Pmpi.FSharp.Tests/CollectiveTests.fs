@@ -1,0 +1,56 @@
+module Pmpi.FSharp.Tests.CollectiveTests
+
+open Xunit
+open Pmpi.FSharp
+open Pmpi.Polyglot
+
+[<Fact>]
+let ``Allreduce_PlusOperator_SumsOnEveryRank`` () =
+    let sums = Job.run 4 (fun world -> world |> Mpi.allreduce (+) (Mpi.rank world + 1))
+    Assert.Equal<int[]>([| 10; 10; 10; 10 |], sums)
+
+[<Fact>]
+let ``Reduce_MaxFunction_SomeAtRootNoneElsewhere`` () =
+    let maxima = Job.run 3 (fun world -> world |> Mpi.reduce 1 max (float (Mpi.rank world) * 1.5))
+    Assert.Equal<float option[]>([| None; Some 3.0; None |], maxima)
+
+[<Fact>]
+let ``Allreduce_LambdaOnRecords_PicksOldestPerson`` () =
+    let oldest =
+        Job.run 3 (fun world ->
+            let me = { Name = $"rank {Mpi.rank world}"; Age = 20 + 7 * (Mpi.rank world % 2); Languages = [ "F#" ] }
+            world |> Mpi.allreduce (fun a b -> if b.Age > a.Age then b else a) me)
+    Assert.All(oldest, fun person -> Assert.Equal("rank 1", person.Name))
+
+[<Fact>]
+let ``ReduceArray_ElementwiseMultiply_OnlyRootHasResult`` () =
+    let products = Job.run 3 (fun world -> world |> Mpi.reduceArray 0 (*) [| 2; Mpi.rank world + 1 |])
+    Assert.Equal<int[] option[]>([| Some [| 8; 6 |]; None; None |], products)
+
+[<Fact>]
+let ``Scan_AndExscan_PrefixStringsInRankOrder`` () =
+    let prefixes = Job.run 3 (fun world -> Mpi.scan (+) (string (Mpi.rank world)) world, Mpi.exscan (+) (string (Mpi.rank world)) world)
+    Assert.Equal<(string * string option)[]>([| "0", None; "01", Some "0"; "012", Some "01" |], prefixes)
+
+[<Fact>]
+let ``Broadcast_Union_EveryRankGetsRootsValue`` () =
+    let shapes = Job.run 3 (fun world -> world |> Mpi.broadcast 2 (if Mpi.rank world = 2 then Rectangle(2.0, 3.0) else Empty))
+    Assert.All(shapes, fun shape -> Assert.Equal(Rectangle(2.0, 3.0), shape))
+
+[<Fact>]
+let ``GatherAndScatter_ListsOfTuples_RoundTrip`` () =
+    let results =
+        Job.run 3 (fun world ->
+            let r = Mpi.rank world
+            let gathered = world |> Mpi.gather 0 [ r, $"r{r}" ]
+            let back = world |> Mpi.scatter 0 (gathered |> Option.defaultValue [||] |> Array.rev)
+            gathered, back, world |> Mpi.allgather r)
+    let gathered, _, all = results[0]
+    Assert.Equal(Some [ [ 0, "r0" ]; [ 1, "r1" ]; [ 2, "r2" ] ], gathered |> Option.map List.ofArray)
+    Assert.Equal<(int * string) list[]>([| [ 2, "r2" ]; [ 1, "r1" ]; [ 0, "r0" ] |], results |> Array.map (fun (_, back, _) -> back))
+    Assert.Equal<int[]>([| 0; 1; 2 |], all)
+
+[<Fact>]
+let ``Split_NegativeColor_NoneForThatRank`` () =
+    let sizes = Job.run 4 (fun world -> world |> Mpi.split (if Mpi.rank world = 3 then -1 else Mpi.rank world % 2) 0 |> Option.map Mpi.size)
+    Assert.Equal<int option[]>([| Some 2; Some 1; Some 2; None |], sizes)

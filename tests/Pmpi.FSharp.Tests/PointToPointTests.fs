@@ -1,0 +1,97 @@
+module Pmpi.FSharp.Tests.PointToPointTests
+
+open System.Threading.Tasks
+open Xunit
+open Pmpi
+open Pmpi.FSharp
+
+[<Fact>]
+let ``Send_PipedArrayAndTuple_ReceiverGetsBoth`` () =
+    let received =
+        Job.run 2 (fun world ->
+            if Mpi.rank world = 0 then
+                world |> Mpi.send 1 7 [| 1.0; 2.0; 3.0 |]
+                world |> Mpi.send 1 8 (42, "answer", [ 1; 2 ])
+                None
+            else
+                let values = world |> Mpi.recv<float[]> 0 7
+                let tuple = world |> Mpi.recv<int * string * int list> 0 8
+                Some(values, tuple))
+    Assert.Equal(Some([| 1.0; 2.0; 3.0 |], (42, "answer", [ 1; 2 ])), received[1])
+
+[<Fact>]
+let ``RecvWithStatus_AnySource_ReportsSenderAndTag`` () =
+    let received =
+        Job.run 3 (fun world ->
+            match Mpi.rank world with
+            | 2 -> world |> Mpi.send 0 11 "from two"; None
+            | 0 ->
+                let value, status = world |> Mpi.recvWithStatus<string> Mpi.anySource Mpi.anyTag
+                Some(value, status.Source, status.Tag)
+            | _ -> None)
+    Assert.Equal(Some("from two", 2, 11), received[0])
+
+[<Fact>]
+let ``RecvInto_ShorterMessage_FillsFrontAndReturnsCount`` () =
+    let received =
+        Job.run 2 (fun world ->
+            if Mpi.rank world = 0 then
+                world |> Mpi.send 1 3 [| 5; 6 |]
+                [||], 0
+            else
+                let buffer = Array.zeroCreate<int> 4
+                let count = world |> Mpi.recvInto 0 3 buffer
+                buffer, count)
+    Assert.Equal(([| 5; 6; 0; 0 |], 2), received[1])
+
+[<Fact>]
+let ``TryProbe_BeforeAndAfterSend_NoneThenSome`` () =
+    let observed =
+        Job.run 2 (fun world ->
+            if Mpi.rank world = 0 then
+                let before = world |> Mpi.tryProbe 1 5
+                Mpi.barrier world
+                let status = world |> Mpi.probe 1 5
+                let after = world |> Mpi.tryProbe 1 5
+                ignore (world |> Mpi.recv<int> 1 5)
+                Some(before.IsNone, status.Source, after |> Option.map (fun s -> s.Tag))
+            else
+                Mpi.barrier world
+                world |> Mpi.send 0 5 99
+                None)
+    Assert.Equal(Some(true, 1, Some 5), observed[0])
+
+[<Fact>]
+let ``RecvTask_AndSendTask_ExchangeWithoutBlocking`` () =
+    let received =
+        Job.run 2 (fun world ->
+            let partner = 1 - Mpi.rank world
+            let incoming = world |> Mpi.recvTask<string> partner 1
+            let outgoing = world |> Mpi.sendTask partner 1 $"hello from {Mpi.rank world}"
+            Task.WaitAll(incoming, outgoing)
+            incoming.Result)
+    Assert.Equal<string[]>([| "hello from 1"; "hello from 0" |], received)
+
+[<Fact>]
+let ``RecvAsync_InsideAsyncWorkflow_ReturnsValue`` () =
+    let received =
+        Job.run 2 (fun world ->
+            async {
+                if Mpi.rank world = 0 then
+                    do! world |> Mpi.sendAsync 1 2 (Some 3.5)
+                    return None
+                else
+                    return! world |> Mpi.recvAsync<float option> 0 2
+            }
+            |> Async.RunSynchronously)
+    Assert.Equal(Some 3.5, received[1])
+
+[<Fact>]
+let ``Recv_WrongType_ThrowsTypeMismatchNamingRankAndTag`` () =
+    let error =
+        Assert.Throws<MpiException>(fun () ->
+            Job.run 2 (fun world ->
+                if Mpi.rank world = 0 then world |> Mpi.send 1 4 [| 1; 2 |]
+                else world |> Mpi.recv<float[]> 0 4 |> ignore)
+            |> ignore)
+    Assert.Contains("Rank 1 receiving from rank 0 with tag 4", error.Message)
