@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using Pmpi.Devices;
-using Pmpi.Devices.Grpc;
 using Pmpi.Devices.InProcess;
 using Pmpi.Hosting;
 using Pmpi.Payloads;
@@ -37,7 +36,8 @@ public sealed class Environment : IDisposable
         ArgumentNullException.ThrowIfNull(args);
         if (RankRuntime.Current is not null) throw new MpiException(ErrorClass.InvalidArgument, "PMPI is already initialised on this thread.");
         args = TakeRanks(args, out _);
-        _runtime = new RankRuntime(new InProcessJob(1).DeviceFor(0), JsonPayloadSerializer.Default);
+        var (device, control) = new InProcessJob(1).Start(0);
+        _runtime = new RankRuntime(device, control, JsonPayloadSerializer.Default);
         RankRuntime.Current = _runtime;
     }
 
@@ -86,8 +86,8 @@ public sealed class Environment : IDisposable
     private static void RunLaunchedRank(RankIdentity identity, Action<Intracommunicator> body)
     {
         AgentWatchdog.Start(identity);
-        using var device = GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
-        var runtime = new RankRuntime(device, JsonPayloadSerializer.Default);
+        using var rank = LaunchedRank.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
+        var runtime = new RankRuntime(rank.Device, rank.Master, JsonPayloadSerializer.Default);
         RankRuntime.Current = runtime;
         try
         {
@@ -99,7 +99,7 @@ public sealed class Environment : IDisposable
             var code = (e as MpiException)?.AbortCode ?? 1;
             Console.Error.WriteLine($"Rank {identity.Rank} failed: {e}");
             if (e is not MpiException { ErrorClass: ErrorClass.Aborted })
-                device.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = code });
+                runtime.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = code });
             Console.Out.Flush();
             System.Environment.Exit(code);
         }
@@ -143,7 +143,8 @@ public sealed class Environment : IDisposable
             {
                 try
                 {
-                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Serializer);
+                    var (device, control) = job.Start(rank);
+                    var runtime = new RankRuntime(device, control, options.Serializer);
                     RankRuntime.Current = runtime;
                     body(runtime.World);
                 }

@@ -11,7 +11,7 @@ namespace Pmpi.Devices.Grpc;
 /// </summary>
 internal abstract class PairStream(int peer, MessageWriter<Frame> outgoing, CancellationToken cancellationToken)
 {
-    private PeerLink? _link;
+    private StreamSender? _sender;
 
     /// <summary>The world rank at the other end.</summary>
     public int Peer => peer;
@@ -22,14 +22,14 @@ internal abstract class PairStream(int peer, MessageWriter<Frame> outgoing, Canc
     /// <summary>Cancelled when the call is over.</summary>
     public CancellationToken CancellationToken => cancellationToken;
 
-    /// <summary>This rank's messages to the peer, once it chose this stream for them; null while it only receives here.</summary>
-    public PeerLink? Link
+    /// <summary>What sends this rank's messages to the peer, once it chose this stream for them; null while it only receives here.</summary>
+    public StreamSender? Sender
     {
-        get => Volatile.Read(ref _link);
-        set => Volatile.Write(ref _link, value);
+        get => Volatile.Read(ref _sender);
+        set => Volatile.Write(ref _sender, value);
     }
 
-    /// <summary>Ends this rank's use of the stream, once its link has written everything.</summary>
+    /// <summary>Ends this rank's use of the stream, once its sender has written everything.</summary>
     public abstract ValueTask CloseAsync();
 }
 
