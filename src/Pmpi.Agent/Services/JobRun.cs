@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Threading.Channels;
@@ -25,6 +26,8 @@ internal sealed class JobRun
     private readonly Uri _master;
     private readonly Uri _localAgent;
     private readonly Channel<JobEvent> _events = Channel.CreateUnbounded<JobEvent>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly ImmutableArray<RankAssignment> _placement;
+    private readonly RankTable _layout; // every rank's place; registration adds the endpoints
     private readonly RankEntry?[] _table;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _end = new();
@@ -37,6 +40,8 @@ internal sealed class JobRun
         _computation = computation;
         _master = master;
         _localAgent = localAgent;
+        _placement = Placement.Assign(computation);
+        _layout = RankTableLayout.Build(computation, _placement);
         _table = new RankEntry?[computation.WorldSize];
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
         Token = Convert.ToBase64String(RandomNumberGenerator.GetBytes(24));
@@ -59,7 +64,7 @@ internal sealed class JobRun
         var pump = PumpAsync(responses, submitterGone);
         Progress();
 
-        var launches = Placement.Assign(_computation)
+        var launches = _placement
             .GroupBy(assignment => assignment.Node is { } node ? new Uri($"http://{node.Agent}") : _localAgent)
             .Select(group => LaunchAsync(group.Key, [.. group]))
             .ToList();
@@ -82,17 +87,28 @@ internal sealed class JobRun
         await pump.ConfigureAwait(false);
     }
 
-    /// <summary>Records a rank's endpoint; answers once every rank has registered.</summary>
+    /// <summary>
+    /// Records a rank's endpoint beside its place from the computation; answers once every rank has registered. A
+    /// rank whose agent serves another domain than the computation places its node in is refused: its routes would
+    /// be wrong.
+    /// </summary>
     public async Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
     {
         if ((uint)request.Rank >= (uint)Size) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {Size} ranks.");
+        var entry = _layout.Ranks[request.Rank].Clone();
+        entry.Endpoint = request.Endpoint;
+        if (request.Domain.Length > 0 && entry.Domain.Length > 0 && request.Domain != entry.Domain)
+        {
+            throw new RpcException(StatusCode.FailedPrecondition,
+                $"Rank {request.Rank} of job {Id} runs on node '{entry.Node}', whose agent serves domain '{request.Domain}', but the computation places that node in domain '{entry.Domain}'.");
+        }
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
-            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain };
+            _table[request.Rank] = entry;
             if (++_registered == Size)
             {
-                var table = new RankTable();
+                var table = new RankTable { Reach = { _layout.Reach } };
                 table.Ranks.AddRange(_table!);
                 _tableReady.TrySetResult(table);
             }
