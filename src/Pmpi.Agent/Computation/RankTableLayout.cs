@@ -8,7 +8,7 @@ namespace Pmpi.Agent.Computation;
 /// the computation's domains, and which domains reach which directly. Registration only adds each rank's endpoint.
 /// <c>pmpi run --show-routes</c> resolves routes from this same table, so what it prints is what the ranks will use.
 /// </summary>
-internal static class RankTableLayout
+public static class RankTableLayout
 {
     /// <summary>The node name of the ranks of a computation that declares no nodes: the master's own agent.</summary>
     public const string LocalNode = "local";
