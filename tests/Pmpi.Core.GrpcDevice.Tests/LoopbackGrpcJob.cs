@@ -22,6 +22,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
     private readonly RpcServer _master;
     private readonly RankEntry?[] _table;
     private readonly string[] _domains;
+    private readonly Func<int, string> _gatewayOf;
     private readonly LaunchedRank?[] _ranks;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Lock _lock = new();
@@ -29,12 +30,14 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
     private int _registered;
 
     /// <param name="size">Number of ranks.</param>
-    /// <param name="domains">Each rank's domain in the rank table (no gateways); by default every rank is in none.</param>
-    public LoopbackGrpcJob(int size, string[]? domains = null)
+    /// <param name="domains">Each rank's domain in the rank table; by default every rank is in none.</param>
+    /// <param name="gatewayOf">Each rank's domain's gateway in the rank table, asked once all registered; by default none.</param>
+    public LoopbackGrpcJob(int size, string[]? domains = null, Func<int, string>? gatewayOf = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(size, 1);
         _table = new RankEntry?[size];
         _domains = domains ?? [.. Enumerable.Repeat("", size)];
+        _gatewayOf = gatewayOf ?? (_ => "");
         _ranks = new LaunchedRank?[size];
         _master = RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
         {
@@ -53,6 +56,12 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
 
     /// <summary>The job's secret, which ranks present to each other.</summary>
     public string JobToken { get; } = Guid.NewGuid().ToString("N");
+
+    /// <summary>Where <paramref name="rank"/>'s endpoint listens, once it has registered.</summary>
+    public string EndpointOf(int rank)
+    {
+        lock (_lock) return _table[rank]?.Endpoint ?? throw new InvalidOperationException($"Rank {rank} has not registered.");
+    }
 
     /// <summary>The first abort the master saw, if any.</summary>
     public MpiException? Aborted
@@ -108,6 +117,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
             _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = _domains[request.Rank], Node = "loopback" };
             if (++_registered == Size)
             {
+                foreach (var entry in _table) entry!.Gateway = _gatewayOf(entry.Rank);
                 var table = new RankTable();
                 table.Ranks.AddRange(_table);
                 _tableReady.TrySetResult(table);

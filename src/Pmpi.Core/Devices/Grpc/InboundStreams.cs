@@ -90,7 +90,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         }
         catch (Exception e) when (e is RpcException or IOException or OperationCanceledException or HttpRequestException)
         {
-            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed: {e.Message}", e);
+            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed, on rank {identity.Rank}'s call to rank {dialed.Peer} ({dialed.Way}): {e.Message}", e);
             dialed.Sender?.FailAwaitingAcks(error);
             if ((stream.Violated || stream.InsideMessage) && !call.CancellationToken.IsCancellationRequested) engine.Abort(error);
         }

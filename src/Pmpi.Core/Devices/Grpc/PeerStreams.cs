@@ -116,7 +116,7 @@ internal sealed class PeerStreams
             await call.DisposeAsync().ConfigureAwait(false);
             throw;
         }
-        var dialed = new DialedStream(call, peer);
+        var dialed = new DialedStream(call, _routes[peer]);
         var sender = new StreamSender(dialed);
         dialed.Receiving = Task.Run(() => Inbound.ReceiveAsync(dialed));
         return sender;

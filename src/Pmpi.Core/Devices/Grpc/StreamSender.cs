@@ -114,7 +114,7 @@ internal sealed class StreamSender : IAsyncDisposable
             catch (Exception e)
             {
                 // Whatever broke the write, the queue must not stall with _pumping set: fail it as a whole.
-                Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_stream.Peer} failed: {e.Message}", e));
+                Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_stream.Peer} ({_stream.Way}) failed: {e.Message}", e));
                 return;
             }
             message.Release();
