@@ -68,7 +68,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         }
         catch (OperationCanceledException)
         {
-            // The peer went away; the sender's next write fails and tells this rank's senders.
+            // The peer went away; the next write on this stream fails and fails this rank's sends.
         }
     }
 
