@@ -89,8 +89,8 @@ internal sealed class JobRun
 
     /// <summary>
     /// Records a rank's endpoint beside its place from the computation; answers once every rank has registered. A
-    /// rank whose agent serves another domain than the computation places its node in is refused: its routes would
-    /// be wrong.
+    /// rank whose agent serves another domain than the computation places its node in is refused and fails the job:
+    /// its routes would be wrong.
     /// </summary>
     public async Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
     {
@@ -99,8 +99,9 @@ internal sealed class JobRun
         entry.Endpoint = request.Endpoint;
         if (request.Domain.Length > 0 && entry.Domain.Length > 0 && request.Domain != entry.Domain)
         {
-            throw new RpcException(StatusCode.FailedPrecondition,
-                $"Rank {request.Rank} of job {Id} runs on node '{entry.Node}', whose agent serves domain '{request.Domain}', but the computation places that node in domain '{entry.Domain}'.");
+            var reason = $"rank {request.Rank} runs on node '{entry.Node}', whose agent serves domain '{request.Domain}', but the computation places that node in domain '{entry.Domain}'";
+            Fail(request.Rank, 1, reason);
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
         }
         lock (_lock)
         {

@@ -48,10 +48,11 @@ public class JobRunRegistrationTests
     }
 
     [Fact]
-    public async Task RegisterAsync_AgentOfAnotherDomain_IsRefusedNamingNodeAndBothDomains()
+    public async Task RegisterAsync_AgentOfAnotherDomain_IsRefusedAndFailsTheJobNamingNodeAndBothDomains()
     {
         // Arrange
         var job = new JobRun(Parse(TwoDomains), new Uri("http://127.0.0.1:1"), new Uri("http://127.0.0.1:2"));
+        var waiting = job.RegisterAsync(Request(job, 0, "campus-a"), CancellationToken.None);
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(() => job.RegisterAsync(Request(job, 1, "campus-a"), CancellationToken.None)).WaitAsync(Timeout);
@@ -59,6 +60,10 @@ public class JobRunRegistrationTests
         // Assert
         Assert.Equal(StatusCode.FailedPrecondition, error.StatusCode);
         Assert.Contains("node 'b1', whose agent serves domain 'campus-a', but the computation places that node in domain 'campus-b'", error.Detail);
+        // The rank already waiting for the table learns the job is over.
+        var aborted = await Assert.ThrowsAsync<RpcException>(() => waiting).WaitAsync(Timeout);
+        Assert.Equal(StatusCode.Aborted, aborted.StatusCode);
+        Assert.Contains("whose agent serves domain 'campus-a'", aborted.Detail);
     }
 
     private static RegisterRequest Request(JobRun job, int rank, string domain) =>
