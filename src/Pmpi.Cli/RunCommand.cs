@@ -5,6 +5,7 @@ using System.Xml.Linq;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
+using Pmpi.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
@@ -34,8 +35,15 @@ internal static class RunCommand
         var defaults = new AgentOptions();
         var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
         var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
+        var showRoutes = new Option<bool>("--show-routes")
+        {
+            Description = "Print the route between every pair of ranks, as the ranks will choose it from the rank table, and exit without running.",
+        };
         var security = new SecurityOptions();
-        var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout };
+        var command = new Command("run", "Run a computation and stream its output.")
+        {
+            target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout, showRoutes,
+        };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -63,7 +71,7 @@ internal static class RunCommand
             try
             {
                 return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(oversubscribe),
-                    masterAddress, rpcSecurity, embedded, cancellationToken).ConfigureAwait(false);
+                    masterAddress, rpcSecurity, embedded, parse.GetValue(showRoutes), cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -75,7 +83,7 @@ internal static class RunCommand
     }
 
     private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, bool oversubscribe, Uri? master, RpcSecurity security,
-        AgentOptions embeddedOptions, CancellationToken cancellationToken)
+        AgentOptions embeddedOptions, bool showRoutes, CancellationToken cancellationToken)
     {
         string fileName, xml;
         if (ranks is { } count)
@@ -113,6 +121,8 @@ internal static class RunCommand
             }
             xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
         }
+
+        if (showRoutes) return ShowRoutes(fileName, xml);
 
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
@@ -164,6 +174,45 @@ internal static class RunCommand
             await Console.Error.WriteLineAsync($"pmpi: {e.Message}").ConfigureAwait(false);
             return 1;
         }
+    }
+
+    /// <summary>
+    /// Prints every pair's route (stdout, one line per ordered pair: "0 (node, domain) -> 1 (node, domain): direct").
+    /// It comes from the rank table the master would build (<see cref="RankTableLayout"/>) and the ranks' own resolver
+    /// (<see cref="JobRoutes"/>); placement depends only on the computation, so these are the routes the ranks will use.
+    /// </summary>
+    private static int ShowRoutes(string fileName, string xml)
+    {
+        ComputationDefinition computation;
+        try
+        {
+            computation = ComputationFile.Parse(xml, fileName);
+        }
+        catch (ComputationFileException e)
+        {
+            Console.Error.WriteLine(e.Message);
+            return InvalidComputationExitCode;
+        }
+        var routes = JobRoutes.FromTable(RankTableLayout.Build(computation, Placement.Assign(computation)));
+        Console.Error.WriteLine($"pmpi: routes of computation '{computation.Name}' ({routes.Size} ranks), not run:");
+        for (int from = 0; from < routes.Size; from++)
+        {
+            for (int to = 0; to < routes.Size; to++)
+            {
+                try
+                {
+                    Console.Out.WriteLine($"{Describe(routes[from])} -> {Describe(routes[to])}: {routes.Resolve(from, to)}");
+                }
+                catch (MpiException e)
+                {
+                    Console.Error.WriteLine($"pmpi: {e.Message}");
+                    return InvalidComputationExitCode;
+                }
+            }
+        }
+        return 0;
+
+        static string Describe(RankPlace rank) => rank.Domain.Length == 0 ? $"{rank.Rank} ({rank.Node})" : $"{rank.Rank} ({rank.Node}, {rank.Domain})";
     }
 
     /// <summary>The computation `-n N program args` stands for: one group of N ranks on the embedded agent.</summary>

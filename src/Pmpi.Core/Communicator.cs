@@ -245,7 +245,7 @@ public abstract class Communicator : IDisposable
     public void Abort(int errorCode)
     {
         var reason = new MpiException(ErrorClass.Aborted, $"Rank {Runtime.Device.Rank} called Abort({errorCode}).") { AbortCode = errorCode };
-        Runtime.Device.Abort(reason);
+        Runtime.Abort(reason);
         throw reason;
     }
 
@@ -265,7 +265,7 @@ public abstract class Communicator : IDisposable
         CheckRank(dest, nameof(dest));
         CheckTag(tag, allowAny: false);
         var payload = Codec<T>.Instance.Encode(value, Runtime.Payloads);
-        return Runtime.Device.Send(_members[dest], new Envelope(context, Rank, tag), payload, synchronous);
+        return Runtime.Links[_members[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
     }
 
     internal static void Complete(SendOperation send)

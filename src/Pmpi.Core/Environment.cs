@@ -224,7 +224,8 @@ public sealed class Environment : IDisposable
             {
                 try
                 {
-                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Payloads);
+                    var (device, control) = job.Start(rank);
+                    var runtime = new RankRuntime(device, control, options.Payloads);
                     RankRuntime.Current = runtime;
                     FinalizedRank.Value = false;
                     body(runtime.World);

@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Threading.Channels;
@@ -35,6 +36,7 @@ internal sealed class JobRun
     private readonly Channel<JobEvent> _events = Channel.CreateBounded<JobEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
     private readonly TimeSpan _heartbeatTimeout;
     private readonly TimeSpan _registrationTimeout;
+    private readonly RankTable _layout; // every rank's place; registration adds the endpoints
     private readonly RankEntry?[] _table;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _end = new();
@@ -50,9 +52,11 @@ internal sealed class JobRun
         _computation = computation;
         _master = master;
         _security = security;
+        var placement = Placement.Assign(computation);
+        _layout = RankTableLayout.Build(computation, placement);
         _table = new RankEntry?[computation.WorldSize];
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
-        _launches = [.. Placement.Assign(computation).GroupBy(assignment => assignment.Node is { } node ? security.AddressOf(node.Agent) : localAgent)];
+        _launches = [.. placement.GroupBy(assignment => assignment.Node is { } node ? security.AddressOf(node.Agent) : localAgent)];
         // The ticket names each agent as the master dials it, which is the :authority each launch arrives with.
         var ticket = JobTickets.Create(Id, computation.WorldSize);
         foreach (var launch in _launches)
@@ -104,17 +108,30 @@ internal sealed class JobRun
         await pump.ConfigureAwait(false);
     }
 
-    /// <summary>Records a rank's endpoint; answers once every rank has registered.</summary>
+    /// <summary>
+    /// Records a rank's endpoint beside its place from the computation; answers once every rank has registered. A
+    /// rank whose agent serves another domain than the computation places its node in is refused and fails the job:
+    /// its routes would be wrong.
+    /// </summary>
     public async Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
     {
         if ((uint)request.Rank >= (uint)Size) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {Size} ranks.");
+        var entry = _layout.Ranks[request.Rank].Clone();
+        entry.Endpoint = request.Endpoint;
+        entry.CertificateSha256 = request.CertificateSha256;
+        if (request.Domain.Length > 0 && entry.Domain.Length > 0 && request.Domain != entry.Domain)
+        {
+            var reason = $"rank {request.Rank} runs on node '{entry.Node}', whose agent serves domain '{request.Domain}', but the computation places that node in domain '{entry.Domain}'";
+            Fail(request.Rank, 1, reason);
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
+        }
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
-            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain, CertificateSha256 = request.CertificateSha256 };
+            _table[request.Rank] = entry;
             if (++_registered == Size)
             {
-                var table = new RankTable();
+                var table = new RankTable { Reach = { _layout.Reach } };
                 table.Ranks.AddRange(_table!);
                 _tableReady.TrySetResult(table);
             }

@@ -43,7 +43,7 @@ public sealed class EncryptedStreamTests
     {
         // Arrange: a caller pinning some other certificate, as a peer fooled into dialing the wrong endpoint would.
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
-        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.DeviceFor(0)), Task.Run(() => (GrpcDevice)job.DeviceFor(1))).WaitAsync(Timeout);
+        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
         using var channel = new RpcChannel(devices[1].Endpoint, security: RpcSecurity.PinnedCertificate(SHA256.HashData("another certificate"u8)));
 
         // Act
