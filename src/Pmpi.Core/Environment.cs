@@ -173,7 +173,7 @@ public sealed class Environment : IDisposable
             body(current.World);
             return;
         }
-        if (RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable) is not { } identity)
+        if (!RankIdentity.IsLaunched(System.Environment.GetEnvironmentVariable))
         {
             args = TakeRanks(args, out var ranks, out _);
             Run(ranks, body, options);

@@ -22,10 +22,20 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
 
     /// <summary>Whether the rank's endpoint speaks TLS (a self-signed certificate its peers pin): when it listens beyond loopback.</summary>
     public bool EncryptStreams { get; init; }
+
     /// <summary>The inherited pipe the runtime writes heartbeats to, when the agent gave one (see <see cref="RankHeartbeat"/>).</summary>
     public string? HeartbeatHandle { get; init; }
 
-    /// <summary>The identity in the environment, or null when this process was not launched by an agent.</summary>
+    /// <summary>
+    /// Whether an agent launched this process as a rank: its job id is in the environment. Unlike
+    /// <see cref="FromEnvironment"/>, it reads (and so deletes) no credentials file.
+    /// </summary>
+    public static bool IsLaunched(Func<string, string?> read) => !string.IsNullOrEmpty(read(RankEnvironment.JobId));
+
+    /// <summary>
+    /// The identity in the environment, or null when this process was not launched by an agent. Reads the rank's
+    /// credentials file, which it then deletes: call it once per process.
+    /// </summary>
     /// <exception cref="MpiException">A variable is present but malformed; the message names it.</exception>
     public static RankIdentity? FromEnvironment(Func<string, string?> read)
     {
