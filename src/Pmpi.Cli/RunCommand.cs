@@ -42,6 +42,8 @@ internal static class RunCommand
                 await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
+            // --insecure is for reaching an agent that runs without a credential; the embedded one never needs it.
+            if (masterText is null && rpcSecurity == RpcSecurity.Insecure) rpcSecurity = RpcSecurity.ForThisProcess();
             Uri? masterAddress = null;
             if (masterText is not null && (masterAddress = AgentAddress.TryParse(masterText, rpcSecurity)) is null)
             {

@@ -44,6 +44,10 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         {
             throw new RpcException(StatusCode.InvalidArgument, e.Message, e);
         }
+        // Request signing is this process's own secret: no other agent could check it.
+        if (!computation.IsLocal && guard.Security.LoopbackOnly)
+            throw new RpcException(StatusCode.InvalidArgument, $"{request.FileName}: the computation names nodes, but this master has no cluster credential to reach their agents with: "
+                + "give --credentials DIR (or PMPI_CREDENTIALS), or submit with --master to an agent of the cluster.");
         var job = new JobRun(computation, address(), localAgent(), guard.Security);
         _jobs[job.Id] = job;
         try
