@@ -39,7 +39,10 @@ internal sealed class PeerStreams
     /// <summary>The receiving half, which serves this rank's endpoint and reads the responses of dialed calls.</summary>
     public InboundStreams Inbound { get; }
 
-    /// <summary>Where each rank's endpoint listens and how to dial it (h2c, or TLS to its pinned certificate); known once the master has answered, before the first send.</summary>
+    /// <summary>
+    /// Where each rank's endpoint listens and how to dial it (h2c, or TLS to its pinned certificate); known once the
+    /// master has answered, before the first send.
+    /// </summary>
     public void UseEndpoints(Uri[] endpoints, RpcSecurity[] security) => (_endpoints, _security) = (endpoints, security);
 
     /// <summary>The link carrying this rank's messages to <paramref name="peer"/>, chosen (and dialed if need be) on first use.</summary>
