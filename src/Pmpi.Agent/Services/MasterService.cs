@@ -17,20 +17,27 @@ namespace Pmpi.Agent.Services;
 /// <param name="guard">Authenticates submitters (cluster members) and refuses, logging, whoever is not.</param>
 internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, CallGuard guard)
 {
+    /// <summary>
+    /// Register and Abort carry a few hundred bytes; 1 MB leaves room for an abort's long exception message, and
+    /// keeps a caller without the job key from making the master buffer the default 64 MB.
+    /// </summary>
+    private static readonly RpcOptions RankRequests = new() { MaxMessageSize = 1024 * 1024 };
+
     private readonly ConcurrentDictionary<string, JobRun> _jobs = new();
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
         endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync)
             .RequireCaller(call => guard.RequireMember(call, ServicePaths.Submit));
-        // Ranks hold no cluster credential: they prove their job with its key.
+        // Ranks hold no cluster credential: they prove their job with its key, which is inside the request, so the
+        // request is read first; RankRequests bounds what a caller without the key can make the master buffer.
         endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) =>
-            JobOf(request.JobId, request.JobToken, call, ServicePaths.Register).RegisterAsync(request, call.CancellationToken));
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Register).RegisterAsync(request, call.CancellationToken), RankRequests);
         endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, call) =>
         {
             JobOf(request.JobId, request.JobToken, call, ServicePaths.Abort).Fail(request.Rank, request.ErrorCode, request.Reason);
             return Task.FromResult(new AbortReply());
-        });
+        }, RankRequests);
     }
 
     private async Task SubmitAsync(SubmitRequest request, MessageWriter<JobEvent> responses, ServerCallContext call)
