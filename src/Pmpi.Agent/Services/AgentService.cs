@@ -122,13 +122,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (_stopping) throw ShuttingDown(request);
         var processes = new ConcurrentBag<RankProcess>();
         if (!_jobs.TryAdd(request.JobId, new LaunchedJob(token, processes, responses))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
-        // Each rank's job key goes through an owner-only file the rank deletes, never argv or the environment.
-        var keys = Directory.CreateTempSubdirectory("pmpi-launch-");
         // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
         var events = Channel.CreateUnbounded<LaunchEvent>(new UnboundedChannelOptions { SingleReader = true });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
+        DirectoryInfo? keys = null;
         try
         {
+            // Each rank's job key goes through an owner-only file the rank deletes, never argv or the environment.
+            keys = Directory.CreateTempSubdirectory("pmpi-launch-");
             var exits = new List<Task>();
             foreach (var rank in request.Ranks)
             {
@@ -145,7 +146,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await pump.ConfigureAwait(false);
             if (_stopping) throw ShuttingDown(request);
         }
-        catch (InvalidOperationException e)
+        catch (Exception e) when (e is InvalidOperationException or IOException)
         {
             AgentLog.LaunchFailed(logger, request.JobId, e.Message);
             throw new RpcException(StatusCode.FailedPrecondition, e.Message, e);
@@ -155,7 +156,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             events.Writer.TryComplete();
             foreach (var process in processes) process.Dispose();
             _jobs.TryRemove(request.JobId, out _);
-            keys.Delete(recursive: true);
+            keys?.Delete(recursive: true);
         }
     }
 
