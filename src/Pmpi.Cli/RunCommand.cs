@@ -13,8 +13,10 @@ namespace Pmpi.Cli;
 
 /// <summary>
 /// `pmpi run job.xml` or `pmpi run -n 4 app.dll [args]`: submits a computation and streams its output, each line
-/// tagged [rank]. Without --master an agent and master start in this process (the embedded default). The exit code
-/// is the job's (see JobRun), 2 when the computation is invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
+/// tagged [rank]. Without --master an agent and master start in this process (the embedded default), accepting only
+/// requests signed with a secret of this process; with --master the cluster credential (--credentials or
+/// PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
+/// computation or the options are invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand
 {
@@ -48,6 +50,12 @@ internal static class RunCommand
             if (masterText is not null && (masterAddress = AgentAddress.TryParse(masterText, rpcSecurity)) is null)
             {
                 await Console.Error.WriteLineAsync($"pmpi run: '{masterText}' is not an agent address: expected host:port or https://host:port.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            if (masterAddress is not null && masterAddress.Scheme != rpcSecurity.Scheme)
+            {
+                await Console.Error.WriteLineAsync($"pmpi run: {masterAddress} is {masterAddress.Scheme}, but {rpcSecurity.Description} speaks {rpcSecurity.Scheme}: "
+                    + "give the address as host:port, or --insecure for an agent that runs without a credential.").ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
             return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), masterAddress, rpcSecurity, cancellationToken).ConfigureAwait(false);
