@@ -15,8 +15,7 @@ internal static class ClusterCommand
     {
         var names = new Option<string[]>("--name")
         {
-            Description = "A host name or IP address other nodes reach this node by (repeatable); localhost, 127.0.0.1, ::1 and the machine name are always included.",
-            AllowMultipleArgumentsPerToken = true,
+            Description = "A host name or IP address other nodes reach this node by (repeat the option for more); localhost, 127.0.0.1, ::1 and the node's name are always included.",
         };
         var directory = new Option<string>("--dir") { Description = "The cluster's directory (created owner-only; holds the CA key).", Required = true };
         var init = new Command("init", "Create a cluster credential: a CA, the ticket-signing key and this node's certificate.") { directory, names };
@@ -24,7 +23,7 @@ internal static class ClusterCommand
 
         var node = new Argument<string>("node") { Description = "The node's name (the certificate's subject and first SAN)." };
         var output = new Option<string>("--out") { Description = "Where to write the node's credential (created owner-only); copy it to the node.", Required = true };
-        var issueNames = new Option<string[]>("--name") { Description = names.Description, AllowMultipleArgumentsPerToken = true };
+        var issueNames = new Option<string[]>("--name") { Description = names.Description };
         var authority = new Option<string>("--dir") { Description = "The directory `pmpi cluster init` made (it holds the CA key).", Required = true };
         var issue = new Command("issue", "Issue a node's credential, signed by the cluster CA.") { node, authority, output, issueNames };
         issue.SetAction(parse => Run(() => ClusterCredentials.Issue(parse.GetValue(authority)!, parse.GetValue(output)!, parse.GetValue(node)!, parse.GetValue(issueNames) ?? []), "issue"));

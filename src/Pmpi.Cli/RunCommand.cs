@@ -15,8 +15,10 @@ namespace Pmpi.Cli;
 
 /// <summary>
 /// `pmpi run job.xml` or `pmpi run -n 4 app.dll [args]`: submits a computation and streams its output, each line
-/// tagged [rank]. Without --master an agent and master start in this process (the embedded default). The exit code
-/// is the job's (see JobRun), 2 when the computation is invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
+/// tagged [rank]. Without --master an agent and master start in this process (the embedded default), accepting only
+/// requests signed with a secret of this process; with --master the cluster credential (--credentials or
+/// PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
+/// computation or the options are invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand
 {
@@ -55,10 +57,18 @@ internal static class RunCommand
                 await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
+            // --insecure is for reaching an agent that runs without a credential; the embedded one never needs it.
+            if (masterText is null && rpcSecurity == RpcSecurity.Insecure) rpcSecurity = RpcSecurity.ForThisProcess();
             Uri? masterAddress = null;
             if (masterText is not null && (masterAddress = AgentAddress.TryParse(masterText, rpcSecurity)) is null)
             {
                 await Console.Error.WriteLineAsync($"pmpi run: '{masterText}' is not an agent address: expected host:port or https://host:port.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            if (masterAddress is not null && masterAddress.Scheme != rpcSecurity.Scheme)
+            {
+                await Console.Error.WriteLineAsync($"pmpi run: {masterAddress} is {masterAddress.Scheme}, but {rpcSecurity.Description} speaks {rpcSecurity.Scheme}: "
+                    + "give the address as host:port, or --insecure for an agent that runs without a credential.").ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
             // The embedded agent and master; a --master of their own has its own options.

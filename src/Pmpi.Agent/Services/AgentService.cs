@@ -142,16 +142,17 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             ReleaseSlots(request.Ranks.Count);
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
         }
-        // Each rank's job key goes through an owner-only file the rank deletes, never argv or the environment.
-        var keys = Directory.CreateTempSubdirectory("pmpi-launch-");
         // Output arrives from many processes; one writer keeps the response stream in order per rank. The queue is
         // bounded: while the master reads slowly, the ranks' pipes are not read and the ranks wait in their writes.
         var events = Channel.CreateBounded<LaunchEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
         // A full queue means events are flowing or the master is not reading: either way a heartbeat can be skipped.
         using var heartbeat = new Timer(_ => events.Writer.TryWrite(Heartbeat), null, TimeSpan.Zero, HeartbeatInterval);
+        DirectoryInfo? keys = null;
         try
         {
+            // Each rank's job key goes through an owner-only file the rank deletes, never argv or the environment.
+            keys = Directory.CreateTempSubdirectory("pmpi-launch-");
             var exits = new List<Task>();
             foreach (var rank in request.Ranks)
             {
@@ -169,7 +170,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await pump.ConfigureAwait(false);
             if (_stopping) throw ShuttingDown(request);
         }
-        catch (InvalidOperationException e)
+        catch (Exception e) when (e is InvalidOperationException or IOException)
         {
             AgentLog.LaunchFailed(logger, request.JobId, e.Message);
             throw new RpcException(StatusCode.FailedPrecondition, e.Message, e);
@@ -179,7 +180,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             events.Writer.TryComplete();
             foreach (var process in processes) process.Dispose();
             _jobs.TryRemove(request.JobId, out _);
-            keys.Delete(recursive: true);
+            keys?.Delete(recursive: true);
             ReleaseSlots(request.Ranks.Count);
         }
     }

@@ -19,9 +19,14 @@ namespace Pmpi.Agent.Services;
 internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, CallGuard guard, AgentOptions options)
 {
     // What a caller can make the master buffer per call: a computation file (at most 4 Mi characters, 3 bytes each in
-    // UTF-8 at worst) and an abort's reason. Register keeps the default: its reply is the whole job's rank table.
+    // UTF-8 at worst).
     private static readonly RpcOptions SubmitMessages = new() { MaxMessageSize = 16 * 1024 * 1024 };
-    private static readonly RpcOptions AbortMessages = new() { MaxMessageSize = 1024 * 1024 };
+
+    /// <summary>
+    /// Register and Abort carry a few hundred bytes; 1 MB leaves room for an abort's long exception message, and
+    /// keeps a caller without the job key from making the master buffer the default 64 MB.
+    /// </summary>
+    private static readonly RpcOptions RankRequests = new() { MaxMessageSize = 1024 * 1024 };
 
     private readonly ConcurrentDictionary<string, JobRun> _jobs = new();
 
@@ -29,14 +34,15 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
     {
         endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync, SubmitMessages)
             .RequireCaller(call => guard.RequireMember(call, ServicePaths.Submit));
-        // Ranks hold no cluster credential: they prove their job with its key.
+        // Ranks hold no cluster credential: they prove their job with its key, which is inside the request, so the
+        // request is read first; RankRequests bounds what a caller without the key can make the master buffer.
         endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) =>
-            JobOf(request.JobId, request.JobToken, call, ServicePaths.Register).RegisterAsync(request, call.CancellationToken));
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Register).RegisterAsync(request, call.CancellationToken), RankRequests);
         endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, call) =>
         {
             JobOf(request.JobId, request.JobToken, call, ServicePaths.Abort).Fail(request.Rank, request.ErrorCode, request.Reason);
             return Task.FromResult(new AbortReply());
-        }, AbortMessages);
+        }, RankRequests);
     }
 
     private async Task SubmitAsync(SubmitRequest request, MessageWriter<JobEvent> responses, ServerCallContext call)
@@ -50,6 +56,10 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         {
             throw new RpcException(StatusCode.InvalidArgument, e.Message, e);
         }
+        // Request signing is this process's own secret: no other agent could check it.
+        if (!computation.IsLocal && guard.Security.LoopbackOnly)
+            throw new RpcException(StatusCode.InvalidArgument, $"{request.FileName}: the computation names nodes, but this master has no cluster credential to reach their agents with: "
+                + "give --credentials DIR (or PMPI_CREDENTIALS), or submit with --master to an agent of the cluster.");
         CheckLocalSlots(computation);
         var job = new JobRun(computation, address(), localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout);
         _jobs[job.Id] = job;

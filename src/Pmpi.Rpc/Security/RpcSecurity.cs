@@ -54,7 +54,8 @@ public abstract class RpcSecurity
 
     /// <summary>
     /// A client that presents no certificate but accepts only a server certificate chaining to
-    /// <paramref name="authority"/> and naming the address it dialled: how a rank reaches its master.
+    /// <paramref name="authority"/>: how a rank reaches its master (at the rank address its agent advertises, which
+    /// that node's certificate need not name).
     /// </summary>
     public static RpcSecurity TrustingAuthority(X509Certificate2 authority)
     {

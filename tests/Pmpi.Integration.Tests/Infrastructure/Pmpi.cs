@@ -32,12 +32,16 @@ internal static class PmpiCli
     }
 
     /// <summary>
-    /// Starts `pmpi <paramref name="arguments"/>` with the tests' cluster credential (PMPI_CREDENTIALS), unless
-    /// <paramref name="environment"/> says otherwise (a null value removes it).
+    /// Starts `pmpi <paramref name="arguments"/>` with the tests' cluster credential (PMPI_CREDENTIALS) and temporary
+    /// directory (TMPDIR), unless <paramref name="environment"/> says otherwise (a null value removes a variable).
     /// </summary>
     public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
     {
-        var withCredential = new Dictionary<string, string?> { [ClusterCredentials.EnvironmentVariable] = TestCluster.Directory };
+        var withCredential = new Dictionary<string, string?>
+        {
+            [ClusterCredentials.EnvironmentVariable] = TestCluster.Directory,
+            ["TMPDIR"] = TestCluster.TempDirectory,
+        };
         foreach (var (name, value) in environment ?? new Dictionary<string, string?>()) withCredential[name] = value;
         return ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], withCredential, workingDirectory);
     }

@@ -4,7 +4,8 @@ namespace Pmpi.Integration.Tests.Infrastructure;
 
 /// <summary>
 /// The cluster credential the tests' agents, masters and clients share: made once with `pmpi cluster init`'s code in
-/// a temporary directory, handed to every `pmpi` process through PMPI_CREDENTIALS, and deleted when the test process exits.
+/// a temporary directory, handed to every `pmpi` process through PMPI_CREDENTIALS, and deleted when the test process
+/// exits, with the temporary directory those processes use (where a killed agent leaves its launches' key directories).
 /// </summary>
 internal static class TestCluster
 {
@@ -16,6 +17,9 @@ internal static class TestCluster
 
     /// <summary>The credential itself.</summary>
     public static ClusterCredentials Credentials => Cluster.Value.Credentials;
+
+    /// <summary>The temporary directory (TMPDIR) of the `pmpi` processes the tests start.</summary>
+    public static string TempDirectory => System.IO.Directory.CreateDirectory(Path.Combine(Cluster.Value.Root, "tmp")).FullName;
 
     /// <summary>Mutual TLS with the credential: how the tests call the agents.</summary>
     public static RpcSecurity Security => MutualTls.Value;

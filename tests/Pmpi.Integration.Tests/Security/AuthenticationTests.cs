@@ -111,6 +111,43 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
     }
 
+    [Theory]
+    [InlineData("register")]
+    [InlineData("abort")]
+    public async Task RankMethod_RunningJobWithAWrongKey_PermissionDeniedAndTheJobRunsOn(string method)
+    {
+        // Arrange: a real job of two blocking ranks, submitted to the fixture's agent as master.
+        await using var run = PmpiCli.Start(["run", "--master", fixture.Agent.Endpoint, "-n", "2", PmpiCli.TestRanksDll, "block"]);
+        List<RankHello> hellos = [];
+        try
+        {
+            for (int rank = 0; rank < 2; rank++)
+                await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
+            hellos = RankHello.All(run.Stdout);
+            var jobId = hellos[0].JobId;
+            using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+            var wrongKey = Convert.ToBase64String(new byte[32]);
+
+            // Act
+            var error = await Assert.ThrowsAsync<RpcException>(() => method == "register"
+                ? channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest { JobId = jobId, JobToken = wrongKey, Rank = 1, Endpoint = "http://127.0.0.1:1" })
+                : channel.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest { JobId = jobId, JobToken = wrongKey, Rank = 0, ErrorCode = 9, Reason = "forged" })).WaitAsync(PmpiCli.Timeout);
+
+            // Assert: refused, logged, and the job neither aborted nor gained a rank.
+            Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+            Assert.Contains("wrong job key", error.Detail, StringComparison.Ordinal);
+            var path = method == "register" ? ServicePaths.Register : ServicePaths.Abort;
+            await fixture.Agent.Process.WaitForLineAsync(line => line.Contains($"Refused {path} from 127.0.0.1:", StringComparison.Ordinal), PmpiCli.Timeout, "the refusal");
+            Assert.False(run.HasExited, $"the job ended after a refused {method}.\n{run.Transcript}");
+            Assert.Equal(2, RankProcesses.Survivors(jobId, hellos.Select(h => h.ProcessId)).Count);
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
     /// <summary>Calls <paramref name="method"/> as a real client would, with a request that runs the marker program if accepted.</summary>
     private async Task CallAsync(RpcChannel channel, string method, string marker)
     {

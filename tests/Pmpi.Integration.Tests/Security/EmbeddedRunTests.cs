@@ -49,6 +49,24 @@ public sealed partial class EmbeddedRunTests
         Assert.False(run.HasExited, $"pmpi run ended under the attack.\n{run.Transcript}");
     }
 
+    [Fact]
+    public async Task Run_NodesNamedWithoutCredential_Exit2NamingTheCredentialAndNothingRuns()
+    {
+        // Arrange: the embedded master's per-run secret means nothing to another agent, so it must not even try.
+        using var scratch = new ScratchDirectory();
+        var marker = Path.Combine(scratch.Path, "marker");
+        var file = scratch.Write("nodes.xml", Computation.Of("nodes", 1, ["marker", marker], ("a", "127.0.0.1:9", 1)));
+        await using var run = PmpiCli.Start(["run", file], new Dictionary<string, string?> { [ClusterCredentials.EnvironmentVariable] = null });
+
+        // Act
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code == 2, $"pmpi run exited with {code}, expected 2.\n{run.Transcript}");
+        Assert.Contains(run.Stderr, line => line.Contains("--credentials", StringComparison.Ordinal) && line.Contains("nodes.xml", StringComparison.Ordinal));
+        Assert.False(File.Exists(marker), "a rank ran");
+    }
+
     /// <summary>Requests that would run the marker program, kill the job, or describe the node if accepted.</summary>
     private static List<(string Method, byte[] Body)> AttackRequests(Uri master, string marker)
     {

@@ -47,25 +47,30 @@ internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSec
     {
         ClientCertificates = [credentials.Certificate],
         LocalCertificateSelectionCallback = (_, _, _, _, _) => credentials.Certificate,
-        RemoteCertificateValidationCallback = (_, certificate, _, errors) => ServerCertificates.Accept(certificate, errors, credentials.Authority),
+        RemoteCertificateValidationCallback = (_, certificate, _, errors) => ServerCertificates.Accept(certificate, errors, credentials.Authority, checkName: true),
         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
         EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
     };
 }
 
-/// <summary>A client's check of a server certificate: it names the dialled address and chains to the cluster CA alone.</summary>
+/// <summary>A client's check of a server certificate: it chains to the cluster CA alone, and names the dialled address when asked.</summary>
 internal static class ServerCertificates
 {
-    public static bool Accept(X509Certificate? certificate, SslPolicyErrors errors, X509Certificate2 authority)
+    public static bool Accept(X509Certificate? certificate, SslPolicyErrors errors, X509Certificate2 authority, bool checkName)
     {
         // The system's roots do not vouch for a cluster certificate (RemoteCertificateChainErrors is expected and
-        // replaced by the check against the cluster CA); a missing certificate or a wrong name is fatal.
-        if (certificate is null || (errors & (SslPolicyErrors.RemoteCertificateNotAvailable | SslPolicyErrors.RemoteCertificateNameMismatch)) != 0) return false;
+        // replaced by the check against the cluster CA); a missing certificate, or a wrong name when checked, is fatal.
+        if (certificate is null || (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0) return false;
+        if (checkName && (errors & SslPolicyErrors.RemoteCertificateNameMismatch) != 0) return false;
         return ClusterCredentials.ChainsTo(certificate as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(certificate.GetRawCertData()), authority);
     }
 }
 
-/// <summary>A client trusting the cluster CA without presenting a certificate (<see cref="RpcSecurity.TrustingAuthority"/>).</summary>
+/// <summary>
+/// A client trusting the cluster CA without presenting a certificate (<see cref="RpcSecurity.TrustingAuthority"/>).
+/// Any certificate of the cluster will do: a rank reaches its master at the address its agent advertises (the rank
+/// address), which that node's certificate need not name.
+/// </summary>
 internal sealed class AuthorityTrustSecurity(X509Certificate2 authority) : RpcSecurity
 {
     public override bool UsesTls => true;
@@ -83,7 +88,7 @@ internal sealed class AuthorityTrustSecurity(X509Certificate2 authority) : RpcSe
 
     internal override void ConfigureClient(SocketsHttpHandler handler) => handler.SslOptions = new SslClientAuthenticationOptions
     {
-        RemoteCertificateValidationCallback = (_, certificate, _, errors) => ServerCertificates.Accept(certificate, errors, authority),
+        RemoteCertificateValidationCallback = (_, certificate, _, errors) => ServerCertificates.Accept(certificate, errors, authority, checkName: false),
         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
         EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
     };
