@@ -160,10 +160,12 @@ static void LongLine(int megabytes)
     Console.Error.WriteLine($"longline done bytes={megabytes * 1024L * 1024}");
 }
 
-// Starts a process that leaves this rank's session (setsid) and writes its process id to a file.
+// Starts a process that leaves this rank's session (setsid) and its parent (which exits at once, so the process is
+// re-parented and no longer in the rank's process tree), and writes its process id to a file. It keeps the rank's
+// output pipes open, as a daemon started carelessly would.
 static void Grandchild(string pidFile)
 {
-    using var child = System.Diagnostics.Process.Start("/bin/sh", ["-c", $"echo $$ > '{pidFile}'; exec setsid sleep 300"]);
+    using var child = System.Diagnostics.Process.Start("/bin/sh", ["-c", $"setsid sh -c 'echo $$ > \"{pidFile}\"; exec sleep 300' &"]);
     var deadline = DateTime.UtcNow.AddSeconds(30);
     while (!File.Exists(pidFile) || File.ReadAllText(pidFile).Trim().Length == 0)
     {

@@ -243,7 +243,9 @@ public class AgentHostTests
         var request = new LaunchRequest { JobId = jobId, JobToken = "token", WorldSize = 1, MasterAddress = "http://127.0.0.1:1" };
         request.Ranks.Add(new RankLaunch { Rank = 0, Program = "/bin/sh", Arguments = { "-c", "sleep 60" }, WorkingDirectory = Path.GetTempPath() });
         var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: cancellationToken).GetAsyncEnumerator(cancellationToken);
-        Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Launch call ended before its rank started");
+        // The agent's heartbeats (one a second) may come first.
+        do Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Launch call ended before its rank started");
+        while (events.Current.BodyCase == LaunchEvent.BodyOneofCase.Heartbeat);
         Assert.Equal(LaunchEvent.BodyOneofCase.Started, events.Current.BodyCase);
         return (events, events.Current.Started.ProcessId);
     }
