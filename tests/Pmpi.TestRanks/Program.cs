@@ -62,6 +62,13 @@ Environment.Run(ref args, world =>
         case "longline":
             if (world.Rank == 0) LongLine(megabytes: Int(args[1]));
             break;
+        case "await":
+            // Every rank registered and waits (serving its endpoint) until the file exists, then proves the job works.
+            world.Barrier();
+            Console.WriteLine("waiting");
+            while (!File.Exists(args[1])) Thread.Sleep(100);
+            Collectives(world);
+            break;
         case "grandchild":
             if (world.Rank == 0) Grandchild(pidFile: args[1]);
             world.Receive<int>(Communicator.AnySource, 999);
