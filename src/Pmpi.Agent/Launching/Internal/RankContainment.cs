@@ -8,7 +8,7 @@ namespace Pmpi.Agent.Launching.Internal;
 /// Keeps a rank and every process it starts together, so that killing the rank kills them all, even one that left
 /// the rank's session (setsid) or was re-parented when its parent exited:
 /// <list type="bullet">
-/// <item>Linux with a writable cgroup v2 (root, or a service with Delegate=yes): a cgroup of its own per rank, killed
+/// <item>Linux with a writable cgroup v2 (root, or a subtree delegated to the agent's user): a cgroup of its own per rank, killed
 /// through cgroup.kill. Nothing started inside a cgroup can leave it.</item>
 /// <item>Linux, always: the rank's own session and process group (it is started through util-linux's setsid), killed
 /// as a group along with the process tree; without a cgroup, a descendant that calls setsid and leaves the tree
