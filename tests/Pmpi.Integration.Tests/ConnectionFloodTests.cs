@@ -49,6 +49,21 @@ public sealed class ConnectionFloodTests
         }
     }
 
+    [LinuxFact]
+    public async Task Agent_SlowLorisHeaders_CutWithinItsHeadersTimeout()
+    {
+        // Arrange: an agent with its default limits (headers within 10 s).
+        await using var agent = await AgentProcess.StartAsync("slow-loris", slots: 1);
+
+        // Act
+        var cut = await SlowLoris.DripUntilClosedAsync(agent.Port, TimeSpan.FromSeconds(25));
+
+        // Assert
+        Assert.True(cut is not null, "The agent kept a connection that dripped its headers for 25 s.");
+        Assert.False(agent.Process.HasExited, $"The agent died.\n{agent.Process.Transcript}");
+        Assert.Equal(1, (await PmpiCli.GetNodeInfoAsync(agent.Address)).Slots);
+    }
+
     private static async Task<Socket?> TryConnectAsync(int port)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
