@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The long run of PMPI's randomized mutation tests: protobuf messages, gRPC framing, HTTP/2 frames and computation
-# files against a real agent (and its master), a real rank endpoint, and the computation file reader. CI runs the
+# files against a real agent (and its master), a real rank endpoint (from a stranger, and from a peer of its job behind
+# a valid Hello), and the computation file reader. CI runs the
 # same tests on a fixed, quick seed set; this runs many more seeds and calls per seed. A failure names its seed, and
 # PMPI_FUZZ_SEEDS=<seed> reproduces it.
 #
@@ -28,4 +29,5 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PMPI_FUZZ_SEEDS="$seeds" PMPI_FUZZ_ITERATIONS="$iterations"
 echo "fuzz: seeds $seeds, $iterations calls per seed and endpoint"
 timeout "$run_timeout" dotnet test "$repo/tests/Pmpi.Agent.Tests" --filter "FullyQualifiedName~Fuzz"
+timeout "$run_timeout" dotnet test "$repo/tests/Pmpi.Core.GrpcDevice.Tests" --filter "FullyQualifiedName~Fuzz"
 timeout "$run_timeout" dotnet test "$repo/tests/Pmpi.Integration.Tests" --filter "FullyQualifiedName~FuzzTests"

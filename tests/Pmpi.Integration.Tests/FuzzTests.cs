@@ -1,6 +1,5 @@
 using System.Globalization;
 using Google.Protobuf;
-using Pmpi.Integration.Tests.Fuzzing;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;

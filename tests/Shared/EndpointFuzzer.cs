@@ -5,7 +5,7 @@ using System.Net.Sockets;
 using System.Text;
 using Google.Protobuf;
 
-namespace Pmpi.Integration.Tests.Fuzzing;
+namespace Pmpi.Tests.Shared;
 
 /// <summary>One method of an endpoint and a valid request for it, the starting point of the mutations.</summary>
 internal sealed record FuzzSeed(string Path, IMessage Request);
@@ -22,8 +22,16 @@ internal static class EndpointFuzzer
     private static readonly TimeSpan CallTimeout = TimeSpan.FromSeconds(5);
 
     /// <summary>Runs <paramref name="iterations"/> mutated calls against <paramref name="address"/>; returns how many got an HTTP answer.</summary>
-    public static async Task<int> RunAsync(Uri address, int seed, int iterations, IReadOnlyList<FuzzSeed> seeds, Func<Mutator, IMessage?>? mutateText = null)
+    /// <param name="address">The endpoint.</param>
+    /// <param name="seed">Seeds the mutations: the same seed sends the same calls.</param>
+    /// <param name="iterations">How many calls.</param>
+    /// <param name="seeds">Valid requests, one of which each call starts from.</param>
+    /// <param name="mutateText">Builds a valid message around mutated text (a computation file), for the calls that mutate text.</param>
+    /// <param name="opening">A valid message every gRPC call sends first (a stream's Hello), so mutations reach what lies behind it.</param>
+    public static async Task<int> RunAsync(Uri address, int seed, int iterations, IReadOnlyList<FuzzSeed> seeds, Func<Mutator, IMessage?>? mutateText = null,
+        IMessage? opening = null)
     {
+        byte[] preamble = opening is null ? [] : Framed(opening.ToByteArray());
         var mutator = new Mutator(seed);
         using var http = new HttpClient(new SocketsHttpHandler { UseProxy = false, ConnectTimeout = CallTimeout }) { Timeout = CallTimeout };
         int answered = 0;
@@ -34,13 +42,13 @@ internal static class EndpointFuzzer
             switch (mutator.Random.Next(4))
             {
                 case 0:
-                    answered += await CallAsync(http, address, target.Path, Framed(mutator.Mutate(message))) ? 1 : 0;
+                    answered += await CallAsync(http, address, target.Path, [.. preamble, .. Framed(mutator.Mutate(message))]) ? 1 : 0;
                     break;
                 case 1:
-                    answered += await CallAsync(http, address, target.Path, mutator.Mutate(Framed(message))) ? 1 : 0;
+                    answered += await CallAsync(http, address, target.Path, [.. preamble, .. mutator.Mutate(Framed(message))]) ? 1 : 0;
                     break;
                 case 2 when mutateText?.Invoke(mutator) is { } textual:
-                    answered += await CallAsync(http, address, target.Path, Framed(textual.ToByteArray())) ? 1 : 0;
+                    answered += await CallAsync(http, address, target.Path, [.. preamble, .. Framed(textual.ToByteArray())]) ? 1 : 0;
                     break;
                 default:
                     await RawHttp2Async(address, target.Path, message, mutator);
