@@ -74,7 +74,7 @@ public sealed class LivenessTests
             // Assert
             Assert.True(code != 0, $"pmpi run exited with 0 although an agent was frozen.\n{run.Transcript}");
             Assert.True(clock.Elapsed < FrozenLimit, $"pmpi run took {clock.Elapsed.TotalSeconds:F1} s to end after the agent froze.\n{run.Transcript}");
-            Assert.True(run.Stderr.Any(line => line.Contains($"the agent at {nodeB.Endpoint} sent no heartbeat", StringComparison.Ordinal)),
+            Assert.True(run.Stderr.Any(line => line.Contains($"the agent of node 'b' at {nodeB.Endpoint} sent no heartbeat", StringComparison.Ordinal)),
                 $"pmpi run did not name the frozen agent {nodeB.Endpoint}.\n{run.Transcript}");
         }
         finally

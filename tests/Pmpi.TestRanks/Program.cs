@@ -66,6 +66,13 @@ Environment.Run(ref args, world =>
         case "longline":
             if (world.Rank == 0) LongLine(megabytes: Int(args[1]));
             break;
+        case "await":
+            // Every rank registered and waits (serving its endpoint) until the file exists, then proves the job works.
+            world.Barrier();
+            Console.WriteLine("waiting");
+            while (!File.Exists(args[1])) Thread.Sleep(100);
+            Collectives(world);
+            break;
         case "grandchild":
             if (world.Rank == 0) Grandchild(pidFile: args[1]);
             world.Receive<int>(Communicator.AnySource, 999);
@@ -195,10 +202,12 @@ static void LongLine(int megabytes)
     Console.Error.WriteLine($"longline done bytes={megabytes * 1024L * 1024}");
 }
 
-// Starts a process that leaves this rank's session (setsid) and writes its process id to a file.
+// Starts a process that leaves this rank's session (setsid) and its parent (which exits at once, so the process is
+// re-parented and no longer in the rank's process tree), and writes its process id to a file. It keeps the rank's
+// output pipes open, as a daemon started carelessly would.
 static void Grandchild(string pidFile)
 {
-    using var child = System.Diagnostics.Process.Start("/bin/sh", ["-c", $"echo $$ > '{pidFile}'; exec setsid sleep 300"]);
+    using var child = System.Diagnostics.Process.Start("/bin/sh", ["-c", $"setsid sh -c 'echo $$ > \"{pidFile}\"; exec sleep 300' &"]);
     var deadline = DateTime.UtcNow.AddSeconds(30);
     while (!File.Exists(pidFile) || File.ReadAllText(pidFile).Trim().Length == 0)
     {

@@ -1,5 +1,7 @@
 using System.Diagnostics;
 using System.IO.Pipes;
+using System.Security.Cryptography;
+using Pmpi.Agent.Launching.Internal;
 using Pmpi.Rpc;
 
 namespace Pmpi.Agent.Launching;
@@ -40,7 +42,8 @@ public readonly record struct OutputPiece(OutputStream Stream, string Text, bool
 /// <see cref="MaxLineLength"/> in pieces; the pipe is read only as fast as the consumer takes the pieces, so a rank
 /// that writes faster than its output travels waits in its write instead of growing the agent's memory.
 /// <see cref="Exited"/> completes with the exit code once the process has ended and both output streams are drained,
-/// so no line arrives after the exit. Disposing kills the process and everything it started.
+/// so no line arrives after the exit. The rank runs in its own session, cgroup or job object
+/// (<see cref="RankContainment"/>): killing it, disposing it, or its own exit ends everything it started.
 /// </summary>
 public sealed class RankProcess : IDisposable
 {
@@ -49,21 +52,26 @@ public sealed class RankProcess : IDisposable
 
     private static readonly TimeSpan HeartbeatCheck = TimeSpan.FromSeconds(1);
 
+    /// <summary>How long output may still come after the rank exited, from a descendant that escaped its containment.</summary>
+    private static readonly TimeSpan OutputAfterExit = TimeSpan.FromSeconds(2);
+
     // Held from creating a heartbeat pipe until the rank has started and the agent closed its copy of the rank's end:
     // a rank started meanwhile by another launch would inherit that end and keep it open.
     private static readonly Lock SpawnLock = new();
 
     private readonly Process _process;
+    private readonly RankContainment _containment;
     private readonly AnonymousPipeServerStream? _heartbeat;
     private readonly Timer? _heartbeatCheck;
     private readonly TaskCompletionSource<TimeSpan> _unresponsive = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _lastHeartbeat;
 
-    private RankProcess(Process process, AnonymousPipeServerStream? heartbeat, TimeSpan? heartbeatTimeout, Task stdout, Task stderr)
+    private RankProcess(Process process, RankContainment containment, AnonymousPipeServerStream? heartbeat, TimeSpan? heartbeatTimeout, Task stdout, Task stderr)
     {
         _process = process;
+        _containment = containment;
         _heartbeat = heartbeat;
-        Exited = WaitForExit(process, stdout, stderr);
+        Exited = WaitForExit(stdout, stderr);
         if (heartbeat is null || heartbeatTimeout is not { } timeout) return;
         new Thread(() => ListenForHeartbeats(heartbeat)) { IsBackground = true, Name = $"PMPI heartbeat of process {process.Id}" }.Start();
         _heartbeatCheck = new Timer(_ => CheckHeartbeat(timeout), null, HeartbeatCheck, HeartbeatCheck);
@@ -99,12 +107,14 @@ public sealed class RankProcess : IDisposable
             RedirectStandardInput = true,
             UseShellExecute = false,
         };
-        if (start.Program.EndsWith(".dll", StringComparison.OrdinalIgnoreCase))
-        {
-            info.FileName = DotnetHost;
-            info.ArgumentList.Add(start.Program);
-        }
-        else info.FileName = start.Program;
+        bool managed = start.Program.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
+        // Checked here because a wrapper such as setsid would start, and only then fail to run the program.
+        if (!managed && Path.IsPathRooted(start.Program) && !File.Exists(start.Program))
+            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{start.Program}': no such file.");
+        var containment = RankContainment.Create($"pmpi-{System.Environment.ProcessId}-rank{start.Rank}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}");
+        (info.FileName, var prefix) = containment.Wrap(managed ? DotnetHost : start.Program);
+        foreach (var argument in prefix) info.ArgumentList.Add(argument);
+        if (managed) info.ArgumentList.Add(start.Program);
         foreach (var argument in start.Arguments) info.ArgumentList.Add(argument);
         foreach (var (name, value) in start.Environment) info.Environment[name] = value;
 
@@ -127,12 +137,21 @@ public sealed class RankProcess : IDisposable
         {
             heartbeat?.Dispose();
             process.Dispose();
-            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{info.FileName}': {e.Message}", e);
+            containment.Dispose();
+            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{(managed ? DotnetHost : start.Program)}': {e.Message}", e);
+        }
+        try
+        {
+            containment.Adopt(process);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // The rank exited already (nothing left to contain), or the cgroup refused it: its session still holds it.
         }
         process.StandardInput.Close(); // ranks read no input; an open pipe would keep a reader waiting forever
         var stdout = ForwardAsync(process.StandardOutput, OutputStream.Stdout, onOutput);
         var stderr = ForwardAsync(process.StandardError, OutputStream.Stderr, onOutput);
-        return new RankProcess(process, heartbeat, start.HeartbeatTimeout, stdout, stderr);
+        return new RankProcess(process, containment, heartbeat, start.HeartbeatTimeout, stdout, stderr);
     }
 
     /// <summary>Whether <see cref="Kill"/> found the process still running: its exit code is the kill's, not the program's.</summary>
@@ -144,12 +163,13 @@ public sealed class RankProcess : IDisposable
         try
         {
             if (!_process.HasExited) WasKilled = true;
-            _process.Kill(entireProcessTree: true);
         }
         catch (InvalidOperationException)
         {
-            // Already exited.
+            // Already exited and disposed.
+            return;
         }
+        _containment.Kill(_process);
     }
 
     /// <inheritdoc/>
@@ -159,6 +179,7 @@ public sealed class RankProcess : IDisposable
         _heartbeatCheck?.Dispose();
         _heartbeat?.Dispose();
         _process.Dispose();
+        _containment.Dispose();
     }
 
     /// <summary>
@@ -228,11 +249,20 @@ public sealed class RankProcess : IDisposable
         if (silence > timeout && !_process.HasExited) _unresponsive.TrySetResult(silence);
     }
 
-    private static async Task<int> WaitForExit(Process process, Task stdout, Task stderr)
+    private async Task<int> WaitForExit(Task stdout, Task stderr)
     {
-        await process.WaitForExitAsync().ConfigureAwait(false);
-        await Task.WhenAll(stdout, stderr).ConfigureAwait(false);
-        return process.ExitCode;
+        await _process.WaitForExitAsync().ConfigureAwait(false);
+        // A rank's descendants live no longer than the rank: they would hold its node, and its output pipes open.
+        _containment.Kill(_process);
+        try
+        {
+            await Task.WhenAll(stdout, stderr).WaitAsync(OutputAfterExit).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // A descendant that escaped the containment still holds the pipes: the rank's exit does not wait for it.
+        }
+        return _process.ExitCode;
     }
 
     /// <summary>The dotnet host that runs this agent, so ranks use the same runtime; "dotnet" from PATH otherwise.</summary>

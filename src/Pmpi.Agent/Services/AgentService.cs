@@ -147,7 +147,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         var events = Channel.CreateBounded<LaunchEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
         // A full queue means events are flowing or the master is not reading: either way a heartbeat can be skipped.
-        using var heartbeat = new Timer(_ => events.Writer.TryWrite(Heartbeat), null, TimeSpan.Zero, HeartbeatInterval);
+        using var heartbeat = new Timer(_ => events.Writer.TryWrite(Heartbeat), null, HeartbeatInterval, HeartbeatInterval);
         DirectoryInfo? keys = null;
         try
         {

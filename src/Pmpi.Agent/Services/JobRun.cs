@@ -169,6 +169,8 @@ internal sealed class JobRun
 
     private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks)
     {
+        // How errors name the agent: by the node the computation file declares, and where it was dialled.
+        string name = ranks[0].Node is { } node ? $"the agent of node '{node.Name}' at {agent.Authority}" : $"the local agent at {agent.Authority}";
         var request = new LaunchRequest
         {
             JobId = Id, WorldSize = Size, MasterAddress = _master.ToString(), Ticket = _ticket.Ticket, TicketSignature = _ticket.Signature,
@@ -194,7 +196,7 @@ internal sealed class JobRun
             using var onEnd = _end.Token.Register(() => Volatile.Write(ref kill, KillAsync(channel, abandon)));
             await using var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: abandon.Token)
                 .GetAsyncEnumerator(abandon.Token);
-            while (await NextAsync(events, agent).ConfigureAwait(false))
+            while (await NextAsync(events, name).ConfigureAwait(false))
             {
                 var item = events.Current;
                 switch (item.BodyCase)
@@ -213,19 +215,19 @@ internal sealed class JobRun
                         if (exited.ExitCode != 0)
                             Fail(exited.Rank, exited.ExitCode, exited.Killed ? "its agent killed it" : $"its process exited with code {exited.ExitCode}{(IsRegistered(exited.Rank) ? "" : " before registering with the master")}");
                         else if (!IsRegistered(exited.Rank))
-                            Fail(exited.Rank, 1, $"its process exited with code 0 on the agent at {agent.Authority} before registering with the master (a rank program must call Pmpi.Environment.Run)");
+                            Fail(exited.Rank, 1, $"its process exited with code 0 on {name} before registering with the master (a rank program must call Pmpi.Environment.Run)");
                         await Publish(new JobEvent { Exited = exited }).ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Unresponsive:
                         var frozen = item.Unresponsive;
-                        Fail(frozen.Rank, 1, $"its runtime sent no heartbeat for {frozen.SilentMilliseconds / 1000.0:F1} s: process {frozen.ProcessId} on the agent at {agent.Authority} is stopped or frozen");
+                        Fail(frozen.Rank, 1, $"its runtime sent no heartbeat for {frozen.SilentMilliseconds / 1000.0:F1} s: process {frozen.ProcessId} on {name} is stopped or frozen");
                         break;
                     case LaunchEvent.BodyOneofCase.Stopping:
-                        Fail(-1, 1, $"the agent at {agent.Authority} stopped: {item.Stopping.Reason}");
+                        Fail(-1, 1, $"{name} stopped: {item.Stopping.Reason}");
                         break;
                 }
             }
-            if (remaining > 0) Fail(-1, 1, $"the agent at {agent.Authority} ended the launch with {remaining} ranks unaccounted for");
+            if (remaining > 0) Fail(-1, 1, $"{name} ended the launch with {remaining} ranks unaccounted for");
         }
         catch (OperationCanceledException) when (abandon.IsCancellationRequested)
         {
@@ -236,7 +238,7 @@ internal sealed class JobRun
         }
         catch (RpcException e)
         {
-            Fail(-1, 1, $"the agent at {agent.Authority} failed: {e.Detail}");
+            Fail(-1, 1, $"{name} failed: {e.Detail}");
         }
         if (Volatile.Read(ref kill) is { } pending) await pending.ConfigureAwait(false);
     }
@@ -261,7 +263,7 @@ internal sealed class JobRun
     /// heartbeat timeout means the agent is stopped, frozen or cut off: the job fails naming it, and the wait goes
     /// on until the abort abandons the launch.
     /// </summary>
-    private async ValueTask<bool> NextAsync(IAsyncEnumerator<LaunchEvent> events, Uri agent)
+    private async ValueTask<bool> NextAsync(IAsyncEnumerator<LaunchEvent> events, string agent)
     {
         var next = events.MoveNextAsync();
         if (next.IsCompleted) return await next.ConfigureAwait(false);
@@ -272,7 +274,7 @@ internal sealed class JobRun
         }
         catch (TimeoutException)
         {
-            Fail(-1, 1, $"the agent at {agent.Authority} sent no heartbeat for {_heartbeatTimeout.TotalSeconds:F0} s: it is stopped, frozen or cut off");
+            Fail(-1, 1, $"{agent} sent no heartbeat for {_heartbeatTimeout.TotalSeconds:F0} s: it is stopped, frozen or cut off");
             return await pending.ConfigureAwait(false);
         }
     }

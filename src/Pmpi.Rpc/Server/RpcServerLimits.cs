@@ -26,7 +26,8 @@ public sealed class RpcServerLimits
 
     /// <summary>
     /// Connections one remote IP address may hold at once; further ones are closed as soon as they are accepted.
-    /// Defaults to 512: more than the ranks one node runs, each holding a connection to a peer or the master.
+    /// Defaults to 1,024: more than the ranks one node runs with oversubscription on a 64-core node (8 per slot), each
+    /// holding a connection to a peer or the master, while a single host still cannot take a listener's connections.
     /// </summary>
     public int MaxConnectionsPerAddress
     {
@@ -36,7 +37,7 @@ public sealed class RpcServerLimits
             ArgumentOutOfRangeException.ThrowIfNegativeOrZero(value);
             field = value;
         }
-    } = 512;
+    } = 1024;
 
     /// <summary>
     /// How long a connection may go without an open call (a caller that connected and sent nothing, or finished
