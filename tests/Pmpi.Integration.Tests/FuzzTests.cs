@@ -24,7 +24,7 @@ public sealed class FuzzTests
     {
         // Arrange
         await using var agent = await AgentProcess.StartAsync("fuzzed", slots: 1);
-        var launch = new LaunchRequest { JobId = "fuzz-job", JobToken = "fuzz-token", WorldSize = 1, MasterAddress = "http://127.0.0.1:1" };
+        var launch = new LaunchRequest { JobId = "fuzz-job", WorldSize = 1, MasterAddress = "http://127.0.0.1:1", Ticket = ByteString.CopyFromUtf8("fuzz-ticket") };
         launch.Ranks.Add(new RankLaunch { Rank = 0, Program = MissingProgram, Arguments = { "x" }, WorkingDirectory = Path.GetTempPath(), Environment = { ["A"] = "1" } });
         FuzzSeed[] seeds =
         [
@@ -42,7 +42,7 @@ public sealed class FuzzTests
         foreach (int seed in FuzzSettings.Seeds)
         {
             answered += await EndpointFuzzer.RunAsync(agent.Address, seed, FuzzSettings.Iterations, seeds,
-                mutator => new SubmitRequest { FileName = "/tmp/fuzz.xml", ComputationXml = mutator.Mutate(ComputationXml) });
+                mutator => new SubmitRequest { FileName = "/tmp/fuzz.xml", ComputationXml = mutator.Mutate(ComputationXml) }, tls: TestCluster.ClientTls());
             Assert.False(agent.Process.HasExited, $"The agent died during seed {seed}.\n{agent.Process.Transcript}");
         }
 

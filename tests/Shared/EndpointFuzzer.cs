@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Net;
 using System.Net.Http.Headers;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using Google.Protobuf;
@@ -28,12 +29,15 @@ internal static class EndpointFuzzer
     /// <param name="seeds">Valid requests, one of which each call starts from.</param>
     /// <param name="mutateText">Builds a valid message around mutated text (a computation file), for the calls that mutate text.</param>
     /// <param name="opening">A valid message every gRPC call sends first (a stream's Hello), so mutations reach what lies behind it.</param>
+    /// <param name="tls">For an endpoint that speaks TLS: how to authenticate (a cluster member's certificate), so the mutations reach HTTP/2.</param>
     public static async Task<int> RunAsync(Uri address, int seed, int iterations, IReadOnlyList<FuzzSeed> seeds, Func<Mutator, IMessage?>? mutateText = null,
-        IMessage? opening = null)
+        IMessage? opening = null, SslClientAuthenticationOptions? tls = null)
     {
         byte[] preamble = opening is null ? [] : Framed(opening.ToByteArray());
         var mutator = new Mutator(seed);
-        using var http = new HttpClient(new SocketsHttpHandler { UseProxy = false, ConnectTimeout = CallTimeout }) { Timeout = CallTimeout };
+        var handler = new SocketsHttpHandler { UseProxy = false, ConnectTimeout = CallTimeout };
+        if (tls is not null) handler.SslOptions = tls;
+        using var http = new HttpClient(handler) { Timeout = CallTimeout };
         int answered = 0;
         for (int i = 0; i < iterations; i++)
         {
@@ -51,7 +55,7 @@ internal static class EndpointFuzzer
                     answered += await CallAsync(http, address, target.Path, [.. preamble, .. Framed(textual.ToByteArray())]) ? 1 : 0;
                     break;
                 default:
-                    await RawHttp2Async(address, target.Path, message, mutator);
+                    await RawHttp2Async(address, target.Path, message, mutator, tls);
                     break;
             }
         }
@@ -93,13 +97,20 @@ internal static class EndpointFuzzer
     }
 
     /// <summary>A connection of its own: preface, SETTINGS, then a few frames of which some are mutated.</summary>
-    private static async Task RawHttp2Async(Uri address, string path, byte[] message, Mutator mutator)
+    private static async Task RawHttp2Async(Uri address, string path, byte[] message, Mutator mutator, SslClientAuthenticationOptions? tls)
     {
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         using var timeout = new CancellationTokenSource(CallTimeout);
         try
         {
             await socket.ConnectAsync(IPAddress.Loopback, address.Port, timeout.Token);
+            await using Stream stream = tls is null ? new NetworkStream(socket) : new SslStream(new NetworkStream(socket));
+            if (stream is SslStream ssl)
+            {
+                tls!.ApplicationProtocols = [SslApplicationProtocol.Http2];
+                tls.TargetHost ??= address.Host;
+                await ssl.AuthenticateAsClientAsync(tls, timeout.Token);
+            }
             var frames = new List<byte[]>
             {
                 "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray(),
@@ -115,14 +126,14 @@ internal static class EndpointFuzzer
             }
             int mutated = mutator.Random.Next(1, frames.Count);
             frames[mutated] = mutator.Mutate(frames[mutated]);
-            foreach (var frame in frames) await socket.SendAsync(frame, SocketFlags.None, timeout.Token);
+            foreach (var frame in frames) await stream.WriteAsync(frame, timeout.Token);
             var buffer = new byte[16 * 1024];
             using var read = new CancellationTokenSource(TimeSpan.FromMilliseconds(200));
-            while (await socket.ReceiveAsync(buffer, SocketFlags.None, read.Token) > 0)
+            while (await stream.ReadAsync(buffer, read.Token) > 0)
             {
             }
         }
-        catch (Exception e) when (e is SocketException or OperationCanceledException)
+        catch (Exception e) when (e is SocketException or IOException or OperationCanceledException or System.Security.Authentication.AuthenticationException)
         {
             // Closed, reset, or still open after a short look: the endpoint decides.
         }

@@ -21,9 +21,9 @@ public sealed class RankEndpointFuzzTests
     {
         // Arrange
         using var job = new LoopbackGrpcJob(2);
-        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.DeviceFor(0)), Task.Run(() => (GrpcDevice)job.DeviceFor(1))).WaitAsync(Timeout);
+        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
         var receiver = devices[1];
-        var hello = new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0 } };
+        var hello = new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0, DestinationWorldRank = 1 } };
         var data = new Data { Context = 0, Source = 0, Tag = 3, Sequence = 1, TypeCode = (int)Payloads.PayloadCode.Int32, IsArray = true, TotalLength = 8, Payload = ByteString.CopyFrom(new byte[8]) };
         FuzzSeed[] seeds =
         [

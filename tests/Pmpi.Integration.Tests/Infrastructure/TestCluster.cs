@@ -1,3 +1,4 @@
+using System.Net.Security;
 using Pmpi.Rpc.Security;
 
 namespace Pmpi.Integration.Tests.Infrastructure;
@@ -23,6 +24,17 @@ internal static class TestCluster
 
     /// <summary>Mutual TLS with the credential: how the tests call the agents.</summary>
     public static RpcSecurity Security => MutualTls.Value;
+
+    /// <summary>
+    /// TLS as a cluster member presents itself, for test clients that write raw HTTP/2 (the fuzzer): the member's
+    /// certificate; the server's is not checked, since such a client only attacks.
+    /// </summary>
+    public static SslClientAuthenticationOptions ClientTls() => new()
+    {
+        ClientCertificates = [Credentials.Certificate],
+        LocalCertificateSelectionCallback = (_, _, _, _, _) => Credentials.Certificate,
+        RemoteCertificateValidationCallback = (_, _, _, _) => true,
+    };
 
     private static (string, ClusterCredentials) Create()
     {
