@@ -25,7 +25,7 @@ public sealed class OutputLimitTests
         await using var memory = new ResidentMemoryProbe(agent.Process.Id);
         using var scratch = new ScratchDirectory();
         var file = scratch.Write("longline.xml", Computation.Of("longline", 1, ["longline", $"{Megabytes}"], ("a", agent.Endpoint, 1)));
-        using var channel = new RpcChannel(agent.Address);
+        using var channel = new RpcChannel(agent.Address, security: TestCluster.Security);
         using var timeout = new CancellationTokenSource(LongTimeout);
         long characters = 0;
         int pieces = 0, continuing = 0;
@@ -67,7 +67,7 @@ public sealed class OutputLimitTests
         await using var memory = new ResidentMemoryProbe(agent.Process.Id);
         using var scratch = new ScratchDirectory();
         var file = scratch.Write("flood.xml", Computation.Of("flood", 1, ["flood", $"{Megabytes}"], ("a", agent.Endpoint, 1)));
-        using var channel = new RpcChannel(agent.Address);
+        using var channel = new RpcChannel(agent.Address, security: TestCluster.Security);
         using var timeout = new CancellationTokenSource(LongTimeout);
         var request = new SubmitRequest { FileName = file, ComputationXml = File.ReadAllText(file) };
         await using var events = channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: timeout.Token)

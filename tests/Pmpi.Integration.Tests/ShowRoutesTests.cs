@@ -10,7 +10,7 @@ public sealed partial class ShowRoutesTests
     public async Task ShowRoutes_ThreeRanksOnOneNode_PrintsNinePairsAllDirectOrSelf()
     {
         // Act
-        await using var run = PmpiCli.Start(["run", "--show-routes", "-n", "3", PmpiCli.TestRanksDll, "exit", "0"]);
+        await using var run = PmpiCli.Start(["run", "--show-routes", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "exit", "0"]);
         int code = await run.WaitForExitAsync(PmpiCli.Timeout);
 
         // Assert

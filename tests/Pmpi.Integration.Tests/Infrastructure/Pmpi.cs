@@ -35,7 +35,11 @@ internal static class PmpiCli
     /// Starts `pmpi <paramref name="arguments"/>` with the tests' cluster credential (PMPI_CREDENTIALS) and temporary
     /// directory (TMPDIR), unless <paramref name="environment"/> says otherwise (a null value removes a variable).
     /// </summary>
-    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
+    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null) =>
+        ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], WithCredential(environment), workingDirectory);
+
+    /// <summary>The environment of a `pmpi` process: the tests' credential and TMPDIR, then <paramref name="environment"/> over them.</summary>
+    public static Dictionary<string, string?> WithCredential(IReadOnlyDictionary<string, string?>? environment)
     {
         var withCredential = new Dictionary<string, string?>
         {
@@ -43,7 +47,7 @@ internal static class PmpiCli
             ["TMPDIR"] = TestCluster.TempDirectory,
         };
         foreach (var (name, value) in environment ?? new Dictionary<string, string?>()) withCredential[name] = value;
-        return ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], withCredential, workingDirectory);
+        return withCredential;
     }
 
     /// <summary>A port that was free a moment ago on 127.0.0.1, for a process that must be told its port.</summary>
@@ -108,7 +112,7 @@ internal sealed class AgentProcess : IAsyncDisposable
             var environment = new Dictionary<string, string?> { [LabelVariable] = label };
             var process = launcher is null
                 ? PmpiCli.Start(arguments, environment)
-                : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), PmpiCli.DotnetHost, PmpiCli.PmpiDll, .. arguments], environment);
+                : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), PmpiCli.DotnetHost, PmpiCli.PmpiDll, .. arguments], PmpiCli.WithCredential(environment));
             var agent = new AgentProcess(process, port);
             try
             {
