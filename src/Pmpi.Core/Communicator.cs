@@ -217,6 +217,18 @@ public abstract class Communicator : IDisposable
             return (value, CountOf(value));
         });
 
+    /// <summary>Starts a receive that calls <paramref name="action"/> with the value once it completes, on the thread that waits or tests (MPI.NET's form).</summary>
+    public ReceiveRequest<T> ImmediateReceive<T>(int source, int tag, Action<T> action)
+    {
+        ArgumentNullException.ThrowIfNull(action);
+        return new(Runtime.Device.Engine, PostReceive(source, tag, Context), message =>
+        {
+            var value = Decode<T>(message, Context);
+            action(value);
+            return (value, CountOf(value));
+        });
+    }
+
     /// <summary>Starts a receive into <paramref name="values"/> (MPI_Irecv); the request's value is that array.</summary>
     public ReceiveRequest<T[]> ImmediateReceive<T>(int source, int tag, T[] values)
     {

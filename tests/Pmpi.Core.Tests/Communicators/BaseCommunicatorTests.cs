@@ -78,6 +78,27 @@ public abstract class BaseCommunicatorTests(Device device) : DeviceSuite(device)
         Assert.Contains("ICloneable", error.Message);
     }
 
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void ImmediateReceive_WithAction_CallsItWithTheValueOnCompletion(int size)
+    {
+        var results = Run(size, world =>
+        {
+            int right = (world.Rank + 1) % size, left = (world.Rank - 1 + size) % size;
+            string? seen = null;
+            var request = world.ImmediateReceive<string>(left, 6, value => seen = value);
+            world.Send($"from {world.Rank}", right, 6);
+            request.Wait();
+            return (seen, request.Value);
+        });
+
+        for (int rank = 0; rank < size; rank++)
+        {
+            string expected = $"from {(rank - 1 + size) % size}";
+            Assert.Equal((expected, expected), results[rank]);
+        }
+    }
+
     [Fact]
     public void LowercaseNames_AreMpiNetsSpellings()
     {
@@ -85,6 +106,7 @@ public abstract class BaseCommunicatorTests(Device device) : DeviceSuite(device)
         {
             Assert.Same(Communicator.World, Communicator.world);
             Assert.Same(Communicator.Self, Communicator.self);
+            Assert.Same(Group.Empty, Group.empty);
             if (world.Rank == 0) world.Send(4, 1, 2);
             else Assert.Equal(4, world.Receive<int>(Communicator.anySource, Communicator.anyTag));
         });
