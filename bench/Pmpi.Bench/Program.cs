@@ -1,6 +1,7 @@
 // PMPI benchmarks. bench/run.sh runs `pingpong` beside Open MPI's pingpong.c and writes docs/benchmarks.md.
 //   pingpong [--device inprocess|grpc] [--details] [--jit-warmup]   pingpong.c's table: half round trip and MB/s per size
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
+//   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
 //   baseline                                                   the floor: thread hand-off and memcpy, without PMPI
 //   experiments [--repeats N]                                  where the in-process half round trip goes
 //   matching [BenchmarkDotNet arguments]                       the matching engine alone (BenchmarkDotNet)
@@ -10,6 +11,7 @@ using Pmpi.Bench.Baselines;
 using Pmpi.Bench.Experiments;
 using Pmpi.Bench.Launchers;
 using Pmpi.Bench.Matching;
+using Pmpi.Bench.Objects;
 using Pmpi.Bench.PingPong;
 
 var device = new Option<BenchDevice>("--device")
@@ -50,6 +52,30 @@ pingpong.SetAction(parse =>
     return 0;
 });
 
+var iterations = new Option<int>("--iterations") { Description = "Timed round trips per list.", DefaultValueFactory = _ => 500 };
+var linkedArray = new Command("linkedarray", "Motor's LinkedArray ping-pong: a linked list of 256 and of 4096 nodes holding 4096 ints, as one object message.")
+{
+    device, iterations, timeout,
+};
+linkedArray.SetAction(parse =>
+{
+    var launcher = JobLaunchers.For(parse.GetValue(device));
+    try
+    {
+        launcher.Run(2, world =>
+        {
+            if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {launcher.Name}, 2 ranks, LinkedArray: nodes\thalf_rtt_us");
+            LinkedArrayBenchmark.Run(world, Console.Out, parse.GetValue(iterations));
+        }, TimeSpan.FromSeconds(parse.GetValue(timeout)));
+    }
+    catch (InvalidOperationException e)
+    {
+        Console.Error.WriteLine(e.Message);
+        return 2;
+    }
+    return 0;
+});
+
 var baseline = new Command("baseline", "Thread hand-off and memory-copy speed without PMPI: the floor under the in-process device.");
 baseline.SetAction(_ => BaselineBenchmark.Run(Console.Out));
 
@@ -70,5 +96,5 @@ matching.SetAction(parse =>
     BenchmarkRunner.Run<MatchingEngineBenchmarks>(args: passOn);
 });
 
-var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh and docs/benchmarks.md).") { pingpong, baseline, experiments, matching };
+var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh and docs/benchmarks.md).") { pingpong, linkedArray, baseline, experiments, matching };
 return root.Parse(args).Invoke();
