@@ -1,5 +1,6 @@
 using Pmpi.Collectives;
 using Pmpi.Hosting;
+using static Pmpi.Intracommunicator;
 
 namespace Pmpi;
 
@@ -122,6 +123,38 @@ public sealed class Intercommunicator : Communicator
             throw new MpiException(ErrorClass.InvalidCount, $"'values' must hold {RemoteSize} elements, one per rank of the other group; it holds {values.Length}.");
         return IntercommunicatorCollectives.Alltoall(this, values);
     }
+
+    // ---- MPI.NET's array and output forms ----
+
+    /// <summary>The other group's values into the root's <paramref name="outValues"/>; others keep theirs (MPI_Gather).</summary>
+    public void Gather<T>(T inValue, int root, ref T[] outValues) => IntoAtRoot(ref outValues, Gather(inValue, root));
+
+    /// <summary>The other group's arrays combined element by element at the root; null elsewhere (MPI_Reduce of a buffer).</summary>
+    public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        var result = IntercommunicatorCollectives.Reduce(this, _local, values, Elementwise(op), CheckedRoot(root));
+        return root == Root ? result : null;
+    }
+
+    /// <summary>The other group's arrays combined element by element into the root's <paramref name="outValues"/>.</summary>
+    public void Reduce<T>(T[] inValues, ReductionOperation<T> op, int root, ref T[] outValues) => IntoAtRoot(ref outValues, Reduce(inValues, op, root));
+
+    /// <summary>The other group's values in rank order into <paramref name="outValues"/>, on every rank.</summary>
+    public void Allgather<T>(T inValue, ref T[] outValues) => Into(ref outValues, Allgather(inValue));
+
+    /// <summary>The other group's arrays combined element by element, on every rank (MPI_Allreduce of a buffer).</summary>
+    public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return IntercommunicatorCollectives.Allreduce(this, _local, values, Elementwise(op));
+    }
+
+    /// <summary>The other group's arrays combined element by element into <paramref name="outValues"/>, on every rank.</summary>
+    public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues) => Into(ref outValues, Allreduce(inValues, op));
+
+    /// <summary>What each rank of the other group sent here, into <paramref name="outValues"/> (MPI_Alltoall).</summary>
+    public void Alltoall<T>(T[] inValues, ref T[] outValues) => Into(ref outValues, Alltoall(inValues));
 
     /// <summary>
     /// A context free on every rank of both groups, and a value from the other group: each group agrees on its highest

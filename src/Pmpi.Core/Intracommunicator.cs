@@ -331,13 +331,13 @@ public class Intracommunicator : Communicator
     }
 
     // MPI.NET fills the caller's array when it has the result's length and replaces it otherwise.
-    private static void Into<T>(ref T[] outValues, T[] result)
+    internal static void Into<T>(ref T[] outValues, T[] result)
     {
         if (outValues is not null && outValues.Length == result.Length && !ReferenceEquals(outValues, result)) result.CopyTo(outValues, 0);
         else outValues = result;
     }
 
-    private static void IntoAtRoot<T>(ref T[] outValues, T[]? result)
+    internal static void IntoAtRoot<T>(ref T[] outValues, T[]? result)
     {
         if (result is not null) Into(ref outValues, result);
     }
@@ -347,7 +347,7 @@ public class Intracommunicator : Communicator
     [return: NotNullIfNotNull(nameof(result))]
     private static T[]? Detached<T>(T[]? result, T[] input) => ReferenceEquals(result, input) ? [.. input] : result;
 
-    private static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
+    internal static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(op);
         return (first, second) =>

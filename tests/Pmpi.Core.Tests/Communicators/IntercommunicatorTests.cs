@@ -80,6 +80,40 @@ public abstract class IntercommunicatorTests(Device device) : DeviceSuite(device
 
     [Theory]
     [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void ArrayAndOutputForms_BetweenHalves_CombineTheOtherGroupsArrays(int size)
+    {
+        int half = size / 2;
+        var results = Run(size, world =>
+        {
+            using var inter = Halves(world, out bool lower);
+            int root = lower ? (inter.Rank == 0 ? Intercommunicator.Root : Intercommunicator.Null) : 0;
+            int[] gathered = [-1], reduced = [-1], allgathered = null!, allreduced = new int[2], exchanged = null!;
+            inter.Gather(world.Rank, root, ref gathered);
+            inter.Reduce(new[] { world.Rank, 1 }, Operation<int>.Add, root, ref reduced);
+            inter.Allgather(world.Rank, ref allgathered);
+            var kept = allreduced;
+            inter.Allreduce(new[] { world.Rank, 1 }, Operation<int>.Add, ref allreduced);
+            inter.Alltoall(Enumerable.Range(0, inter.RemoteSize).Select(j => world.Rank * 100 + j).ToArray(), ref exchanged);
+            return (lower, inter.Rank, gathered, reduced, allgathered, allreduced, Same: ReferenceEquals(kept, allreduced), exchanged);
+        });
+
+        var lowerRanks = Enumerable.Range(0, half).ToArray();
+        var upperRanks = Enumerable.Range(half, size - half).ToArray();
+        foreach (var r in results)
+        {
+            var remote = r.lower ? upperRanks : lowerRanks;
+            bool isRoot = r.lower && r.Rank == 0;
+            Assert.Equal(isRoot ? upperRanks : [-1], r.gathered);
+            Assert.Equal(isRoot ? [upperRanks.Sum(), upperRanks.Length] : [-1], r.reduced);
+            Assert.Equal(remote, r.allgathered);
+            Assert.Equal([remote.Sum(), remote.Length], r.allreduced);
+            Assert.True(r.Same, "The caller's array of the right length was replaced instead of filled.");
+            Assert.Equal(remote.Select(source => source * 100 + r.Rank), r.exchanged);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
     public void Merge_UpperHalfFirst_OrdersByTheFlagAndWorksAsOneCommunicator(int size)
     {
         var results = Run(size, world =>
