@@ -4,6 +4,7 @@
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
 //   collectives [--device ...] [--ranks N] [--quick]          Allreduce and Broadcast latency per size
 //   hello [--device ...] [--ranks N]                           each rank's resident memory after init, for launch timing
+//   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
 //   baseline                                                   the floor: thread hand-off and memcpy, without PMPI
 //   experiments [--repeats N]                                  where the in-process half round trip goes
 //   matching [BenchmarkDotNet arguments]                       the matching engine alone (BenchmarkDotNet)
@@ -16,6 +17,7 @@ using Pmpi.Bench.Experiments;
 using Pmpi.Bench.Launch;
 using Pmpi.Bench.Launchers;
 using Pmpi.Bench.Matching;
+using Pmpi.Bench.Objects;
 using Pmpi.Bench.PingPong;
 
 var device = new Option<BenchDevice>("--device")
@@ -64,6 +66,21 @@ var hello = new Command("hello", "Each rank's resident memory after init and a b
 };
 hello.SetAction(parse => RunJob(parse, parse.GetValue(ranks), (world, _) => HelloBenchmark.Run(world, Console.Out)));
 
+var iterations = new Option<int>("--iterations") { Description = "Timed round trips per list.", DefaultValueFactory = _ => 500 };
+var linkedArray = new Command("linkedarray", "Motor's LinkedArray ping-pong: a linked list of 256 and of 4096 nodes holding 4096 ints, as one object message.")
+{
+    device, iterations, timeout,
+};
+linkedArray.SetAction(parse =>
+{
+    int count = parse.GetValue(iterations);
+    return RunJob(parse, 2, (world, launcher) =>
+    {
+        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {launcher}, 2 ranks, LinkedArray: nodes\thalf_rtt_us");
+        LinkedArrayBenchmark.Run(world, Console.Out, count);
+    });
+});
+
 var baseline = new Command("baseline", "Thread hand-off and memory-copy speed without PMPI: the floor under the in-process device.");
 baseline.SetAction(_ => BaselineBenchmark.Run(Console.Out));
 
@@ -86,7 +103,7 @@ matching.SetAction(parse =>
 
 var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh and docs/benchmarks.md).")
 {
-    pingpong, collectives, hello, baseline, experiments, matching,
+    pingpong, collectives, hello, linkedArray, baseline, experiments, matching,
 };
 return root.Parse(args).Invoke();
 
