@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Numerics;
+using System.Runtime.CompilerServices;
 
 namespace Pmpi.Examples.CSharp;
 
@@ -94,6 +95,8 @@ public static class MatMul
     }
 
     /// <summary>C += A × B, row by row in i-k-j order so the inner loop runs along rows of B and C, a vector at a time.</summary>
+    // Called once per rank: optimised at once rather than started as tier-0 code and patched by on-stack replacement.
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public static void Multiply(double[] a, double[] b, double[] c, int rows, int columns, int columnsOfB)
     {
         int width = Vector<double>.Count;

@@ -1,6 +1,7 @@
 Imports Pmpi.VisualBasic
 Imports System.Globalization
 Imports System.Numerics
+Imports System.Runtime.CompilerServices
 
 ''' <summary>What the master measured: the product, the distributed and sequential times, and the largest difference.</summary>
 Public NotInheritable Class MatMulResult
@@ -111,6 +112,8 @@ Public Module MatMul
     End Sub
 
     ''' <summary>C += A × B in i-k-j order, so the inner loop runs along rows of B and C a vector at a time.</summary>
+    ' Called once per rank: optimised at once rather than started as tier-0 code and patched by on-stack replacement.
+    <MethodImpl(MethodImplOptions.AggressiveOptimization)>
     Public Sub Multiply(a As Double(), b As Double(), c As Double(), rows As Integer, columns As Integer, columnsOfB As Integer)
         Dim width = Vector(Of Double).Count
         For i = 0 To rows - 1

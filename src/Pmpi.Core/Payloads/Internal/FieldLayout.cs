@@ -12,10 +12,12 @@ internal static class FieldLayout
     /// <summary>
     /// Whether values of <paramref name="type"/> are sent field by field: a type marked [Serializable] outside the .NET
     /// libraries, or an array or generic type (List, Dictionary, tuple, ...) with such a type among its arguments.
+    /// F# types are left to the job's serializer (see <see cref="IsFSharp"/>).
     /// </summary>
     public static bool TakesFieldPath(Type type)
     {
         if (type.IsArray) return TakesFieldPath(type.GetElementType()!);
+        if (IsFSharp(type)) return false;
         if (IsUserSerializable(type)) return true;
         return type.IsGenericType && type.GetGenericArguments().Any(TakesFieldPath);
     }
@@ -39,6 +41,15 @@ internal static class FieldLayout
         var problem = walk.Problem(root);
         return (problem, Fnv1a(walk.Signature.ToString()));
     }
+
+    /// <summary>
+    /// Records, unions and FSharp.Core's collections are compiled [Serializable], but their shapes are not what a field
+    /// copy rebuilds (union cases are compiler-generated subclasses; a map holds a comparer), so they travel through the
+    /// job's serializer: JSON carries records, lists, options, maps and sets, and Pmpi.FSharp's serializer adds unions.
+    /// </summary>
+    private static bool IsFSharp(Type type) =>
+        type.Assembly.GetName().Name == "FSharp.Core" ||
+        type.CustomAttributes.Any(a => a.AttributeType.FullName == "Microsoft.FSharp.Core.CompilationMappingAttribute");
 
     private static bool IsUserSerializable(Type type) =>
         IsMarkedSerializable(type) && !type.IsPrimitive && !type.IsEnum && !typeof(Delegate).IsAssignableFrom(type) && !IsFramework(type.Assembly);
