@@ -28,10 +28,15 @@ PINGPONG_PATHS = [
      [("latency", 1, 1, 3.0), ("bandwidth", 1 << 20, 16 << 20, 0.8)]),
     ("In-process device (ranks as threads) beside Open MPI shared memory", "inproc", "sm", []),
 ]
+# TLS against PMPI's own cleartext path, same processes and placement: the cost of encryption.
+TLS_PATH = ("TLS beside h2c: two rank processes whose streams speak TLS (an address beyond loopback, in a network "
+            "namespace) beside the same over cleartext h2c", "tls", "h2c",
+            [("latency", 1, 1, 1.3), ("bandwidth", 1 << 20, 16 << 20, 0.85)])
 COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
 LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60
 
-LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI two processes"}
+LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI two processes",
+          "tls": "PMPI two processes, TLS"}
 
 
 def size_label(n):
@@ -129,14 +134,16 @@ class Report:
                     per_size[size].append(t)
             for size, times in per_size.items():
                 self.medians[kind, size] = statistics.median(times)
-        for title, pmpi, ref, goals in PINGPONG_PATHS:
+        for title, pmpi, ref, goals in PINGPONG_PATHS + [TLS_PATH]:
             pairs = self.paired(f"pingpong-{pmpi}", f"pingpong-{ref}", (int,))
             if not pairs:
                 continue
             self.out(f"### {title}")
             self.out()
-            self.out("| size | Open MPI µs | PMPI µs | latency PMPI/Open MPI | Open MPI MB/s | PMPI MB/s "
-                     "| bandwidth PMPI/Open MPI | goal |")
+            theirs_name = "h2c" if ref == "h2c" else "Open MPI"
+            ours_name = "TLS" if pmpi == "tls" else "PMPI"
+            self.out(f"| size | {theirs_name} µs | {ours_name} µs | latency {ours_name}/{theirs_name} | {theirs_name} MB/s "
+                     f"| {ours_name} MB/s | bandwidth {ours_name}/{theirs_name} | goal |")
             self.out("|---:|---:|---:|---:|---:|---:|---:|---|")
             for size in sorted(pairs):
                 ours = [p for p, _ in pairs[size]]

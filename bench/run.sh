@@ -7,6 +7,8 @@
 # Each round runs every comparison as a back-to-back pair, in an order that reverses from one round to the next:
 #   ping-pong  PMPI in-process, Open MPI shared memory, PMPI two processes (`pmpi run -n 2`), Open MPI TCP loopback:
 #              each PMPI path sits next to the Open MPI path it is compared with
+#   TLS        (as root, with iproute2) the same two processes with their ranks on an address beyond loopback, so
+#              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
 #              resident memory after init
@@ -55,7 +57,14 @@ for tool in "${needs[@]}"; do
 done
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+namespace="pmpi-bench-$$"
+agent_pid=
+cleanup() {
+  [[ -n "$agent_pid" ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+  ip netns list 2>/dev/null | grep -q "^$namespace" && ip netns del "$namespace"
+  rm -rf "$work"
+}
+trap cleanup EXIT
 runs="$work/runs"
 mkdir -p "$runs"
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
@@ -101,13 +110,45 @@ sm() { run pingpong-sm "${ompi[@]}" -np 2 ./pingpong $quick_flag; }
 tcp() { run pingpong-tcp "${ompi[@]}" -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo ./pingpong $quick_flag; }
 inproc() { run pingpong-inproc dotnet "$bench_dll" pingpong --jit-warmup $quick_flag --timeout "$child_timeout"; }
 procs() { run pingpong-procs "${pmpi[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+# The TLS rows: a namespace holding a veth pair (its address is beyond loopback, so ranks there speak TLS with
+# pinned certificates), an agent with a throwaway cluster credential, and the same ping-pong through it and, for the
+# h2c side of the pair, through the embedded default in the same namespace.
+tls_address=10.254.0.1
+tls_setup() {
+  if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
+    echo "run.sh: the TLS rows need root and iproute2 (they run in a network namespace); skipped." >&2
+    return 1
+  fi
+  ip netns add "$namespace"
+  ip -n "$namespace" link set lo up
+  ip -n "$namespace" link add pmpi0 type veth peer name pmpi1
+  ip -n "$namespace" addr add "$tls_address/24" dev pmpi0
+  ip -n "$namespace" link set pmpi0 up
+  ip -n "$namespace" link set pmpi1 up
+  dotnet "$pmpi_dll" cluster init --dir "$work/cluster" --name "$tls_address" >/dev/null
+  ip netns exec "$namespace" dotnet "$pmpi_dll" agent --bind "$tls_address" --port 7399 --credentials "$work/cluster" \
+    --rank-address "$tls_address" >"$work/agent.log" 2>&1 &
+  agent_pid=$!
+  for _ in $(seq 60); do grep -q "listening on" "$work/agent.log" && return 0; sleep 0.5; done
+  echo "run.sh: the TLS agent did not start:" >&2; cat "$work/agent.log" >&2
+  return 1
+}
+in_namespace=(ip netns exec "$namespace" dotnet "$pmpi_dll" run)
+h2c() { run pingpong-h2c "${in_namespace[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+tls() {
+  run pingpong-tls "${in_namespace[@]}" --master "$tls_address:7399" --credentials "$work/cluster" -n 2 "$bench_dll" -- \
+    pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"
+}
 coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag; }
 coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 $quick_flag --timeout "$child_timeout"; }
 
 : >"$runs/load"
+with_tls=0
+tls_setup && with_tls=1
 for ((round = 1; round <= rounds; round++)); do
   cut -d' ' -f1-3 /proc/loadavg >>"$runs/load"
   chain inproc sm procs tcp
+  [[ $with_tls -eq 1 ]] && chain h2c tls
   chain coll_ompi coll_pmpi
   for n in $launch_counts; do
     hello_ompi() { run "launch-ompi-$n" "${ompi[@]}" -np "$n" ./hello; }
