@@ -29,8 +29,7 @@ PINGPONG_PATHS = [
     ("In-process device (ranks as threads) beside Open MPI shared memory", "inproc", "sm", []),
 ]
 # TLS against PMPI's own cleartext path, same processes and placement: the cost of encryption.
-TLS_PATH = ("TLS beside h2c: two rank processes whose streams speak TLS (an address beyond loopback, in a network "
-            "namespace) beside the same over cleartext h2c", "tls", "h2c",
+TLS_PATH = ("TLS beside h2c: two rank processes on an address beyond loopback (a network namespace)", "tls", "h2c",
             [("latency", 1, 1, 1.3), ("bandwidth", 1 << 20, 16 << 20, 0.85)])
 COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
 LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60

@@ -80,7 +80,8 @@ done
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
 pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
 ompi=(mpirun --allow-run-as-root --oversubscribe)
-pmpi=(dotnet "$pmpi_dll" run)
+# Both sides may run more ranks than cores, as mpirun --oversubscribe does.
+pmpi=(dotnet "$pmpi_dll" run --oversubscribe)
 
 # run KIND COMMAND...: one run into $runs/KIND.$round, with its wall time as a "# wall" line; a failure or timeout
 # leaves the run empty (out of the tables) and says why.
