@@ -1,156 +1,169 @@
 #!/usr/bin/env bash
-# PMPI beside native Open MPI, in one run on one machine: shared/refbench/pingpong.c over Open MPI shared memory and
-# over TCP loopback, and bench/Pmpi.Bench's identical ping-pong on PMPI's in-process device (ranks as threads) and on
-# its gRPC device (two rank processes over loopback HTTP/2, launched by `pmpi run -n 2`). Prints Markdown tables;
-# with --write also puts them into docs/benchmarks.md between the bench markers.
+# PMPI beside native Open MPI, in one run on one machine, from a clone of this repository alone. The native
+# programs are bench/native/*.c; bench/Pmpi.Bench mirrors each statement for statement.
 #
-#   bench/run.sh [--write] [--runs N] [--timeout SECONDS]
+#   bench/run.sh [--quick] [--rounds N] [--write] [--timeout SECONDS]
 #
-# --runs N (default 3) runs each of the six (Open MPI sm and TCP, PMPI in-process and gRPC, each plain and JIT-warmed)
-# N times, interleaved, and keeps each size's best half round trip: on a shared machine the best of a few runs is the
-# least disturbed one. Every child process runs under `timeout`.
-# Installs nothing: it needs mpicc/mpirun (Debian: apt-get install -y openmpi-bin libopenmpi-dev) and the .NET SDK.
+# Each round runs every comparison as a back-to-back pair, in an order that reverses from one round to the next:
+#   ping-pong  PMPI in-process, Open MPI shared memory, PMPI two processes (`pmpi run -n 2`), Open MPI TCP loopback:
+#              each PMPI path sits next to the Open MPI path it is compared with
+#   TLS        (as root, with iproute2) the same two processes with their ranks on an address beyond loopback, so
+#              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes
+#   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
+#   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
+#              resident memory after init
+# bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
+# and a line for every figure that did not reproduce. PMPI's ping-pong runs after one untimed sweep (--jit-warmup),
+# so both sides time steady-state code. --rounds N (default 5; --quick: 2) rounds; --quick also runs a tenth of the
+# iterations and N = 1 4 16, and finishes in under 3 minutes once built. --write puts the tables into
+# docs/benchmarks.md between the bench markers and writes the plots beside it. Every child runs under `timeout`.
+# Needs mpicc and mpirun (Debian: apt-get install -y openmpi-bin libopenmpi-dev), gnuplot for --write
+# (apt-get install -y gnuplot-nox), python3 and the .NET SDK; installs nothing.
 set -euo pipefail
 
 write=0
-runs=3
+quick=0
+rounds=
 child_timeout=300
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --write) write=1 ;;
-    --runs) runs="${2:?--runs needs a number}"; shift ;;
+    --quick) quick=1 ;;
+    --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
+rounds="${rounds:-$([[ $quick -eq 1 ]] && echo 2 || echo 5)}"
+quick_flag=$([[ $quick -eq 1 ]] && echo --quick || true)
+launch_counts=$([[ $quick -eq 1 ]] && echo "1 4 16" || echo "1 2 4 8 16")
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# The repository is cloned with shared/ beside it.
-refbench="${PMPI_REFBENCH:-$repo/../shared/refbench/pingpong.c}"
 doc="$repo/docs/benchmarks.md"
 
-missing=()
-for tool in mpicc mpirun; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if [[ ${#missing[@]} -gt 0 ]]; then
-  echo "run.sh: ${missing[*]} not found. Install Open MPI first:" >&2
-  echo "  apt-get install -y openmpi-bin libopenmpi-dev" >&2
-  exit 1
-fi
-for tool in dotnet timeout awk; do
-  command -v "$tool" >/dev/null || { echo "run.sh: $tool not found on PATH." >&2; exit 1; }
+needs=(mpicc mpirun dotnet python3 timeout)
+[[ $write -eq 1 ]] && needs+=(gnuplot)
+for tool in "${needs[@]}"; do
+  if ! command -v "$tool" >/dev/null; then
+    case "$tool" in
+      mpicc|mpirun) echo "run.sh: $tool not found. Install Open MPI first: apt-get install -y openmpi-bin libopenmpi-dev" >&2 ;;
+      gnuplot) echo "run.sh: gnuplot not found; --write draws the plots with it: apt-get install -y gnuplot-nox" >&2 ;;
+      *) echo "run.sh: $tool not found on PATH." >&2 ;;
+    esac
+    exit 1
+  fi
 done
-[[ -f "$refbench" ]] || { echo "run.sh: $refbench not found (set PMPI_REFBENCH to pingpong.c)." >&2; exit 1; }
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+namespace="pmpi-bench-$$"
+agent_pid=
+cleanup() {
+  [[ -n "$agent_pid" ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+  ip netns list 2>/dev/null | grep -q "^$namespace" && ip netns del "$namespace"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+runs="$work/runs"
+mkdir -p "$runs"
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
 
-echo "run.sh: building pingpong.c, bench/Pmpi.Bench and the pmpi CLI (Release)" >&2
-timeout 120 mpicc -O2 -o "$work/pingpong" "$refbench"
+echo "run.sh: building bench/native/*.c, bench/Pmpi.Bench and the pmpi CLI (Release)" >&2
+for program in pingpong collectives hello; do
+  timeout 120 mpicc -O2 -o "$work/$program" "$repo/bench/native/$program.c"
+done
 for project in bench/Pmpi.Bench src/Pmpi.Cli; do
   timeout 600 dotnet build "$repo/$project" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
     || { cat "$work/build.log" >&2; echo "run.sh: building $project failed." >&2; exit 1; }
 done
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
 pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
+ompi=(mpirun --allow-run-as-root --oversubscribe)
+# Both sides may run more ranks than cores, as mpirun --oversubscribe does.
+pmpi=(dotnet "$pmpi_dll" run --oversubscribe)
 
-# run NAME COMMAND...: one run into $work/NAME.<i>; a failure or timeout leaves that run out of the table.
+# run KIND COMMAND...: one run into $runs/KIND.$round, with its wall time as a "# wall" line; a failure or timeout
+# leaves the run empty (out of the tables) and says why.
 run() {
-  local name="$1" out="$work/$1.$i" rc=0; shift
-  echo "run.sh: [$i/$runs] $name" >&2
-  (cd "$work" && timeout "$child_timeout" "$@") >"$out" 2>"$out.err" || rc=$?
+  local kind="$1" out="$runs/$1.$round" rc=0 start end; shift
+  echo "run.sh: [round $round/$rounds] $kind" >&2
+  start=$(date +%s.%N)
+  (cd "$work" && timeout "$child_timeout" "$@") >"$out" 2>"$work/stderr" || rc=$?
+  end=$(date +%s.%N)
   if [[ $rc -ne 0 ]]; then
-    echo "run.sh: $name run $i failed (exit $rc$([[ $rc -eq 124 ]] && echo ", timed out after ${child_timeout}s")):" >&2
-    tail -5 "$out.err" >&2
+    echo "run.sh: $kind in round $round failed (exit $rc$([[ $rc -eq 124 ]] && echo ", timed out after ${child_timeout}s")):" >&2
+    tail -5 "$work/stderr" >&2
     : >"$out"
+    return
   fi
+  echo "# wall $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }')" >>"$out"
 }
-# The machine may be shared: the load average around the runs says how much to trust them.
-load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-for ((i = 1; i <= runs; i++)); do
-  run sm mpirun --allow-run-as-root --oversubscribe -np 2 ./pingpong
-  run tcp mpirun --allow-run-as-root -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo ./pingpong
-  run pmpi dotnet run -c Release --project "$repo/bench/Pmpi.Bench" -- pingpong --timeout "$child_timeout"
-  # The same after one untimed sweep: pingpong.c's short warm-up ends while .NET still runs tier-0 code.
-  run pmpiwarm dotnet run -c Release --project "$repo/bench/Pmpi.Bench" -- pingpong --jit-warmup --timeout "$child_timeout"
-  # Two rank processes on an embedded agent and master; rank 0's lines come back tagged "[0] ".
-  run grpc dotnet "$pmpi_dll" run -n 2 "$bench_dll" pingpong --device grpc --timeout "$child_timeout"
-  run grpcwarm dotnet "$pmpi_dll" run -n 2 "$bench_dll" pingpong --device grpc --jit-warmup --timeout "$child_timeout"
+
+# chain RUN...: the runs in this order in odd rounds and in reverse in even ones, so neighbours run back to back and
+# neither side of a pair always goes first.
+chain() {
+  local runs_in_order=("$@") i
+  if (( round % 2 == 0 )); then for ((i = $# - 1; i >= 0; i--)); do "${runs_in_order[i]}"; done
+  else for i in "${runs_in_order[@]}"; do "$i"; done; fi
+}
+sm() { run pingpong-sm "${ompi[@]}" -np 2 ./pingpong $quick_flag; }
+tcp() { run pingpong-tcp "${ompi[@]}" -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo ./pingpong $quick_flag; }
+inproc() { run pingpong-inproc dotnet "$bench_dll" pingpong --jit-warmup $quick_flag --timeout "$child_timeout"; }
+procs() { run pingpong-procs "${pmpi[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+# The TLS rows: a namespace holding a veth pair (its address is beyond loopback, so ranks there speak TLS with
+# pinned certificates), an agent with a throwaway cluster credential, and the same ping-pong through it and, for the
+# h2c side of the pair, through the embedded default in the same namespace.
+tls_address=10.254.0.1
+tls_setup() {
+  if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
+    echo "run.sh: the TLS rows need root and iproute2 (they run in a network namespace); skipped." >&2
+    return 1
+  fi
+  ip netns add "$namespace"
+  ip -n "$namespace" link set lo up
+  ip -n "$namespace" link add pmpi0 type veth peer name pmpi1
+  ip -n "$namespace" addr add "$tls_address/24" dev pmpi0
+  ip -n "$namespace" link set pmpi0 up
+  ip -n "$namespace" link set pmpi1 up
+  dotnet "$pmpi_dll" cluster init --dir "$work/cluster" --name "$tls_address" >/dev/null
+  ip netns exec "$namespace" dotnet "$pmpi_dll" agent --bind "$tls_address" --port 7399 --credentials "$work/cluster" \
+    --rank-address "$tls_address" >"$work/agent.log" 2>&1 &
+  agent_pid=$!
+  for _ in $(seq 60); do grep -q "listening on" "$work/agent.log" && return 0; sleep 0.5; done
+  echo "run.sh: the TLS agent did not start:" >&2; cat "$work/agent.log" >&2
+  return 1
+}
+in_namespace=(ip netns exec "$namespace" dotnet "$pmpi_dll" run)
+h2c() { run pingpong-h2c "${in_namespace[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+tls() {
+  run pingpong-tls "${in_namespace[@]}" --master "$tls_address:7399" --credentials "$work/cluster" -n 2 "$bench_dll" -- \
+    pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"
+}
+coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag; }
+coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 $quick_flag --timeout "$child_timeout"; }
+
+: >"$runs/load"
+with_tls=0
+tls_setup && with_tls=1
+for ((round = 1; round <= rounds; round++)); do
+  cut -d' ' -f1-3 /proc/loadavg >>"$runs/load"
+  chain inproc sm procs tcp
+  [[ $with_tls -eq 1 ]] && chain h2c tls
+  chain coll_ompi coll_pmpi
+  for n in $launch_counts; do
+    hello_ompi() { run "launch-ompi-$n" "${ompi[@]}" -np "$n" ./hello; }
+    hello_pmpi() { run "launch-pmpi-$n" "${pmpi[@]}" -n "$n" "$bench_dll" -- hello --device grpc --ranks "$n" --timeout "$child_timeout"; }
+    chain hello_ompi hello_pmpi
+  done
 done
 
 cpu="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)"
-load_after="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-machine="$(timeout 10 nproc) cores, ${cpu:-unknown CPU}, $(date -u '+%Y-%m-%d %H:%M UTC'), .NET SDK $(timeout 60 dotnet --version), $(timeout 30 mpirun --version 2>&1 | head -1), load average (1, 5, 15 min) $load_before before and $load_after after"
+echo "$(nproc) cores, ${cpu:-unknown CPU}, $(date -u '+%Y-%m-%d %H:%M UTC'), .NET SDK $(timeout 60 dotnet --version), $(timeout 30 mpirun --version 2>&1 | head -1)" >"$runs/machine"
 
-# One row per size: best (lowest) half round trip of each implementation over the runs; bandwidth follows from it.
-table="$(awk -v runs="$runs" -v machine="$machine" '
-  function label(n) { return n >= 1048576 ? n / 1048576 " MB" : (n >= 1024 ? n / 1024 " KB" : n " B") }
-  FNR == 1 { split(FILENAME, parts, "/"); name = parts[length(parts)]; sub(/\.[0-9]+$/, "", name) }
-  { sub(/^\[0\] /, "") }
-  /^[0-9]+\t/ {
-    n = $1 + 0; t = $2 + 0
-    if (!(n in seen)) { seen[n] = 1; order[++count] = n }
-    if (!((name, n) in best) || t < best[name, n]) best[name, n] = t
-  }
-  END {
-    print "Machine: " machine ". Best of " runs " interleaved runs per size."
-    print ""
-    print "| size | Open MPI sm µs | Open MPI sm MB/s | Open MPI TCP µs | Open MPI TCP MB/s | PMPI in-process µs | PMPI in-process MB/s | latency PMPI/OMPI sm | bandwidth PMPI/OMPI sm |"
-    print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    for (k = 1; k <= count; k++) {
-      n = order[k]; row = "| " label(n)
-      for (j = 1; j <= 3; j++) {
-        impl = j == 1 ? "sm" : (j == 2 ? "tcp" : "pmpi")
-        if ((impl, n) in best) { t = best[impl, n]; row = row " | " sprintf("%.2f", t) " | " sprintf("%.0f", n / t) }
-        else row = row " | – | –"
-      }
-      print row ratios("pmpi", n) " |"
-    }
-    print ""
-    print "PMPI after one untimed sweep (`pingpong --jit-warmup`: the timed sweep runs tiered-up code):"
-    print ""
-    print "| size | PMPI in-process µs | PMPI in-process MB/s | latency PMPI/OMPI sm | bandwidth PMPI/OMPI sm |"
-    print "|---:|---:|---:|---:|---:|"
-    for (k = 1; k <= count; k++) {
-      n = order[k]
-      row = "| " label(n) (("pmpiwarm", n) in best ? " | " sprintf("%.2f", best["pmpiwarm", n]) " | " sprintf("%.0f", n / best["pmpiwarm", n]) : " | – | –")
-      print row ratios("pmpiwarm", n) " |"
-    }
-    print ""
-    print "PMPI gRPC device, two rank processes over loopback HTTP/2, against Open MPI over TCP loopback:"
-    print ""
-    print "| size | Open MPI TCP µs | Open MPI TCP MB/s | PMPI gRPC µs | PMPI gRPC MB/s | latency gRPC/OMPI TCP | bandwidth gRPC/OMPI TCP |"
-    print "|---:|---:|---:|---:|---:|---:|---:|"
-    for (k = 1; k <= count; k++) {
-      n = order[k]; row = "| " label(n)
-      for (j = 1; j <= 2; j++) {
-        impl = j == 1 ? "tcp" : "grpc"
-        if ((impl, n) in best) { t = best[impl, n]; row = row " | " sprintf("%.2f", t) " | " sprintf("%.0f", n / t) }
-        else row = row " | – | –"
-      }
-      print row ratios("grpc", n, "tcp") " |"
-    }
-    print ""
-    print "PMPI gRPC after one untimed sweep (`pingpong --device grpc --jit-warmup`), against Open MPI over TCP loopback:"
-    print ""
-    print "| size | PMPI gRPC µs | PMPI gRPC MB/s | latency gRPC/OMPI TCP | bandwidth gRPC/OMPI TCP |"
-    print "|---:|---:|---:|---:|---:|"
-    for (k = 1; k <= count; k++) {
-      n = order[k]
-      row = "| " label(n) (("grpcwarm", n) in best ? " | " sprintf("%.2f", best["grpcwarm", n]) " | " sprintf("%.0f", n / best["grpcwarm", n]) : " | – | –")
-      print row ratios("grpcwarm", n, "tcp") " |"
-    }
-  }
-  # " | latency ratio | bandwidth ratio" of impl against reference (Open MPI shared memory unless given) for size n.
-  function ratios(impl, n, reference,    ref, pm) {
-    if (reference == "") reference = "sm"
-    if (!((reference, n) in best) || !((impl, n) in best)) return " | – | –"
-    ref = best[reference, n]; pm = best[impl, n]
-    return " | " sprintf("%.2f×", pm / ref) " | " sprintf("%.2f×", ref / pm)
-  }' "$work"/sm.* "$work"/tcp.* "$work"/pmpi.* "$work"/pmpiwarm.* "$work"/grpc.* "$work"/grpcwarm.*)"
-
+plots=()
+[[ $write -eq 1 ]] && plots=(--plots "$repo/docs")
+table="$(python3 "$repo/bench/report.py" "$runs" "${plots[@]}")"
 echo "$table"
 
 if [[ $write -eq 1 ]]; then
@@ -164,5 +177,5 @@ if [[ $write -eq 1 ]]; then
     $0 == end { skipping = 0 }
     !skipping { print }' "$doc" >"$work/benchmarks.md"
   cp "$work/benchmarks.md" "$doc"
-  echo "run.sh: wrote the table into ${doc#"$repo"/}" >&2
+  echo "run.sh: wrote the tables into ${doc#"$repo"/} and the plots beside it" >&2
 fi

@@ -1,15 +1,23 @@
-// PMPI benchmarks. bench/run.sh runs `pingpong` beside Open MPI's pingpong.c and writes docs/benchmarks.md.
-//   pingpong [--device inprocess|grpc] [--details] [--jit-warmup]   pingpong.c's table: half round trip and MB/s per size
+// PMPI benchmarks. bench/run.sh runs `pingpong`, `collectives` and `hello` beside their native mirrors in bench/native
+// and writes docs/benchmarks.md.
+//   pingpong [--device inprocess|grpc] [--details] [--jit-warmup] [--quick]   half round trip and MB/s per size
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
+//   collectives [--device ...] [--ranks N] [--quick]          Allreduce and Broadcast latency per size
+//   hello [--device ...] [--ranks N]                           each rank's resident memory after init, for launch timing
+//   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
 //   baseline                                                   the floor: thread hand-off and memcpy, without PMPI
 //   experiments [--repeats N]                                  where the in-process half round trip goes
 //   matching [BenchmarkDotNet arguments]                       the matching engine alone (BenchmarkDotNet)
 using System.CommandLine;
+using Pmpi;
 using BenchmarkDotNet.Running;
 using Pmpi.Bench.Baselines;
+using Pmpi.Bench.Collectives;
 using Pmpi.Bench.Experiments;
+using Pmpi.Bench.Launch;
 using Pmpi.Bench.Launchers;
 using Pmpi.Bench.Matching;
+using Pmpi.Bench.Objects;
 using Pmpi.Bench.PingPong;
 
 var device = new Option<BenchDevice>("--device")
@@ -23,31 +31,54 @@ var jitWarmup = new Option<bool>("--jit-warmup")
     Description = "Run the whole sweep once untimed first, so the timed sweep measures tiered-up (tier-1, PGO) code, not the JIT's warm-up.",
 };
 var timeout = new Option<int>("--timeout") { Description = "Abort the job after this many seconds.", DefaultValueFactory = _ => 600 };
+var quick = new Option<bool>("--quick") { Description = "A tenth of the iterations, as the native mirror's --quick." };
+var ranks = new Option<int>("--ranks") { Description = "Ranks in the job (with --device grpc: the job's size, `pmpi run -n`).", DefaultValueFactory = _ => 4 };
 
-var pingpong = new Command("pingpong", "Half round-trip latency (us) and bandwidth (MB/s) per message size, as shared/refbench/pingpong.c.")
+var pingpong = new Command("pingpong", "Half round-trip latency (us) and bandwidth (MB/s) per message size, as bench/native/pingpong.c.")
 {
-    device, details, jitWarmup, timeout,
+    device, details, jitWarmup, quick, timeout,
 };
 pingpong.SetAction(parse =>
 {
-    var launcher = JobLaunchers.For(parse.GetValue(device));
-    bool withDetails = parse.GetValue(details), warmup = parse.GetValue(jitWarmup);
-    try
+    bool withDetails = parse.GetValue(details), warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
+    return RunJob(parse, 2, (world, launcher) =>
     {
-        launcher.Run(2, world =>
-        {
-            if (world.Rank == 0)
-                Console.Out.WriteLine($"# PMPI {launcher.Name}, 2 ranks{(warmup ? ", after an untimed sweep" : "")}: size\thalf_rtt_us\tMB/s");
-            if (warmup) PingPongBenchmark.Run(world, TextWriter.Null, details: false);
-            PingPongBenchmark.Run(world, Console.Out, withDetails);
-        }, TimeSpan.FromSeconds(parse.GetValue(timeout)));
-    }
-    catch (InvalidOperationException e)
+        if (world.Rank == 0)
+            Console.Out.WriteLine($"# PMPI {launcher}, 2 ranks{(warmup ? ", after an untimed sweep" : "")}: size\thalf_rtt_us\tMB/s");
+        if (warmup) PingPongBenchmark.Run(world, TextWriter.Null, details: false, isQuick);
+        PingPongBenchmark.Run(world, Console.Out, withDetails, isQuick);
+    });
+});
+
+var collectives = new Command("collectives", "Allreduce and Broadcast latency (us) per message size, as bench/native/collectives.c.")
+{
+    device, ranks, quick, timeout,
+};
+collectives.SetAction(parse =>
+{
+    bool isQuick = parse.GetValue(quick);
+    return RunJob(parse, parse.GetValue(ranks), (world, _) => CollectivesBenchmark.Run(world, Console.Out, isQuick));
+});
+
+var hello = new Command("hello", "Each rank's resident memory after init and a barrier, as bench/native/hello.c (run.sh times the launch).")
+{
+    device, ranks, timeout,
+};
+hello.SetAction(parse => RunJob(parse, parse.GetValue(ranks), (world, _) => HelloBenchmark.Run(world, Console.Out)));
+
+var iterations = new Option<int>("--iterations") { Description = "Timed round trips per list.", DefaultValueFactory = _ => 500 };
+var linkedArray = new Command("linkedarray", "Motor's LinkedArray ping-pong: a linked list of 256 and of 4096 nodes holding 4096 ints, as one object message.")
+{
+    device, iterations, timeout,
+};
+linkedArray.SetAction(parse =>
+{
+    int count = parse.GetValue(iterations);
+    return RunJob(parse, 2, (world, launcher) =>
     {
-        Console.Error.WriteLine(e.Message);
-        return 2;
-    }
-    return 0;
+        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {launcher}, 2 ranks, LinkedArray: nodes\thalf_rtt_us");
+        LinkedArrayBenchmark.Run(world, Console.Out, count);
+    });
 });
 
 var baseline = new Command("baseline", "Thread hand-off and memory-copy speed without PMPI: the floor under the in-process device.");
@@ -70,5 +101,24 @@ matching.SetAction(parse =>
     BenchmarkRunner.Run<MatchingEngineBenchmarks>(args: passOn);
 });
 
-var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh and docs/benchmarks.md).") { pingpong, baseline, experiments, matching };
+var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh and docs/benchmarks.md).")
+{
+    pingpong, collectives, hello, linkedArray, baseline, experiments, matching,
+};
 return root.Parse(args).Invoke();
+
+// Runs body on the chosen device's ranks; 2 when the launcher refuses (e.g. --device grpc outside `pmpi run`).
+int RunJob(ParseResult parse, int size, Action<Intracommunicator, string> body)
+{
+    var launcher = JobLaunchers.For(parse.GetValue(device));
+    try
+    {
+        launcher.Run(size, world => body(world, launcher.Name), TimeSpan.FromSeconds(parse.GetValue(timeout)));
+        return 0;
+    }
+    catch (InvalidOperationException e)
+    {
+        Console.Error.WriteLine(e.Message);
+        return 2;
+    }
+}

@@ -13,10 +13,17 @@
     The node needs the ASP.NET Core Runtime 10 (it includes the .NET Runtime); rank programs built as .dll run
     under dotnet.exe from PATH.
 
+    The agent speaks mutual TLS with the node's cluster credential (made by `pmpi cluster init` / `pmpi cluster
+    issue`); the script copies it to ProgramData and lets only the service account and Administrators read it.
+
     Run from an elevated PowerShell (Windows PowerShell 5.1 or PowerShell 7).
 
 .PARAMETER ExePath
     The published pmpi.exe. Defaults to pmpi.exe beside this script.
+.PARAMETER CredentialsPath
+    The node's credential directory (ca.crt, node.crt, node.key, cluster.key), from `pmpi cluster issue NODE --name
+    <this node's address>`. Required: an agent without it would accept every caller. It is copied to
+    %ProgramData%\PMPI\<ServiceName>\credentials, readable only by the service account and Administrators.
 .PARAMETER Port
     The agent's TCP port; computation files name it as agent="host:port". Defaults to 7300.
 .PARAMETER BindAddress
@@ -43,7 +50,7 @@
     Stops and deletes the service and removes its firewall rules.
 
 .EXAMPLE
-    .\Install-PmpiAgent.ps1 -ExePath C:\pmpi\pmpi.exe -RankAddress 10.1.0.2 -OpenRankPorts
+    .\Install-PmpiAgent.ps1 -ExePath C:\pmpi\pmpi.exe -CredentialsPath C:\node2-credentials -RankAddress 10.1.0.2 -OpenRankPorts
 .EXAMPLE
     .\Install-PmpiAgent.ps1 -Uninstall
 #>
@@ -51,6 +58,7 @@
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string] $ExePath = (Join-Path $PSScriptRoot 'pmpi.exe'),
+    [string] $CredentialsPath,
     [ValidateRange(1, 65535)] [int] $Port = 7300,
     [string] $BindAddress = '0.0.0.0',
     [string] $RankAddress = '127.0.0.1',
@@ -86,11 +94,16 @@ if ($Uninstall) {
     }
     else { Write-Warning "No service named $ServiceName." }
     Get-NetFirewallRule -Group $firewallGroup -ErrorAction SilentlyContinue | Remove-NetFirewallRule
+    Remove-Item -Recurse -Force -ErrorAction SilentlyContinue (Join-Path $env:ProgramData "PMPI\$ServiceName")
     Write-Host "Removed $ServiceName. The Event Log source '$eventSource' stays (other pmpi installs may use it)."
     return
 }
 
 $ExePath = (Resolve-Path -LiteralPath $ExePath).Path
+if (-not $CredentialsPath) { throw "-CredentialsPath is required: make one with 'pmpi cluster issue NODE --dir CLUSTER --out DIR --name <this node's address>'." }
+foreach ($file in 'ca.crt', 'node.crt', 'node.key', 'cluster.key') {
+    if (-not (Test-Path -LiteralPath (Join-Path $CredentialsPath $file))) { throw "$CredentialsPath has no ${file}: not a PMPI node credential." }
+}
 $parsed = $null
 foreach ($address in @($BindAddress, $RankAddress)) {
     if (-not [System.Net.IPAddress]::TryParse($address, [ref] $parsed)) { throw "'$address' is not an IP address." }
@@ -99,8 +112,11 @@ if (Get-Service -Name $ServiceName -ErrorAction SilentlyContinue) {
     throw "A service named $ServiceName exists; run with -Uninstall first, or pick another -ServiceName."
 }
 
+$serviceAccount = if ($Credential) { $Credential.UserName } else { "NT SERVICE\$ServiceName" }
+$credentialsDirectory = Join-Path $env:ProgramData "PMPI\$ServiceName\credentials"
+
 # Each argument quoted, so paths and domains with spaces survive the SCM's command line.
-$arguments = @('agent', '--port', $Port, '--bind', $BindAddress, '--rank-address', $RankAddress, '--slots', $Slots)
+$arguments = @('agent', '--credentials', $credentialsDirectory, '--port', $Port, '--bind', $BindAddress, '--rank-address', $RankAddress, '--slots', $Slots)
 if ($Domain) { $arguments += @('--domain', $Domain) }
 $binaryPath = (@($ExePath) + $arguments | ForEach-Object { '"{0}"' -f $_ }) -join ' '
 
@@ -117,6 +133,14 @@ if ($PSCmdlet.ShouldProcess($ServiceName, "Create service: $binaryPath")) {
     # counts a stop with a non-zero exit code (the agent exits 1 when it cannot bind) as a failure.
     Invoke-Sc failure $ServiceName reset= 86400 actions= restart/5000/restart/5000/restart/30000
     Invoke-Sc failureflag $ServiceName 1
+}
+
+if ($PSCmdlet.ShouldProcess($credentialsDirectory, 'Copy the credential, readable by the service account and Administrators only')) {
+    New-Item -ItemType Directory -Force -Path $credentialsDirectory | Out-Null
+    Copy-Item -Path (Join-Path $CredentialsPath '*') -Destination $credentialsDirectory -Force
+    # No inherited access: the service account reads, Administrators and SYSTEM manage, nobody else sees the keys.
+    & icacls.exe $credentialsDirectory /inheritance:r /grant:r "${serviceAccount}:(OI)(CI)R" 'Administrators:(OI)(CI)F' 'SYSTEM:(OI)(CI)F' | Out-Null
+    if ($LASTEXITCODE -ne 0) { throw "icacls failed on $credentialsDirectory with exit code $LASTEXITCODE." }
 }
 
 if ($PSCmdlet.ShouldProcess($eventSource, 'Register Event Log source')) {
@@ -137,6 +161,6 @@ if ($PSCmdlet.ShouldProcess($firewallGroup, "Allow inbound TCP $Port")) {
 
 if ($PSCmdlet.ShouldProcess($ServiceName, 'Start service')) {
     Start-Service -Name $ServiceName
-    Write-Host "$ServiceName is running: pmpi agent on ${BindAddress}:$Port (ranks on $RankAddress, $Slots slots)."
+    Write-Host "$ServiceName is running: pmpi agent on ${BindAddress}:$Port over mutual TLS (ranks on $RankAddress, $Slots slots)."
     Write-Host "Log: Event Viewer > Windows Logs > Application, source '$eventSource'. Remove with -Uninstall."
 }

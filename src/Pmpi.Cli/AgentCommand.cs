@@ -7,13 +7,15 @@ using Microsoft.Extensions.Logging.Console;
 using Microsoft.Extensions.Logging.EventLog;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Services;
+using Pmpi.Rpc.Security;
 
 namespace Pmpi.Cli;
 
 /// <summary>
 /// `pmpi agent`: serves this node (Agent and Master services) on the Generic Host until SIGTERM, Ctrl+C or the service
-/// manager stops it, then kills its ranks. Stdout carries one line, "pmpi agent listening on http://host:port ...",
-/// for whoever started it; the log (one line per event) goes to stderr, or to the journal / Event Log as a service.
+/// manager stops it, then kills its ranks. It needs the cluster credential (mutual TLS) or --insecure. Stdout carries
+/// one line, "pmpi agent listening on https://host:port ...", for whoever started it; the log (one line per event)
+/// goes to stderr, or to the journal / Event Log as a service.
 /// Exit codes: 0 after a clean stop, 2 for bad options, 1 when the endpoint cannot be bound.
 /// </summary>
 internal static class AgentCommand
@@ -30,9 +32,20 @@ internal static class AgentCommand
         var domain = new Option<string?>("--domain") { Description = "This node's administrative domain." };
         var slots = new Option<int>("--slots") { Description = "Ranks this node takes.", DefaultValueFactory = _ => defaults.Slots };
         var rankAddress = new Option<string>("--rank-address") { Description = "IP address rank endpoints listen on and advertise.", DefaultValueFactory = _ => defaults.RankBindAddress };
-        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress };
+        var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
+        var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
+        var security = new SecurityOptions();
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress, heartbeatTimeout, registerTimeout };
+        security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
+            if (security.Resolve(parse, Name, fallback: null, out var error) is not { } rpcSecurity)
+            {
+                await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
+                return InvalidOptionsExitCode;
+            }
+            if (rpcSecurity == RpcSecurity.Insecure)
+                await Console.Error.WriteLineAsync("pmpi agent: WARNING: --insecure: no TLS and no authentication; anyone who reaches this port can run programs as this user.").ConfigureAwait(false);
             AgentHost host;
             try
             {
@@ -43,6 +56,9 @@ internal static class AgentCommand
                     options.Domain = parse.GetValue(domain);
                     options.Slots = parse.GetValue(slots);
                     options.RankBindAddress = parse.GetValue(rankAddress)!;
+                    options.Security = rpcSecurity;
+                    options.HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout));
+                    options.RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout));
                 }, ConfigureDaemon, cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)

@@ -12,23 +12,30 @@ internal static class NodesCommand
 {
     public static Command Create()
     {
-        var agents = new Argument<string[]>("agents") { Description = "Agent addresses (host:port or http://host:port).", Arity = ArgumentArity.OneOrMore };
+        var agents = new Argument<string[]>("agents") { Description = "Agent addresses (host:port, or https://host:port).", Arity = ArgumentArity.OneOrMore };
+        var security = new SecurityOptions();
         var command = new Command("nodes", "Describe nodes through their agents.") { agents };
+        security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
+            if (security.Resolve(parse, "nodes", fallback: null, out var error) is not { } rpcSecurity)
+            {
+                await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
+                return 2;
+            }
             var table = new Table().AddColumns("node", "domain", "slots", "cores", "cpu", "load 1/5/15", "memory free/total", "os", "arch", ".NET", "jobs");
             int failures = 0;
             foreach (var agent in parse.GetValue(agents)!)
             {
-                if (AgentAddress.TryParse(agent) is not { } address)
+                if (AgentAddress.TryParse(agent, rpcSecurity) is not { } address)
                 {
                     failures++;
                     table.AddRow(Markup.Escape(agent), "[red]not an address[/]", "", "", "expected host:port or http://host:port", "", "", "", "", "", "");
                     continue;
                 }
-                using var channel = new RpcChannel(address);
                 try
                 {
+                    using var channel = new RpcChannel(address, security: rpcSecurity);
                     var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10), cancellationToken);
                     table.AddRow(Markup.Escape(info.NodeName), Markup.Escape(info.Domain), $"{info.Slots}", $"{info.LogicalCores}", Markup.Escape(info.CpuModel),
                         double.IsNaN(info.LoadAverage1) ? "-" : $"{info.LoadAverage1:F2} {info.LoadAverage5:F2} {info.LoadAverage15:F2}",
@@ -38,7 +45,13 @@ internal static class NodesCommand
                 catch (RpcException e)
                 {
                     failures++;
-                    table.AddRow(Markup.Escape(agent), "[red]unreachable[/]", "", "", Markup.Escape(e.Detail), "", "", "", "", "", "");
+                    table.AddRow(Markup.Escape(agent), e.StatusCode is StatusCode.Unauthenticated or StatusCode.PermissionDenied ? "[red]refused[/]" : "[red]unreachable[/]",
+                        "", "", Markup.Escape(e.Detail), "", "", "", "", "", "");
+                }
+                catch (ArgumentException e)
+                {
+                    failures++;
+                    table.AddRow(Markup.Escape(agent), "[red]wrong scheme[/]", "", "", Markup.Escape(e.Message), "", "", "", "", "", "");
                 }
             }
             // Into a file or a pipe there is no terminal to fit or colour: Spectre would assume 80 columns and wrap

@@ -1,4 +1,4 @@
-// pmpi: run computations, serve as a node's agent, describe nodes.
+// pmpi: run computations, serve as a node's agent, describe nodes, create cluster credentials.
 using System.CommandLine;
 using Pmpi.Cli;
 
@@ -7,6 +7,7 @@ var root = new RootCommand("PMPI: MPI for .NET without native MPI.")
     RunCommand.Create(),
     AgentCommand.Create(),
     NodesCommand.Create(),
+    ClusterCommand.Create(),
 };
 var parse = root.Parse(args);
 var invocation = new InvocationConfiguration();

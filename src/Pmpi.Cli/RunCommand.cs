@@ -2,18 +2,23 @@ using System.CommandLine;
 using System.Net;
 using System.Runtime.InteropServices;
 using System.Xml.Linq;
+using Microsoft.Extensions.Options;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
+using Pmpi.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Cli;
 
 /// <summary>
 /// `pmpi run job.xml` or `pmpi run -n 4 app.dll [args]`: submits a computation and streams its output, each line
-/// tagged [rank]. Without --master an agent and master start in this process (the embedded default). The exit code
-/// is the job's (see JobRun), 2 when the computation is invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
+/// tagged [rank]. Without --master an agent and master start in this process (the embedded default), accepting only
+/// requests signed with a secret of this process; with --master the cluster credential (--credentials or
+/// PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
+/// computation or the options are invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand
 {
@@ -24,23 +29,91 @@ internal static class RunCommand
         var target = new Argument<string>("target") { Description = "A computation file (.xml), or with -n a rank program (.dll or executable)." };
         var programArguments = new Argument<string[]>("arguments") { Description = "Arguments for the rank program (with -n).", Arity = ArgumentArity.ZeroOrMore };
         var ranks = new Option<int?>("-n", "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
-        var master = new Option<Uri?>("--master")
+        var master = new Option<string?>("--master")
         {
-            Description = "Submit to the master of a running agent (host:port or http://host:port) instead of an embedded one.",
-            CustomParser = AgentAddress.Parse,
+            Description = "Submit to the master of a running agent (host:port, or https://host:port) instead of an embedded one.",
         };
-        var command = new Command("run", "Run a computation and stream its output.") { target, programArguments, ranks, master };
-        command.SetAction((parse, cancellationToken) => RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(master), cancellationToken));
+        var oversubscribe = new Option<bool>("--oversubscribe") { Description = "With -n: allow more ranks than slots (at most 8 per slot)." };
+        var defaults = new AgentOptions();
+        var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
+        var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
+        var showRoutes = new Option<bool>("--show-routes")
+        {
+            Description = "Print the route between every pair of ranks, as the ranks will choose it from the rank table, and exit without running.",
+        };
+        var security = new SecurityOptions();
+        var command = new Command("run", "Run a computation and stream its output.")
+        {
+            target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout, showRoutes,
+        };
+        security.AddTo(command);
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            // The embedded agent and master, with no credential, accept only requests signed with a secret that
+            // exists in this process's memory alone.
+            var masterText = parse.GetValue(master);
+            if (security.Resolve(parse, "run", masterText is null ? RpcSecurity.ForThisProcess : null, out var error) is not { } rpcSecurity)
+            {
+                await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            // --insecure is for reaching an agent that runs without a credential; the embedded one never needs it.
+            if (masterText is null && rpcSecurity == RpcSecurity.Insecure) rpcSecurity = RpcSecurity.ForThisProcess();
+            Uri? masterAddress = null;
+            if (masterText is not null && (masterAddress = AgentAddress.TryParse(masterText, rpcSecurity)) is null)
+            {
+                await Console.Error.WriteLineAsync($"pmpi run: '{masterText}' is not an agent address: expected host:port or https://host:port.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            if (masterAddress is not null && masterAddress.Scheme != rpcSecurity.Scheme)
+            {
+                await Console.Error.WriteLineAsync($"pmpi run: {masterAddress} is {masterAddress.Scheme}, but {rpcSecurity.Description} speaks {rpcSecurity.Scheme}: "
+                    + "give the address as host:port, or --insecure for an agent that runs without a credential.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            // The embedded agent and master; a --master of their own has its own options.
+            var embedded = new AgentOptions
+            {
+                HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout)),
+                RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout)),
+                Security = rpcSecurity,
+            };
+            try
+            {
+                return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(oversubscribe),
+                    masterAddress, rpcSecurity, embedded, parse.GetValue(showRoutes), cancellationToken).ConfigureAwait(false);
+            }
+            catch (OptionsValidationException e)
+            {
+                foreach (var failure in e.Failures) await Console.Error.WriteLineAsync($"pmpi run: {failure}").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+        });
         return command;
     }
 
-    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, Uri? master, CancellationToken cancellationToken)
+    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, bool oversubscribe, Uri? master, RpcSecurity security,
+        AgentOptions embeddedOptions, bool showRoutes, CancellationToken cancellationToken)
     {
         string fileName, xml;
         if (ranks is { } count)
         {
+            if (count < 1)
+            {
+                await Console.Error.WriteLineAsync($"pmpi: -n {count}: a job needs at least 1 rank.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            long cap = oversubscribe ? (long)embeddedOptions.Slots * AgentOptions.OversubscribedRanksPerSlot : embeddedOptions.Slots;
+            if (master is null && count > cap)
+            {
+                // Said here in the flags' terms; the master would say the same of the computation -n stands for.
+                await Console.Error.WriteLineAsync(oversubscribe
+                    ? $"pmpi: -n {count} exceeds the {cap} ranks this machine runs even with --oversubscribe ({AgentOptions.OversubscribedRanksPerSlot} per slot, {embeddedOptions.Slots} slots: one per logical core)."
+                    : $"pmpi: -n {count} exceeds the {embeddedOptions.Slots} slots of this machine (one per logical core); add --oversubscribe to run up to {(long)embeddedOptions.Slots * AgentOptions.OversubscribedRanksPerSlot}.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
             fileName = Path.GetFullPath("pmpi-run.xml");
-            xml = SpmdComputation(Path.GetFullPath(target), count, programArguments);
+            xml = SpmdComputation(Path.GetFullPath(target), count, oversubscribe, programArguments);
         }
         else
         {
@@ -50,12 +123,20 @@ internal static class RunCommand
                 await Console.Error.WriteLineAsync($"pmpi: computation file '{target}' does not exist.").ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
+            // Checked before reading, so a huge file never reaches memory.
+            if (new FileInfo(fileName).Length > ComputationFile.MaxCharacters)
+            {
+                await Console.Error.WriteLineAsync($"{fileName}: error: {ComputationFile.TooLargeMessage}").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
             xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
         }
 
+        if (showRoutes) return ShowRoutes(fileName, xml);
+
         using var interruption = new Interruption(cancellationToken);
-        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions(), interruption.Token).ConfigureAwait(false) : null;
-        using var channel = new RpcChannel(master ?? embedded!.Address);
+        await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
+        using var channel = new RpcChannel(master ?? embedded!.Address, security: security);
         var progress = new ProgressReporter();
         try
         {
@@ -68,6 +149,7 @@ internal static class RunCommand
                         progress.Report(item.Progress);
                         break;
                     case JobEvent.BodyOneofCase.Output:
+                        // A piece of a line longer than the agent's cap prints as a line of its own.
                         var writer = item.Output.IsError ? Console.Error : Console.Out;
                         await writer.WriteLineAsync($"[{item.Output.Rank}] {item.Output.Line}").ConfigureAwait(false);
                         break;
@@ -104,13 +186,53 @@ internal static class RunCommand
         }
     }
 
+    /// <summary>
+    /// Prints every pair's route (stdout, one line per ordered pair: "0 (node, domain) -> 1 (node, domain): direct").
+    /// It comes from the rank table the master would build (<see cref="RankTableLayout"/>) and the ranks' own resolver
+    /// (<see cref="JobRoutes"/>); placement depends only on the computation, so these are the routes the ranks will use.
+    /// </summary>
+    private static int ShowRoutes(string fileName, string xml)
+    {
+        ComputationDefinition computation;
+        try
+        {
+            computation = ComputationFile.Parse(xml, fileName);
+        }
+        catch (ComputationFileException e)
+        {
+            Console.Error.WriteLine(e.Message);
+            return InvalidComputationExitCode;
+        }
+        var routes = JobRoutes.FromTable(RankTableLayout.Build(computation, Placement.Assign(computation)));
+        Console.Error.WriteLine($"pmpi: routes of computation '{computation.Name}' ({routes.Size} ranks), not run:");
+        for (int from = 0; from < routes.Size; from++)
+        {
+            for (int to = 0; to < routes.Size; to++)
+            {
+                try
+                {
+                    Console.Out.WriteLine($"{Describe(routes[from])} -> {Describe(routes[to])}: {routes.Resolve(from, to)}");
+                }
+                catch (MpiException e)
+                {
+                    Console.Error.WriteLine($"pmpi: {e.Message}");
+                    return InvalidComputationExitCode;
+                }
+            }
+        }
+        return 0;
+
+        static string Describe(RankPlace rank) => rank.Domain.Length == 0 ? $"{rank.Rank} ({rank.Node})" : $"{rank.Rank} ({rank.Node}, {rank.Domain})";
+    }
+
     /// <summary>The computation `-n N program args` stands for: one group of N ranks on the embedded agent.</summary>
-    private static string SpmdComputation(string program, int count, string[] arguments)
+    private static string SpmdComputation(string program, int count, bool oversubscribe, string[] arguments)
     {
         XNamespace ns = ComputationFile.Namespace;
         var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
             arguments.Select(argument => new XElement(ns + "arg", argument)));
-        return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)), ranks)).ToString();
+        return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)),
+            oversubscribe ? new XAttribute("oversubscribe", "true") : null, ranks)).ToString();
     }
 
     /// <summary>

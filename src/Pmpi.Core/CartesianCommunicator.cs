@@ -4,7 +4,7 @@ namespace Pmpi;
 /// An intracommunicator whose ranks form a Cartesian grid (MPI_Cart_create), in row-major order: the last
 /// dimension varies fastest. Neighbours along a dimension come from <see cref="Shift"/>.
 /// </summary>
-public sealed class CartesianCommunicator : Intracommunicator
+public sealed class CartesianCommunicator : TopologicalCommunicator
 {
     private readonly int[] _dimensions;
     private readonly bool[] _periodic;
@@ -74,6 +74,60 @@ public sealed class CartesianCommunicator : Intracommunicator
         var coordinates = Coordinates;
         source = Neighbour(coordinates, direction, -disp);
         dest = Neighbour(coordinates, direction, disp);
+    }
+
+    /// <summary>
+    /// The ranks one step away from <paramref name="rank"/> along each dimension, down then up (MPI.NET's order);
+    /// across a periodic edge too, unless the dimension is too short for that step to reach another rank.
+    /// </summary>
+    public override int[] NeighborsOf(int rank)
+    {
+        var coordinates = GetCartesianCoordinates(rank);
+        var neighbours = new List<int>();
+        for (int d = 0; d < _dimensions.Length; d++)
+        {
+            bool wraps = _periodic[d] && _dimensions[d] > 2;
+            if (coordinates[d] > 0 || wraps) neighbours.Add(Neighbour(coordinates, d, -1));
+            if (coordinates[d] < _dimensions[d] - 1 || wraps) neighbours.Add(Neighbour(coordinates, d, +1));
+        }
+        return [.. neighbours];
+    }
+
+    /// <summary>The number of undirected edges between neighbouring ranks (half the total of <see cref="NeighborsOf"/> over all ranks).</summary>
+    public override int NumEdges => Enumerable.Range(0, Size).Sum(r => NeighborsOf(r).Length) / 2;
+
+    /// <summary>
+    /// The sub-grid through the calling rank that keeps the dimensions where <paramref name="remain_dims"/> is non-zero
+    /// (MPI_Cart_sub; collective): ranks differing only in those coordinates share one, in row-major order.
+    /// </summary>
+#pragma warning disable CA1707, IDE1006 // MPI.NET's parameter name
+    public CartesianCommunicator Subgrid(int[] remain_dims)
+#pragma warning restore CA1707, IDE1006
+    {
+        ArgumentNullException.ThrowIfNull(remain_dims);
+        if (remain_dims.Length != _dimensions.Length)
+            throw new MpiException(ErrorClass.InvalidArgument, $"remain_dims has {remain_dims.Length} entries; the grid has {_dimensions.Length} dimensions.");
+        var coordinates = Coordinates;
+        int color = 0, key = 0;
+        for (int d = 0; d < _dimensions.Length; d++)
+        {
+            if (remain_dims[d] != 0) key = key * _dimensions[d] + coordinates[d];
+            else color = color * _dimensions[d] + coordinates[d];
+        }
+        var kept = Enumerable.Range(0, _dimensions.Length).Where(d => remain_dims[d] != 0).ToArray();
+        using var part = Split(color, key)!;
+        return new CartesianCommunicator(part, kept.Length, [.. kept.Select(d => _dimensions[d])], [.. kept.Select(d => _periodic[d])], reorder: false);
+    }
+
+    /// <summary>The rank the calling rank would have in such a grid (MPI_Cart_map): its own, or <see cref="Intracommunicator.Undefined"/> if the grid is smaller.</summary>
+    public static int Map(Intracommunicator oldcomm, int ndims, int[] dims, bool[] periods)
+    {
+        ArgumentNullException.ThrowIfNull(oldcomm);
+        ArgumentNullException.ThrowIfNull(dims);
+        ArgumentNullException.ThrowIfNull(periods);
+        if (dims.Length != ndims || periods.Length != ndims)
+            throw new MpiException(ErrorClass.InvalidArgument, $"ndims is {ndims} but dims has {dims.Length} entries and periods {periods.Length}.");
+        return oldcomm.Rank < dims.Aggregate(1L, (a, b) => a * b) ? oldcomm.Rank : Undefined;
     }
 
     /// <summary>

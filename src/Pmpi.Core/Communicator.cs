@@ -6,8 +6,9 @@ using Pmpi.Payloads;
 namespace Pmpi;
 
 /// <summary>
-/// A group of ranks that talk among themselves in a context no other communicator sees (MPI_Comm). Point-to-point
-/// operations live here; <see cref="Intracommunicator"/> adds collectives and the constructors of new communicators.
+/// A group of ranks that talk in a context no other communicator sees (MPI_Comm). Point-to-point operations, Barrier,
+/// Clone, Compare and attributes live here; <see cref="Intracommunicator"/> adds the collectives within one group and
+/// the constructors of new communicators, <see cref="Intercommunicator"/> those between two groups.
 /// </summary>
 public abstract class Communicator : IDisposable
 {
@@ -26,14 +27,29 @@ public abstract class Communicator : IDisposable
     /// <summary>The largest tag a program may use (MPI_TAG_UB).</summary>
     public const int MaxTag = int.MaxValue;
 
+#pragma warning disable CA1707, CA1708, IDE1006 // MPI.NET's spellings, which ported programs use
+    /// <summary>The same as <see cref="AnySource"/> (MPI.NET's name).</summary>
+    public const int anySource = AnySource;
+
+    /// <summary>The same as <see cref="AnyTag"/> (MPI.NET's name).</summary>
+    public const int anyTag = AnyTag;
+#pragma warning restore CA1707, CA1708, IDE1006
+
     private readonly int[] _members;
+    private readonly int[] _peers;
     private bool _disposed;
 
-    private protected Communicator(RankRuntime runtime, int context, int[] members, int rank)
+    /// <param name="runtime">The rank's runtime.</param>
+    /// <param name="context">The point-to-point context; the collective one is the next.</param>
+    /// <param name="members">The world ranks of the calling rank's group.</param>
+    /// <param name="rank">The calling rank's index in <paramref name="members"/>.</param>
+    /// <param name="peers">The world ranks that point-to-point ranks name: the remote group of an intercommunicator; else the members.</param>
+    private protected Communicator(RankRuntime runtime, int context, int[] members, int rank, int[]? peers = null)
     {
         Runtime = runtime;
         Context = context;
         _members = members;
+        _peers = peers ?? members;
         Rank = rank;
         runtime.MarkContextUsed(context);
     }
@@ -69,6 +85,9 @@ public abstract class Communicator : IDisposable
     internal int CollectiveContext => Context + 1;
 
     internal ReadOnlySpan<int> Members => _members;
+
+    /// <summary>Values kept on this communicator by key, copied by <see cref="Clone"/> as each key's duplication says.</summary>
+    public AttributeSet Attributes { get; } = new();
 
     private static RankRuntime CurrentRuntime => RankRuntime.Current ?? throw new MpiException(ErrorClass.InvalidCommunicator, Environment.Finalized
         ? "PMPI was finalized on this rank (its Environment was disposed); MPI allows no communication after MPI_Finalize."
@@ -198,6 +217,18 @@ public abstract class Communicator : IDisposable
             return (value, CountOf(value));
         });
 
+    /// <summary>Starts a receive that calls <paramref name="action"/> with the value once it completes, on the thread that waits or tests (MPI.NET's form).</summary>
+    public ReceiveRequest<T> ImmediateReceive<T>(int source, int tag, Action<T> action)
+    {
+        ArgumentNullException.ThrowIfNull(action);
+        return new(Runtime.Device.Engine, PostReceive(source, tag, Context), message =>
+        {
+            var value = Decode<T>(message, Context);
+            action(value);
+            return (value, CountOf(value));
+        });
+    }
+
     /// <summary>Starts a receive into <paramref name="values"/> (MPI_Irecv); the request's value is that array.</summary>
     public ReceiveRequest<T[]> ImmediateReceive<T>(int source, int tag, T[] values)
     {
@@ -239,13 +270,43 @@ public abstract class Communicator : IDisposable
         }
     }
 
+    // ---- Synchronisation and communicators ----
+
+    /// <summary>Returns once every member (of both groups, for an intercommunicator) has called it (MPI_Barrier).</summary>
+    public abstract void Barrier();
+
+    /// <summary>
+    /// A communicator with the same groups and a new context (MPI_Comm_dup; MPI.NET's ICloneable form), carrying the
+    /// attributes whose duplication is Shallow or Deep.
+    /// </summary>
+    public abstract Communicator Clone();
+
+    /// <summary>
+    /// Compares with another communicator (MPI_Comm_compare): Identical for the same context and groups, Congruent for
+    /// the same groups in the same order, Similar for the same members in another order, else Unequal. For
+    /// intercommunicators both the local and the remote groups count.
+    /// </summary>
+    public Comparison Compare(Communicator other)
+    {
+        ArgumentNullException.ThrowIfNull(other);
+        if (ReferenceEquals(this, other)) return Comparison.Identical;
+        if (IsIntercommunicator != other.IsIntercommunicator) return Comparison.Unequal;
+        var local = Group.Compare(other.Group);
+        var remote = IsIntercommunicator ? new Group(_peers).Compare(new Group(other._peers)) : Comparison.Identical;
+        if (local == Comparison.Unequal || remote == Comparison.Unequal) return Comparison.Unequal;
+        if (local != Comparison.Identical || remote != Comparison.Identical) return Comparison.Similar;
+        return other.Context == Context ? Comparison.Identical : Comparison.Congruent;
+    }
+
+    private bool IsIntercommunicator => !ReferenceEquals(_peers, _members);
+
     // ---- Job control ----
 
     /// <summary>Aborts every rank of the job (MPI_Abort); does not return.</summary>
     public void Abort(int errorCode)
     {
         var reason = new MpiException(ErrorClass.Aborted, $"Rank {Runtime.Device.Rank} called Abort({errorCode}).") { AbortCode = errorCode };
-        Runtime.Device.Abort(reason);
+        Runtime.Abort(reason);
         throw reason;
     }
 
@@ -265,7 +326,7 @@ public abstract class Communicator : IDisposable
         CheckRank(dest, nameof(dest));
         CheckTag(tag, allowAny: false);
         var payload = Codec<T>.Instance.Encode(value, Runtime.Payloads);
-        return Runtime.Device.Send(_members[dest], new Envelope(context, Rank, tag), payload, synchronous);
+        return Runtime.Links[_peers[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
     }
 
     internal static void Complete(SendOperation send)
@@ -337,11 +398,16 @@ public abstract class Communicator : IDisposable
         }
     }
 
+    /// <summary>Checks a rank that point-to-point names: of the remote group, for an intercommunicator.</summary>
     internal void CheckRank(int rank, string argument)
     {
-        if ((uint)rank >= (uint)Size)
-            throw new MpiException(ErrorClass.InvalidRank, $"Rank {rank} (argument '{argument}') is not in this communicator of {Size} ranks.");
+        if ((uint)rank >= (uint)_peers.Length)
+            throw new MpiException(ErrorClass.InvalidRank, !IsIntercommunicator
+                ? $"Rank {rank} (argument '{argument}') is not in this communicator of {Size} ranks."
+                : $"Rank {rank} (argument '{argument}') is not in the remote group of {_peers.Length} ranks.");
     }
+
+    internal ReadOnlySpan<int> Peers => _peers;
 
     private void CheckSource(int source)
     {

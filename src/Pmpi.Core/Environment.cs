@@ -111,6 +111,12 @@ public sealed class Environment : IDisposable
     /// <summary>The largest tag a program may use (MPI_TAG_UB).</summary>
     public static int MaxTag => Communicator.MaxTag;
 
+    /// <summary>The rank of a host process (MPI_HOST): null, there is none.</summary>
+    public static int? HostRank => null;
+
+    /// <summary>Which rank may do I/O (MPI_IO): <see cref="Communicator.AnySource"/>, every rank can (each writes to its own console, which its agent forwards).</summary>
+    public static int? IORank => Communicator.AnySource;
+
     /// <summary>The name of the node the calling rank runs on (MPI_Get_processor_name).</summary>
     public static string ProcessorName => Communicator.World.Runtime.Device.ProcessorName;
 
@@ -173,7 +179,7 @@ public sealed class Environment : IDisposable
             body(current.World);
             return;
         }
-        if (RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable) is not { } identity)
+        if (!RankIdentity.IsLaunched(System.Environment.GetEnvironmentVariable))
         {
             args = TakeRanks(args, out var ranks, out _);
             Run(ranks, body, options);
@@ -224,7 +230,8 @@ public sealed class Environment : IDisposable
             {
                 try
                 {
-                    var runtime = new RankRuntime(job.DeviceFor(rank), options.Payloads);
+                    var (device, control) = job.Start(rank);
+                    var runtime = new RankRuntime(device, control, options.Payloads);
                     RankRuntime.Current = runtime;
                     FinalizedRank.Value = false;
                     body(runtime.World);

@@ -26,6 +26,11 @@ public sealed class Group
     /// <summary>The group with no members (MPI_GROUP_EMPTY).</summary>
     public static Group Empty { get; } = new([]);
 
+#pragma warning disable CA1707, CA1708, IDE1006 // MPI.NET's spelling
+    /// <summary>The same as <see cref="Empty"/> (MPI.NET's name).</summary>
+    public static Group empty => Empty;
+#pragma warning restore CA1707, CA1708, IDE1006
+
     /// <summary>The number of ranks in the group.</summary>
     public int Size => _members.Length;
 

@@ -21,7 +21,7 @@ public class Intracommunicator : Communicator
     // ---- Synchronisation and data movement ----
 
     /// <summary>Returns once every member has called it (MPI_Barrier; dissemination, ⌈log2 n⌉ rounds).</summary>
-    public void Barrier() => CollectiveAlgorithms.Barrier(this);
+    public override void Barrier() => CollectiveAlgorithms.Barrier(this);
 
     /// <summary>Makes <paramref name="value"/> on every rank equal the root's (MPI_Bcast; binomial tree).</summary>
     public void Broadcast<T>(ref T value, int root) => value = CollectiveAlgorithms.Broadcast(this, value, Checked(root));
@@ -266,10 +266,15 @@ public class Intracommunicator : Communicator
     // ---- New communicators ----
 
     /// <summary>A communicator with the same members and a new context (MPI_Comm_dup).</summary>
-    public Intracommunicator Dup() => new(Runtime, AgreeOnContext(), Members.ToArray(), Rank);
+    public Intracommunicator Dup()
+    {
+        var copy = new Intracommunicator(Runtime, AgreeOnContext(), Members.ToArray(), Rank);
+        copy.Attributes.CopyFrom(Attributes);
+        return copy;
+    }
 
     /// <summary>The same as <see cref="Dup"/> (MPI.NET's name).</summary>
-    public Intracommunicator Clone() => Dup();
+    public override Intracommunicator Clone() => Dup();
 
     /// <summary>
     /// Partitions the members by <paramref name="color"/>, each part ordered by <paramref name="key"/> then old rank
@@ -300,15 +305,6 @@ public class Intracommunicator : Communicator
         return rank < 0 ? null : new Intracommunicator(Runtime, context, group.Members.ToArray(), rank);
     }
 
-    /// <summary>Compares members, order and context with another communicator (MPI_Comm_compare).</summary>
-    public Comparison Compare(Communicator other)
-    {
-        ArgumentNullException.ThrowIfNull(other);
-        if (ReferenceEquals(this, other) || other.Context == Context && Members.SequenceEqual(other.Members)) return Comparison.Identical;
-        var groups = Group.Compare(other.Group);
-        return groups == Comparison.Identical ? Comparison.Congruent : groups;
-    }
-
     // New communicators take the highest context id any member has free, so it is free on all of them.
     internal int AgreeOnContext() => CollectiveAlgorithms.Allreduce(this, Runtime.NextFreeContext, Math.Max);
 
@@ -335,13 +331,13 @@ public class Intracommunicator : Communicator
     }
 
     // MPI.NET fills the caller's array when it has the result's length and replaces it otherwise.
-    private static void Into<T>(ref T[] outValues, T[] result)
+    internal static void Into<T>(ref T[] outValues, T[] result)
     {
         if (outValues is not null && outValues.Length == result.Length && !ReferenceEquals(outValues, result)) result.CopyTo(outValues, 0);
         else outValues = result;
     }
 
-    private static void IntoAtRoot<T>(ref T[] outValues, T[]? result)
+    internal static void IntoAtRoot<T>(ref T[] outValues, T[]? result)
     {
         if (result is not null) Into(ref outValues, result);
     }
@@ -351,7 +347,7 @@ public class Intracommunicator : Communicator
     [return: NotNullIfNotNull(nameof(result))]
     private static T[]? Detached<T>(T[]? result, T[] input) => ReferenceEquals(result, input) ? [.. input] : result;
 
-    private static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
+    internal static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(op);
         return (first, second) =>

@@ -209,8 +209,10 @@ public sealed class MessageWriter<T> where T : IMessage<T>
     private async ValueTask<RpcException?> FailureOfAsync(Exception e, CancellationToken cancellationToken) =>
         (_translateFailure is null ? null : await _translateFailure(e, cancellationToken).ConfigureAwait(false)) ?? Broken(e);
 
+    // SocketsHttpHandler disposes a request stream whose connection failed under it (a TLS endpoint spoken to in
+    // cleartext, say): that is a broken stream too, not the caller's misuse.
     private static RpcException? Broken(Exception e) =>
-        e is IOException ? new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e) : null;
+        e is IOException or ObjectDisposedException ? new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e) : null;
 
     /// <summary>Ends the stream after any write in progress (a client's half-close).</summary>
     internal async ValueTask CompleteAsync(CancellationToken cancellationToken)

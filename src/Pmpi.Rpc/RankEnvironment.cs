@@ -18,8 +18,11 @@ public static class RankEnvironment
     /// <summary>The master's address (http://host:port), where the rank registers.</summary>
     public const string Master = "PMPI_MASTER";
 
-    /// <summary>The job's secret: streams and registrations without it are refused.</summary>
-    public const string JobToken = "PMPI_JOB_TOKEN";
+    /// <summary>
+    /// The path of an owner-only file holding the rank's <see cref="V1.RankCredentials"/> (its job key, and the CA its
+    /// master's certificate chains to). The rank deletes the file once read: the key is never in argv or the environment.
+    /// </summary>
+    public const string CredentialsFile = "PMPI_JOB_KEY_FILE";
 
     /// <summary>The rank's administrative domain, if the computation declares domains.</summary>
     public const string Domain = "PMPI_DOMAIN";
@@ -29,4 +32,10 @@ public static class RankEnvironment
 
     /// <summary>The process id of the agent that launched the rank: a rank whose agent is gone ends itself.</summary>
     public const string AgentProcessId = "PMPI_AGENT_PID";
+
+    /// <summary>
+    /// The handle of an inherited pipe (a file descriptor on Unix, a handle on Windows) to which the rank's runtime
+    /// writes a byte every second; an agent that hears nothing for its heartbeat timeout reports the rank frozen.
+    /// </summary>
+    public const string Heartbeat = "PMPI_HEARTBEAT";
 }

@@ -39,6 +39,12 @@ namespace Pmpi.Tests.Communicators
 {
     public sealed class GrpcCartesianTests() : CartesianTests(Device.Grpc);
 
+    public sealed class GrpcBaseCommunicatorTests() : BaseCommunicatorTests(Device.Grpc);
+
+    public sealed class GrpcIntercommunicatorTests() : IntercommunicatorTests(Device.Grpc);
+
+    public sealed class GrpcTopologyTests() : TopologyTests(Device.Grpc);
+
     public sealed class GrpcContextIsolationTests() : ContextIsolationTests(Device.Grpc);
 
     public sealed class GrpcCreateTests() : CreateTests(Device.Grpc);

@@ -39,6 +39,12 @@ namespace Pmpi.Tests.Communicators
 {
     public sealed class InProcessCartesianTests() : CartesianTests(Device.InProcess);
 
+    public sealed class InProcessBaseCommunicatorTests() : BaseCommunicatorTests(Device.InProcess);
+
+    public sealed class InProcessIntercommunicatorTests() : IntercommunicatorTests(Device.InProcess);
+
+    public sealed class InProcessTopologyTests() : TopologyTests(Device.InProcess);
+
     public sealed class InProcessContextIsolationTests() : ContextIsolationTests(Device.InProcess);
 
     public sealed class InProcessCreateTests() : CreateTests(Device.InProcess);

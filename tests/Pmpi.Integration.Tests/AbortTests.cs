@@ -27,7 +27,7 @@ public sealed class AbortTests
         await using var nodeB = twoAgents ? await AgentProcess.StartAsync("node-b", slots: 2) : null;
         using var scratch = new ScratchDirectory();
         string[] arguments = nodeA is null || nodeB is null
-            ? ["run", "-n", "4", PmpiCli.TestRanksDll, .. scenario]
+            ? ["run", "--oversubscribe", "-n", "4", PmpiCli.TestRanksDll, .. scenario]
             : ["run", "--master", nodeA.Endpoint, scratch.Write("abort.xml", Computation.Of("abort", 4, scenario, ("a", nodeA.Endpoint, 2), ("b", nodeB.Endpoint, 2)))];
         await using var run = PmpiCli.Start(arguments);
         List<RankHello> hellos = [];

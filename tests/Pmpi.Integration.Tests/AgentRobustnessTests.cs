@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Http.Headers;
+using System.Net.Security;
 using System.Net.Sockets;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
@@ -24,7 +25,7 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
     private const string NodeInfoPath = ServicePaths.GetNodeInfo;
 
     [Fact]
-    public async Task AgentPort_GarbageBytes_ConnectionRefusedWithGoAwayAndAgentKeepsServing()
+    public async Task AgentPort_GarbageBytesInsteadOfTls_ConnectionClosedAndAgentKeepsServing()
     {
         // Arrange
         var garbage = new byte[4096];
@@ -34,7 +35,33 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
 
         // Act
         await socket.SendAsync(garbage, SocketFlags.None).WaitAsync(PmpiCli.Timeout);
-        var reply = await ReadUntilClosedAsync(socket);
+        var reply = await ReadUntilClosedAsync(new NetworkStream(socket));
+
+        // Assert: not a TLS handshake, so at most an alert (a TLS record of type 21) before the agent closes.
+        Assert.True(reply.Length == 0 || reply[0] == 21, $"Expected the connection closed, at most after a TLS alert; got {Convert.ToHexString(reply)}");
+        await AssertStillServingAsync();
+    }
+
+    [Fact]
+    public async Task AgentPort_GarbageBytesInsideTls_ConnectionRefusedWithGoAwayAndAgentKeepsServing()
+    {
+        // Arrange: a cluster member's TLS connection, negotiating h2, whose first bytes are not the HTTP/2 preface.
+        var garbage = new byte[4096];
+        new Random(7).NextBytes(garbage);
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(IPAddress.Loopback, fixture.Agent.Port).WaitAsync(PmpiCli.Timeout);
+        await using var tls = new SslStream(new NetworkStream(socket), leaveInnerStreamOpen: false);
+        await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+        {
+            TargetHost = "127.0.0.1",
+            ApplicationProtocols = [SslApplicationProtocol.Http2],
+            ClientCertificates = [TestCluster.Credentials.Certificate],
+            RemoteCertificateValidationCallback = (_, _, _, _) => true,
+        }).WaitAsync(PmpiCli.Timeout);
+
+        // Act
+        await tls.WriteAsync(garbage).AsTask().WaitAsync(PmpiCli.Timeout);
+        var reply = await ReadUntilClosedAsync(tls);
 
         // Assert: HTTP/2 (RFC 9113 §3.4) answers a bad connection preface with GOAWAY(PROTOCOL_ERROR) and closes.
         Assert.True(reply.Length >= 17, $"Expected a GOAWAY frame, got {reply.Length} bytes: {Convert.ToHexString(reply)}");
@@ -78,7 +105,7 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
     public async Task AgentPort_UnknownMethod_FailsUnimplementedAndAgentKeepsServing(string path)
     {
         // Arrange
-        using var channel = new RpcChannel(fixture.Agent.Address);
+        using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<NodeInfoRequest, NodeInfo>(path, new NodeInfoRequest(), TimeSpan.FromSeconds(10)))
@@ -117,7 +144,17 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
         Assert.False(fixture.Agent.Process.HasExited, $"The agent exited.\n{fixture.Agent.Process.Transcript}");
     }
 
-    private static HttpClient Http2Client() => new(new SocketsHttpHandler { UseProxy = false }) { Timeout = PmpiCli.Timeout };
+    /// <summary>A raw HTTP/2 client speaking TLS as a cluster member, for requests RpcChannel would not send.</summary>
+    private static HttpClient Http2Client() => new(new SocketsHttpHandler
+    {
+        UseProxy = false,
+        SslOptions = new SslClientAuthenticationOptions
+        {
+            ClientCertificates = [TestCluster.Credentials.Certificate],
+            // The agent's certificate is checked by the other tests; these send malformed requests.
+            RemoteCertificateValidationCallback = (_, _, _, _) => true,
+        },
+    }) { Timeout = PmpiCli.Timeout };
 
     private HttpRequestMessage GrpcRequest(string path, byte[] body)
     {
@@ -145,18 +182,18 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
         return ((StatusCode)int.Parse(status.Single(), System.Globalization.CultureInfo.InvariantCulture), message);
     }
 
-    private static async Task<byte[]> ReadUntilClosedAsync(Socket socket)
+    private static async Task<byte[]> ReadUntilClosedAsync(Stream stream)
     {
         var received = new MemoryStream();
         var buffer = new byte[4096];
         using var cancel = new CancellationTokenSource(PmpiCli.Timeout);
         try
         {
-            while (await socket.ReceiveAsync(buffer, SocketFlags.None, cancel.Token) is var n and > 0) received.Write(buffer, 0, n);
+            while (await stream.ReadAsync(buffer, cancel.Token) is var n and > 0) received.Write(buffer, 0, n);
         }
-        catch (SocketException)
+        catch (IOException)
         {
-            // Reset after the GOAWAY: what arrived before is the answer.
+            // Reset after the GOAWAY or the alert: what arrived before is the answer.
         }
         return received.ToArray();
     }

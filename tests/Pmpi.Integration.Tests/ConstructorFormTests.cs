@@ -9,7 +9,7 @@ public sealed class ConstructorFormTests
     public async Task Run_ConstructorFormUnderPmpiRun_EachProcessIsItsOwnRankOfOneWorld()
     {
         // Act
-        await using var run = PmpiCli.Start(["run", "-n", "4", PmpiCli.TestRanksDll, "constructor"]);
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "4", PmpiCli.TestRanksDll, "constructor"]);
         int code = await run.WaitForExitAsync(PmpiCli.Timeout);
 
         // Assert: four different ranks of one 4-rank world (the allreduce of the ranks is 0+1+2+3 on each), nested

@@ -4,8 +4,8 @@ using Pmpi.Integration.Tests.Infrastructure;
 namespace Pmpi.Integration.Tests;
 
 /// <summary>
-/// A Python grpcio client (the reference gRPC implementation) calls a running `pmpi agent`, with messages protoc
-/// generates from proto/pmpi/v1 at test time. Needs Debian's python3-grpcio, python3-protobuf and protobuf-compiler;
+/// A Python grpcio client (the reference gRPC implementation) calls a running `pmpi agent` over mutual TLS with the
+/// cluster credential, with messages protoc generates from proto/pmpi/v1 at test time. Needs Debian's python3-grpcio, python3-protobuf and protobuf-compiler;
 /// when they are missing the test fails, saying what to install.
 /// </summary>
 [Trait("Category", "Interop")]
@@ -20,7 +20,7 @@ public sealed class GrpcioClientTests
         await using var agent = await AgentProcess.StartAsync("node-a", slots: 3);
 
         // Act
-        await using var client = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(AppContext.BaseDirectory, "Python", "get_node_info.py"), generated.Path, agent.Endpoint],
+        await using var client = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(AppContext.BaseDirectory, "Python", "get_node_info.py"), generated.Path, agent.Endpoint, TestCluster.Directory],
             GrpcioPython.Environment);
         int code = await client.WaitForExitAsync(PmpiCli.Timeout);
 

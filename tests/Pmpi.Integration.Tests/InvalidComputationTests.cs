@@ -43,6 +43,24 @@ public sealed class InvalidComputationTests
             4, "ranks", "slots"
         },
         {
+            "beyond-local-slots",
+            """
+            <computation name="crowded-here" xmlns="urn:pmpi:computation:v1">
+              <ranks program="{0}" count="1000000" args="marker {1}"/>
+            </computation>
+            """,
+            2, "ranks", "slots of the local agent"
+        },
+        {
+            "count-overflows",
+            """
+            <computation name="overflow" xmlns="urn:pmpi:computation:v1">
+              <ranks program="{0}" count="99999999999" args="marker {1}"/>
+            </computation>
+            """,
+            2, "count=", "not a whole number"
+        },
+        {
             "missing-program",
             """
             <computation name="absent" xmlns="urn:pmpi:computation:v1">

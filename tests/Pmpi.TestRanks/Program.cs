@@ -12,6 +12,18 @@ if (scenario == "marker")
     File.WriteAllText(args[1], "launched");
 }
 
+// Scenarios that act before PMPI starts, on the rank PMPI_RANK names.
+bool isTarget = args.Length > 1 && System.Environment.GetEnvironmentVariable("PMPI_RANK") == args[1];
+if (scenario == "early" && isTarget)
+{
+    // Ends with 0 without ever registering: the job must fail at once, naming this rank.
+    return;
+}
+if (scenario == "late" && isTarget)
+{
+    // Registers only after the given seconds: longer than the job's registration timeout.
+    Thread.Sleep(TimeSpan.FromSeconds(Int(args[2])));
+}
 if (scenario == "constructor")
 {
     ConstructorForm(ref args);
@@ -42,6 +54,28 @@ Environment.Run(ref args, world =>
             Big(world, megabytes: Int(args[1]));
             break;
         case "marker":
+        case "early":
+        case "late":
+            break;
+        case "compute":
+            Compute(world, seconds: Int(args[1]));
+            break;
+        case "flood":
+            if (world.Rank == 0) Flood(megabytes: Int(args[1]));
+            break;
+        case "longline":
+            if (world.Rank == 0) LongLine(megabytes: Int(args[1]));
+            break;
+        case "await":
+            // Every rank registered and waits (serving its endpoint) until the file exists, then proves the job works.
+            world.Barrier();
+            Console.WriteLine("waiting");
+            while (!File.Exists(args[1])) Thread.Sleep(100);
+            Collectives(world);
+            break;
+        case "grandchild":
+            if (world.Rank == 0) Grandchild(pidFile: args[1]);
+            world.Receive<int>(Communicator.AnySource, 999);
             break;
         default:
             throw new ArgumentException($"Unknown scenario '{scenario}'; see tests/Pmpi.TestRanks/Program.cs.");
@@ -128,4 +162,57 @@ static void Big(Intracommunicator world, int megabytes)
 
     // Not a simple ramp, so a chunk delivered out of place or twice would not compare equal.
     static double Value(int i) => i * 0.5 + (i % 7919);
+}
+
+// A compute phase with no PMPI call at all, longer than the heartbeat timeout: the runtime's heartbeat must carry it.
+static void Compute(Intracommunicator world, int seconds)
+{
+    var until = DateTime.UtcNow.AddSeconds(seconds);
+    double x = 0;
+    while (DateTime.UtcNow < until) x += Math.Sqrt(x + 1);
+    world.Barrier();
+    if (world.Rank == 0) Console.WriteLine($"computed {x > 0}");
+}
+
+// Lines of exactly 1,024 bytes (a counter, padding, newline), as fast as the pipe takes them.
+static void Flood(int megabytes)
+{
+    using var stdout = Console.OpenStandardOutput();
+    var line = new byte[1024];
+    line.AsSpan().Fill((byte)'.');
+    line[^1] = (byte)'\n';
+    int lines = megabytes * 1024;
+    for (int i = 0; i < lines; i++)
+    {
+        System.Text.Encoding.ASCII.GetBytes($"{i:D10}", line);
+        stdout.Write(line);
+    }
+    stdout.Flush();
+    Console.Error.WriteLine($"flood done lines={lines}");
+}
+
+// One line of the given size with no newline at all, written in 1 MB blocks.
+static void LongLine(int megabytes)
+{
+    using var stdout = Console.OpenStandardOutput();
+    var block = new byte[1024 * 1024];
+    block.AsSpan().Fill((byte)'x');
+    for (int i = 0; i < megabytes; i++) stdout.Write(block);
+    stdout.Flush();
+    Console.Error.WriteLine($"longline done bytes={megabytes * 1024L * 1024}");
+}
+
+// Starts a process that leaves this rank's session (setsid) and its parent (which exits at once, so the process is
+// re-parented and no longer in the rank's process tree), and writes its process id to a file. It keeps the rank's
+// output pipes open, as a daemon started carelessly would.
+static void Grandchild(string pidFile)
+{
+    using var child = System.Diagnostics.Process.Start("/bin/sh", ["-c", $"setsid sh -c 'echo $$ > \"{pidFile}\"; exec sleep 300' &"]);
+    var deadline = DateTime.UtcNow.AddSeconds(30);
+    while (!File.Exists(pidFile) || File.ReadAllText(pidFile).Trim().Length == 0)
+    {
+        if (DateTime.UtcNow > deadline) throw new TimeoutException("the grandchild did not write its process id");
+        Thread.Sleep(50);
+    }
+    Console.WriteLine($"grandchild pid={File.ReadAllText(pidFile).Trim()}");
 }

@@ -3,7 +3,7 @@ using System.Globalization;
 namespace Pmpi.Bench.PingPong;
 
 /// <summary>
-/// The ping-pong of shared/refbench/pingpong.c, statement for statement: same sizes, iteration counts, warm-up,
+/// The ping-pong of bench/native/pingpong.c, statement for statement: same sizes, iteration counts, warm-up,
 /// barrier and timer, and the same output line <c>size\thalf_rtt_us\tMB/s</c> from rank 0, so the two tables line up.
 /// </summary>
 public static class PingPongBenchmark
@@ -11,15 +11,20 @@ public static class PingPongBenchmark
     /// <summary>Message sizes in bytes, as in pingpong.c.</summary>
     public static readonly int[] Sizes = [1, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20, 16 << 20];
 
-    /// <summary>Timed round trips for a size, as in pingpong.c: 20000 up to 8 KB, 5000 up to 64 KB, 200 above.</summary>
-    public static int IterationsFor(int size) => size <= 8192 ? 20000 : (size <= 65536 ? 5000 : 200);
+    /// <summary>Timed round trips for a size, as in pingpong.c: 20000 up to 8 KB, 5000 up to 64 KB, 200 above; a tenth when <paramref name="quick"/>.</summary>
+    public static int IterationsFor(int size, bool quick)
+    {
+        int iterations = size <= 8192 ? 20000 : (size <= 65536 ? 5000 : 200);
+        return quick ? iterations / 10 : iterations;
+    }
 
     /// <summary>
     /// The rank body: ranks 0 and 1 bounce a byte[] of each size; rank 0 writes one line per size to
     /// <paramref name="output"/>. With <paramref name="details"/>, it adds the bytes rank 0 allocated per round trip
-    /// and the gen-0 collections during the timed loop, as comment lines (which run.sh ignores).
+    /// and the gen-0 collections during the timed loop, as comment lines (which run.sh ignores). <paramref name="quick"/>
+    /// runs a tenth of the iterations, as <c>pingpong --quick</c> does.
     /// </summary>
-    public static void Run(Intracommunicator world, TextWriter output, bool details)
+    public static void Run(Intracommunicator world, TextWriter output, bool details, bool quick)
     {
         ArgumentNullException.ThrowIfNull(world);
         ArgumentNullException.ThrowIfNull(output);
@@ -31,7 +36,7 @@ public static class PingPongBenchmark
             // gets an array of exactly n bytes, filled like the C buffer.
             var buf = new byte[n];
             Array.Fill(buf, (byte)1);
-            int iters = IterationsFor(n);
+            int iters = IterationsFor(n, quick);
             int warm = iters / 10;
             double t0 = 0;
             long allocated0 = 0;

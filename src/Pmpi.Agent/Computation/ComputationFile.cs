@@ -18,8 +18,17 @@ public static partial class ComputationFile
 
     private const string SchemaResourceName = "Pmpi.Agent.Computation.computation.xsd";
 
-    // Job files are a few kilobytes; the cap stops a mistaken or hostile submission from exhausting the master.
-    private const long MaxCharacters = 4 * 1024 * 1024;
+    /// <summary>
+    /// The longest computation file PMPI reads: 4,194,304 characters (4 MiB of ASCII). Job files are a few kilobytes;
+    /// the cap stops a mistaken or hostile submission from exhausting the master.
+    /// </summary>
+    public const int MaxCharacters = 4 * 1024 * 1024;
+
+    /// <summary>The most ranks one computation may have: 1,048,576.</summary>
+    public const int MaxWorldSize = 1024 * 1024;
+
+    /// <summary>What PMPI says of a file over <see cref="MaxCharacters"/>, here and where `pmpi run` checks a file's size first.</summary>
+    public static string TooLargeMessage => $"the computation file is larger than {MaxCharacters:N0} characters (4 MiB), the most PMPI reads; a computation file names programs and nodes, not data";
 
     private static readonly Lazy<XmlSchemaSet> Schemas = new(LoadSchemas);
 
@@ -142,6 +151,9 @@ public static partial class ComputationFile
             var location = new SourceLocation(fileName, 1 + source.AsSpan(0, at).Count('\n'), at - lineStart + 1);
             return new ComputationFileError(location, "DTDs (<!DOCTYPE ...>) are not allowed in computation files");
         }
+        // .NET's own wording names a reader setting the user cannot change.
+        if (e.Message.Contains(nameof(XmlReaderSettings.MaxCharactersInDocument), StringComparison.Ordinal))
+            return new ComputationFileError(new(fileName, e.LineNumber, e.LinePosition), TooLargeMessage);
         return new ComputationFileError(new(fileName, e.LineNumber, e.LinePosition), StripPosition(e.Message));
     }
 
@@ -158,7 +170,10 @@ public static partial class ComputationFile
     private static string Humanize(string message)
     {
         message = message.Replace($" in namespace '{Namespace}'", "", StringComparison.Ordinal)
-            .Replace($"{Namespace}:", "", StringComparison.Ordinal);
+            .Replace($"{Namespace}:", "", StringComparison.Ordinal)
+            .Replace("http://www.w3.org/2001/XMLSchema:", "", StringComparison.Ordinal);
+        // A number out of range: say the range, not .NET's type name.
+        message = Int32Overflow().Replace(message, "'$1' is not a whole number from -2,147,483,648 to 2,147,483,647.");
         foreach (var (type, expected) in PatternHints)
         {
             if (message.Contains($"datatype '{type}'", StringComparison.Ordinal))
@@ -171,6 +186,9 @@ public static partial class ComputationFile
 
     // XmlException appends " Line n, position m." to its message; the location is already in the error's prefix.
     private static string StripPosition(string message) => PositionSuffix().Replace(message, "");
+
+    [GeneratedRegex(@"The string '([^']*)' is not a valid Int32 value\.")]
+    private static partial Regex Int32Overflow();
 
     [GeneratedRegex(@"\s*Line \d+, position \d+\.$")]
     private static partial Regex PositionSuffix();

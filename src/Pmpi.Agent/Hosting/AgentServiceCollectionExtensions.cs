@@ -5,6 +5,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Hosting.Internal;
+using Pmpi.Agent.Internal;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Agent.Services;
 
@@ -32,14 +33,17 @@ public static class AgentServiceCollectionExtensions
 
         services.TryAddSingleton(_ => NodeInfoProviderFactory.Create());
         services.TryAddSingleton<AgentEndpoint>();
+        // Reading the options runs the validator, which refuses a host without a security.
+        services.TryAddSingleton(provider => new CallGuard(provider.GetRequiredService<IOptions<AgentOptions>>().Value.Security!, provider.GetRequiredService<ILogger<CallGuard>>()));
         services.TryAddSingleton(provider => new AgentService(provider.GetRequiredService<IOptions<AgentOptions>>().Value,
-            provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<ILogger<AgentService>>()));
+            provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<ILogger<AgentService>>()));
         services.TryAddSingleton(provider =>
         {
             // This host is both master (ranks anywhere dial its advertised address) and the agent for computations
             // that name no nodes (the embedded default; dialled from this machine).
             var endpoint = provider.GetRequiredService<AgentEndpoint>();
-            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address);
+            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address, provider.GetRequiredService<CallGuard>(),
+                provider.GetRequiredService<IOptions<AgentOptions>>().Value);
         });
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<KestrelServerOptions>, AgentKestrelSetup>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, AgentLifetimeService>());

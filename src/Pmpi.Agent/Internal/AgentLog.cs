@@ -12,6 +12,9 @@ namespace Pmpi.Agent.Internal;
 /// 4   RankExited     Information  a launched rank ended (any exit code)
 /// 5   JobKilled      Information  a job's ranks were killed (Kill call or shutdown)
 /// 6   ShuttingDown   Information  the agent was asked to stop (SIGTERM, Ctrl+C, service manager)
+/// 7   CallRefused    Warning      a call lacked valid credentials (no cluster membership, a bad ticket or job key); nothing started
+/// 8   Insecure       Warning      the agent accepts every caller in cleartext (--insecure)
+/// 9   RankUnresponsive Warning    a rank's runtime stopped sending heartbeats (stopped or frozen)
 /// </code>
 /// </summary>
 internal static partial class AgentLog
@@ -37,4 +40,15 @@ internal static partial class AgentLog
     [LoggerMessage(EventId = 6, EventName = "ShuttingDown", Level = LogLevel.Information,
         Message = "pmpi agent shutting down: killing the ranks of {JobCount} running jobs")]
     public static partial void ShuttingDown(ILogger logger, int jobCount);
+
+    [LoggerMessage(EventId = 7, EventName = "CallRefused", Level = LogLevel.Warning, Message = "Refused {Method} from {Peer}: {Reason}")]
+    public static partial void CallRefused(ILogger logger, string method, string peer, string reason);
+
+    [LoggerMessage(EventId = 8, EventName = "Insecure", Level = LogLevel.Warning,
+        Message = "pmpi agent runs with --insecure: cleartext, and every caller who reaches {Address} may run programs as this user")]
+    public static partial void Insecure(ILogger logger, Uri address);
+
+    [LoggerMessage(EventId = 9, EventName = "RankUnresponsive", Level = LogLevel.Warning,
+        Message = "Job {JobId}: rank {Rank} (pid {ProcessId}) sent no heartbeat for {Seconds:F1} s: stopped or frozen")]
+    public static partial void RankUnresponsive(ILogger logger, string jobId, int rank, int processId, double seconds);
 }

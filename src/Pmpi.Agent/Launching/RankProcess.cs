@@ -1,4 +1,8 @@
 using System.Diagnostics;
+using System.IO.Pipes;
+using System.Security.Cryptography;
+using Pmpi.Agent.Launching.Internal;
+using Pmpi.Rpc;
 
 namespace Pmpi.Agent.Launching;
 
@@ -9,7 +13,14 @@ namespace Pmpi.Agent.Launching;
 /// <param name="WorkingDirectory">The process's working directory.</param>
 /// <param name="Environment">Variables added to the agent's own environment (the rank's identity among them).</param>
 public sealed record RankStart(int Rank, string Program, IReadOnlyList<string> Arguments, string WorkingDirectory,
-    IReadOnlyDictionary<string, string> Environment);
+    IReadOnlyDictionary<string, string> Environment)
+{
+    /// <summary>
+    /// How long the rank's runtime may fall silent, once it has sent its first heartbeat, before
+    /// <see cref="RankProcess.Unresponsive"/> completes. Defaults to null: no heartbeat pipe is handed down.
+    /// </summary>
+    public TimeSpan? HeartbeatTimeout { get; init; }
+}
 
 /// <summary>Which stream a line of rank output came from.</summary>
 public enum OutputStream
@@ -20,19 +31,50 @@ public enum OutputStream
     Stderr,
 }
 
+/// <summary>A line of rank output, or a piece of a line longer than <see cref="RankProcess.MaxLineLength"/>.</summary>
+/// <param name="Stream">The stream it came from.</param>
+/// <param name="Text">The text, without its newline.</param>
+/// <param name="Continues">The line goes on in the next piece of the same stream.</param>
+public readonly record struct OutputPiece(OutputStream Stream, string Text, bool Continues);
+
 /// <summary>
-/// One running rank process. Output is forwarded line by line as it comes; <see cref="Exited"/> completes with the
-/// exit code once the process has ended and both output streams are drained, so no line arrives after the exit.
-/// Disposing kills the process and everything it started.
+/// One running rank process. Output is forwarded line by line as it comes, a line longer than
+/// <see cref="MaxLineLength"/> in pieces; the pipe is read only as fast as the consumer takes the pieces, so a rank
+/// that writes faster than its output travels waits in its write instead of growing the agent's memory.
+/// <see cref="Exited"/> completes with the exit code once the process has ended and both output streams are drained,
+/// so no line arrives after the exit. The rank runs in its own session, cgroup or job object
+/// (<see cref="RankContainment"/>): killing it, disposing it, or its own exit ends everything it started.
 /// </summary>
 public sealed class RankProcess : IDisposable
 {
-    private readonly Process _process;
+    /// <summary>The longest piece of output forwarded at once: 65,536 characters; a longer line arrives in pieces.</summary>
+    public const int MaxLineLength = 64 * 1024;
 
-    private RankProcess(Process process, Task<int> exited)
+    private static readonly TimeSpan HeartbeatCheck = TimeSpan.FromSeconds(1);
+
+    /// <summary>How long output may still come after the rank exited, from a descendant that escaped its containment.</summary>
+    private static readonly TimeSpan OutputAfterExit = TimeSpan.FromSeconds(2);
+
+    // Held from creating a heartbeat pipe until the rank has started and the agent closed its copy of the rank's end:
+    // a rank started meanwhile by another launch would inherit that end and keep it open.
+    private static readonly Lock SpawnLock = new();
+
+    private readonly Process _process;
+    private readonly RankContainment _containment;
+    private readonly AnonymousPipeServerStream? _heartbeat;
+    private readonly Timer? _heartbeatCheck;
+    private readonly TaskCompletionSource<TimeSpan> _unresponsive = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private long _lastHeartbeat;
+
+    private RankProcess(Process process, RankContainment containment, AnonymousPipeServerStream? heartbeat, TimeSpan? heartbeatTimeout, Task stdout, Task stderr)
     {
         _process = process;
-        Exited = exited;
+        _containment = containment;
+        _heartbeat = heartbeat;
+        Exited = WaitForExit(stdout, stderr);
+        if (heartbeat is null || heartbeatTimeout is not { } timeout) return;
+        new Thread(() => ListenForHeartbeats(heartbeat)) { IsBackground = true, Name = $"PMPI heartbeat of process {process.Id}" }.Start();
+        _heartbeatCheck = new Timer(_ => CheckHeartbeat(timeout), null, HeartbeatCheck, HeartbeatCheck);
     }
 
     /// <summary>The operating system's process id.</summary>
@@ -41,12 +83,22 @@ public sealed class RankProcess : IDisposable
     /// <summary>Completes with the exit code after the last output line was delivered.</summary>
     public Task<int> Exited { get; }
 
-    /// <summary>Starts the rank; <paramref name="onLine"/> is called for every output line, from pool threads.</summary>
+    /// <summary>
+    /// Completes, with how long it was silent, when the rank's runtime sent heartbeats and then none for longer than
+    /// <see cref="RankStart.HeartbeatTimeout"/> while the process still ran: it is stopped or frozen. Never completes
+    /// for a rank started without a heartbeat timeout.
+    /// </summary>
+    public Task<TimeSpan> Unresponsive => _unresponsive.Task;
+
+    /// <summary>
+    /// Starts the rank; <paramref name="onOutput"/> receives every line (or piece of a long line) in order per stream,
+    /// and the stream is not read again until the returned task completes.
+    /// </summary>
     /// <exception cref="InvalidOperationException">The program could not be started; the message says which and why.</exception>
-    public static RankProcess Start(RankStart start, Action<OutputStream, string> onLine)
+    public static RankProcess Start(RankStart start, Func<OutputPiece, ValueTask> onOutput)
     {
         ArgumentNullException.ThrowIfNull(start);
-        ArgumentNullException.ThrowIfNull(onLine);
+        ArgumentNullException.ThrowIfNull(onOutput);
         var info = new ProcessStartInfo
         {
             WorkingDirectory = start.WorkingDirectory,
@@ -55,39 +107,51 @@ public sealed class RankProcess : IDisposable
             RedirectStandardInput = true,
             UseShellExecute = false,
         };
-        if (start.Program.EndsWith(".dll", StringComparison.OrdinalIgnoreCase))
-        {
-            info.FileName = DotnetHost;
-            info.ArgumentList.Add(start.Program);
-        }
-        else info.FileName = start.Program;
+        bool managed = start.Program.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
+        // Checked here because a wrapper such as setsid would start, and only then fail to run the program.
+        if (!managed && Path.IsPathRooted(start.Program) && !File.Exists(start.Program))
+            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{start.Program}': no such file.");
+        var containment = RankContainment.Create($"pmpi-{System.Environment.ProcessId}-rank{start.Rank}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}");
+        (info.FileName, var prefix) = containment.Wrap(managed ? DotnetHost : start.Program);
+        foreach (var argument in prefix) info.ArgumentList.Add(argument);
+        if (managed) info.ArgumentList.Add(start.Program);
         foreach (var argument in start.Arguments) info.ArgumentList.Add(argument);
         foreach (var (name, value) in start.Environment) info.Environment[name] = value;
 
         var process = new Process { StartInfo = info, EnableRaisingEvents = true };
-        var stdoutDone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var stderrDone = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        process.OutputDataReceived += (_, e) => Forward(e.Data, OutputStream.Stdout, stdoutDone);
-        process.ErrorDataReceived += (_, e) => Forward(e.Data, OutputStream.Stderr, stderrDone);
+        AnonymousPipeServerStream? heartbeat = null;
         try
         {
-            process.Start();
+            lock (SpawnLock)
+            {
+                if (start.HeartbeatTimeout is not null)
+                {
+                    heartbeat = new AnonymousPipeServerStream(PipeDirection.In, HandleInheritability.Inheritable);
+                    info.Environment[RankEnvironment.Heartbeat] = heartbeat.GetClientHandleAsString();
+                }
+                process.Start();
+                heartbeat?.DisposeLocalCopyOfClientHandle();
+            }
         }
-        catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException)
+        catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException or IOException)
         {
+            heartbeat?.Dispose();
             process.Dispose();
-            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{info.FileName}': {e.Message}", e);
+            containment.Dispose();
+            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{(managed ? DotnetHost : start.Program)}': {e.Message}", e);
+        }
+        try
+        {
+            containment.Adopt(process);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // The rank exited already (nothing left to contain), or the cgroup refused it: its session still holds it.
         }
         process.StandardInput.Close(); // ranks read no input; an open pipe would keep a reader waiting forever
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
-        return new RankProcess(process, WaitForExit(process, stdoutDone.Task, stderrDone.Task));
-
-        void Forward(string? line, OutputStream stream, TaskCompletionSource done)
-        {
-            if (line is null) done.TrySetResult();
-            else onLine(stream, line);
-        }
+        var stdout = ForwardAsync(process.StandardOutput, OutputStream.Stdout, onOutput);
+        var stderr = ForwardAsync(process.StandardError, OutputStream.Stderr, onOutput);
+        return new RankProcess(process, containment, heartbeat, start.HeartbeatTimeout, stdout, stderr);
     }
 
     /// <summary>Whether <see cref="Kill"/> found the process still running: its exit code is the kill's, not the program's.</summary>
@@ -99,26 +163,106 @@ public sealed class RankProcess : IDisposable
         try
         {
             if (!_process.HasExited) WasKilled = true;
-            _process.Kill(entireProcessTree: true);
         }
         catch (InvalidOperationException)
         {
-            // Already exited.
+            // Already exited and disposed.
+            return;
         }
+        _containment.Kill(_process);
     }
 
     /// <inheritdoc/>
     public void Dispose()
     {
         Kill();
+        _heartbeatCheck?.Dispose();
+        _heartbeat?.Dispose();
         _process.Dispose();
+        _containment.Dispose();
     }
 
-    private static async Task<int> WaitForExit(Process process, Task stdout, Task stderr)
+    /// <summary>
+    /// Forwards a stream line by line, cutting lines at <see cref="MaxLineLength"/>, so neither a flood of lines nor
+    /// one endless line makes the agent hold more than a piece per stream.
+    /// </summary>
+    private static async Task ForwardAsync(StreamReader reader, OutputStream stream, Func<OutputPiece, ValueTask> onOutput)
     {
-        await process.WaitForExitAsync().ConfigureAwait(false);
-        await Task.WhenAll(stdout, stderr).ConfigureAwait(false);
-        return process.ExitCode;
+        var read = new char[4096];
+        var line = new char[MaxLineLength];
+        int length = 0, count;
+        bool continuing = false; // a piece of the current line went out already
+        while ((count = await reader.ReadAsync(read).ConfigureAwait(false)) > 0)
+        {
+            int at = 0;
+            while (at < count)
+            {
+                int newline = Array.IndexOf(read, '\n', at, count - at);
+                int end = newline < 0 ? count : newline;
+                while (at < end)
+                {
+                    int take = Math.Min(end - at, MaxLineLength - length);
+                    Array.Copy(read, at, line, length, take);
+                    length += take;
+                    at += take;
+                    if (length == MaxLineLength)
+                    {
+                        // A piece never ends between the halves of a surrogate pair: the high half starts the next one.
+                        int piece = char.IsHighSurrogate(line[length - 1]) ? length - 1 : length;
+                        await onOutput(new(stream, new string(line, 0, piece), Continues: true)).ConfigureAwait(false);
+                        continuing = true;
+                        length -= piece;
+                        if (length > 0) line[0] = line[piece];
+                    }
+                }
+                if (newline < 0) break;
+                int text = length > 0 && line[length - 1] == '\r' ? length - 1 : length;
+                await onOutput(new(stream, new string(line, 0, text), Continues: false)).ConfigureAwait(false);
+                continuing = false;
+                length = 0;
+                at = newline + 1;
+            }
+        }
+        // A last line without newline, or the end of one whose pieces said it goes on.
+        if (length > 0 || continuing) await onOutput(new(stream, new string(line, 0, length), Continues: false)).ConfigureAwait(false);
+    }
+
+    private void ListenForHeartbeats(AnonymousPipeServerStream heartbeat)
+    {
+        var beats = new byte[64];
+        try
+        {
+            while (heartbeat.Read(beats) > 0) Volatile.Write(ref _lastHeartbeat, Stopwatch.GetTimestamp());
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException)
+        {
+            // The rank ended or the process object was disposed: nothing left to listen to.
+        }
+    }
+
+    private void CheckHeartbeat(TimeSpan timeout)
+    {
+        long last = Volatile.Read(ref _lastHeartbeat);
+        // Silence counts only once the runtime has started beating: startup is the registration timeout's concern.
+        if (last == 0 || Exited.IsCompleted) return;
+        var silence = Stopwatch.GetElapsedTime(last);
+        if (silence > timeout && !_process.HasExited) _unresponsive.TrySetResult(silence);
+    }
+
+    private async Task<int> WaitForExit(Task stdout, Task stderr)
+    {
+        await _process.WaitForExitAsync().ConfigureAwait(false);
+        // A rank's descendants live no longer than the rank: they would hold its node, and its output pipes open.
+        _containment.Kill(_process);
+        try
+        {
+            await Task.WhenAll(stdout, stderr).WaitAsync(OutputAfterExit).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // A descendant that escaped the containment still holds the pipes: the rank's exit does not wait for it.
+        }
+        return _process.ExitCode;
     }
 
     /// <summary>The dotnet host that runs this agent, so ranks use the same runtime; "dotnet" from PATH otherwise.</summary>

@@ -27,7 +27,7 @@ public sealed class AgentHost : IAsyncDisposable
         Address = address;
     }
 
-    /// <summary>Where the services listen, e.g. http://127.0.0.1:7300 (the real port when 0 was asked for).</summary>
+    /// <summary>Where the services listen, e.g. https://127.0.0.1:7300 (the real port when 0 was asked for).</summary>
     public Uri Address { get; }
 
     /// <summary>The host's services.</summary>
@@ -46,6 +46,9 @@ public sealed class AgentHost : IAsyncDisposable
             agent.Domain = options.Domain;
             agent.Slots = options.Slots;
             agent.RankBindAddress = options.RankBindAddress;
+            agent.Security = options.Security;
+            agent.HeartbeatTimeout = options.HeartbeatTimeout;
+            agent.RegistrationTimeout = options.RegistrationTimeout;
         }, configureHost: null, cancellationToken);
     }
 

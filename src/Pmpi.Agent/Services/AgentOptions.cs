@@ -1,3 +1,5 @@
+using Pmpi.Rpc.Security;
+
 namespace Pmpi.Agent.Services;
 
 /// <summary>
@@ -18,12 +20,44 @@ public sealed class AgentOptions
     /// <summary>The node's administrative domain. Defaults to null: no domain.</summary>
     public string? Domain { get; set; }
 
-    /// <summary>Ranks this node takes before it is oversubscribed, at least 1. Defaults to the number of logical cores.</summary>
+    /// <summary>
+    /// How many ranks a computation that allows oversubscription may run per slot, at most: the hard cap on what the
+    /// agent starts at once (<see cref="Slots"/> × 8), so no computation file or `-n` can fork without limit.
+    /// </summary>
+    public const int OversubscribedRanksPerSlot = 8;
+
+    /// <summary>
+    /// Ranks this node takes at once, at least 1. Defaults to the number of logical cores. A launch beyond the free
+    /// slots is refused unless its computation allows oversubscription, and then up to
+    /// <see cref="OversubscribedRanksPerSlot"/> ranks per slot.
+    /// </summary>
     public int Slots { get; set; } = System.Environment.ProcessorCount;
+
+    /// <summary>
+    /// How long a rank's runtime (for this agent) or an agent (for this agent as master) may fall silent before the
+    /// job is aborted naming it. Both beat every second from a thread of their own, so a long compute phase never
+    /// trips it; a stopped (SIGSTOP) or frozen process does. Defaults to 5 seconds, so a job ends within 10 s of a
+    /// freeze.
+    /// </summary>
+    public TimeSpan HeartbeatTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// How long, as master, a job waits for all its ranks to register before it is aborted naming the ranks still
+    /// missing. Defaults to 60 seconds.
+    /// </summary>
+    public TimeSpan RegistrationTimeout { get; set; } = TimeSpan.FromSeconds(60);
 
     /// <summary>
     /// The IP address rank endpoints listen on and advertise to their peers: an address of this node that the other
     /// nodes reach. Defaults to 127.0.0.1, which serves jobs whose ranks all run on this machine.
     /// </summary>
     public string RankBindAddress { get; set; } = "127.0.0.1";
+
+    /// <summary>
+    /// How callers prove they belong to the cluster and how traffic is protected: <see cref="RpcSecurity.MutualTls"/>
+    /// with the cluster credential for a daemon, <see cref="RpcSecurity.ForThisProcess"/> for an embedded agent on
+    /// loopback, <see cref="RpcSecurity.Insecure"/> only when asked for. Defaults to null, which the validator refuses:
+    /// an agent never starts unauthenticated by accident.
+    /// </summary>
+    public RpcSecurity? Security { get; set; }
 }

@@ -1,12 +1,12 @@
 using System.Collections.Concurrent;
-using System.Security.Cryptography;
-using System.Text;
 using System.Threading.Channels;
+using Google.Protobuf;
 using Microsoft.Extensions.Logging;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.Launching;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
@@ -16,7 +16,7 @@ namespace Pmpi.Agent.Services;
 /// The Agent service: describes the node, launches ranks and streams their lives, kills jobs. A Launch call owns
 /// its processes: when it ends for any reason (all exited, Kill, the master gone) none is left running.
 /// </summary>
-internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, ILogger<AgentService> logger)
+internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, CallGuard guard, ILogger<AgentService> logger)
 {
     /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
     private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(5);
@@ -24,14 +24,36 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// <summary>How long a shutdown waits for its notice to reach the masters before it kills their ranks.</summary>
     private static readonly TimeSpan NotifyWait = TimeSpan.FromSeconds(1);
 
+    /// <summary>Events a launch queues for its master before the ranks' pipes are no longer read: a bounded memory per launch.</summary>
+    private const int EventQueueLength = 64;
+
+    /// <summary>How often a launch tells its master the agent is alive.</summary>
+    private static readonly TimeSpan HeartbeatInterval = TimeSpan.FromSeconds(1);
+
+    private static readonly LaunchEvent Heartbeat = new() { Heartbeat = new AgentHeartbeat() };
+
+    // What a caller can make the agent buffer per call: node info and kill requests are a few bytes; a launch names
+    // programs, arguments and environments of its ranks; its events are output pieces of at most 65,536 characters.
+    private static readonly RpcOptions SmallMessages = new() { MaxMessageSize = 64 * 1024 };
+    private static readonly RpcOptions LaunchMessages = new() { MaxMessageSize = 4 * 1024 * 1024 };
+
     private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new();
+    /// <summary>The jobs whose tickets this agent accepted, with their expiry: a ticket launches once.</summary>
+    private readonly ConcurrentDictionary<string, long> _admitted = new(StringComparer.Ordinal);
+    private readonly Lock _slotsLock = new();
+    private int _running;
     private volatile bool _stopping;
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()));
-        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync);
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, _) => new KillReply { Killed = await KillAsync(request.JobId, request.JobToken).ConfigureAwait(false) });
+        // Every method is for cluster members only, checked before a request byte is read.
+        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()), SmallMessages)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.GetNodeInfo));
+        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync, LaunchMessages)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Launch));
+        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, call) =>
+            new KillReply { Killed = await KillAsync(request.JobId, request.JobToken, call).ConfigureAwait(false) }, SmallMessages)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Kill));
     }
 
     /// <summary>Jobs with ranks on this node now.</summary>
@@ -63,11 +85,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     /// <summary>Kills a job's ranks on this node; completes once they are gone (or after <see cref="KillWait"/>).</summary>
     /// <exception cref="RpcException">PERMISSION_DENIED: <paramref name="jobToken"/> is not the job's.</exception>
-    public async Task<int> KillAsync(string jobId, string jobToken)
+    private async Task<int> KillAsync(string jobId, string jobToken, ServerCallContext call)
     {
         if (!_jobs.TryGetValue(jobId, out var job)) return 0;
-        if (!CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(jobToken), Encoding.UTF8.GetBytes(job.Token)))
-            throw new RpcException(StatusCode.PermissionDenied, $"Wrong token for job {jobId}: only its master may kill it.");
+        if (!JobTickets.TokenMatches(job.Token, jobToken))
+            throw guard.Refuse(call, ServicePaths.Kill, StatusCode.PermissionDenied, $"a wrong job key for job {jobId}: only its master may kill it");
         var killed = job.Processes.ToArray();
         foreach (var process in killed) process.Kill();
         AgentLog.JobKilled(logger, jobId, killed.Length);
@@ -111,22 +133,35 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     private async Task LaunchAsync(LaunchRequest request, MessageWriter<LaunchEvent> responses, ServerCallContext call)
     {
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
+        var token = Admit(request, call);
         if (_stopping) throw ShuttingDown(request);
+        TakeSlots(request);
         var processes = new ConcurrentBag<RankProcess>();
-        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(request.JobToken, processes, responses))) throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
-        // Output arrives on pool threads from many processes; one writer keeps the response stream in order per rank.
-        var events = Channel.CreateUnbounded<LaunchEvent>(new UnboundedChannelOptions { SingleReader = true });
+        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(token, processes, responses)))
+        {
+            ReleaseSlots(request.Ranks.Count);
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+        }
+        // Output arrives from many processes; one writer keeps the response stream in order per rank. The queue is
+        // bounded: while the master reads slowly, the ranks' pipes are not read and the ranks wait in their writes.
+        var events = Channel.CreateBounded<LaunchEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
         var pump = PumpAsync(events.Reader, responses, call.CancellationToken);
+        // A full queue means events are flowing or the master is not reading: either way a heartbeat can be skipped.
+        using var heartbeat = new Timer(_ => events.Writer.TryWrite(Heartbeat), null, HeartbeatInterval, HeartbeatInterval);
+        DirectoryInfo? keys = null;
         try
         {
+            // Each rank's job key goes through an owner-only file the rank deletes, never argv or the environment.
+            keys = Directory.CreateTempSubdirectory("pmpi-launch-");
             var exits = new List<Task>();
             foreach (var rank in request.Ranks)
             {
-                var process = RankProcess.Start(StartOf(request, rank), (stream, line) =>
-                    events.Writer.TryWrite(new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = stream == OutputStream.Stderr, Line = line } }));
+                var process = RankProcess.Start(StartOf(request, rank, WriteRankCredentials(keys, rank.Rank, token, request.MasterAddress)), piece => Send(events.Writer,
+                    new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = piece.Stream == OutputStream.Stderr, Line = piece.Text, Continues = piece.Continues } },
+                    call.CancellationToken));
                 processes.Add(process);
-                events.Writer.TryWrite(new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } });
-                exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, events.Writer));
+                await Send(events.Writer, new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } }, call.CancellationToken).ConfigureAwait(false);
+                exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, events.Writer, call.CancellationToken));
             }
             AgentLog.JobLaunched(logger, request.JobId, request.Ranks.Count, request.MasterAddress);
             await Task.WhenAll(exits).WaitAsync(call.CancellationToken).ConfigureAwait(false);
@@ -135,7 +170,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await pump.ConfigureAwait(false);
             if (_stopping) throw ShuttingDown(request);
         }
-        catch (InvalidOperationException e)
+        catch (Exception e) when (e is InvalidOperationException or IOException)
         {
             AgentLog.LaunchFailed(logger, request.JobId, e.Message);
             throw new RpcException(StatusCode.FailedPrecondition, e.Message, e);
@@ -145,15 +180,92 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             events.Writer.TryComplete();
             foreach (var process in processes) process.Dispose();
             _jobs.TryRemove(request.JobId, out _);
+            keys?.Delete(recursive: true);
+            ReleaseSlots(request.Ranks.Count);
         }
     }
 
-    private RankStart StartOf(LaunchRequest request, RankLaunch rank)
+    /// <summary>Reserves a launch's slots, or refuses it: beyond the free slots only when oversubscription is asked, and never beyond the hard cap.</summary>
+    private void TakeSlots(LaunchRequest request)
+    {
+        int asked = request.Ranks.Count;
+        lock (_slotsLock)
+        {
+            int free = options.Slots - _running;
+            int cap = options.Slots * AgentOptions.OversubscribedRanksPerSlot - _running;
+            if (asked > (request.Oversubscribe ? cap : free))
+            {
+                var detail = request.Oversubscribe
+                    ? $"Job {request.JobId} asks this agent for {asked} ranks; oversubscribed, it runs at most {AgentOptions.OversubscribedRanksPerSlot} per slot ({options.Slots} slots), and {_running} ranks run already."
+                    : $"Job {request.JobId} asks this agent for {asked} ranks, but only {Math.Max(free, 0)} of its {options.Slots} slots are free; set oversubscribe=\"true\" on <computation> to allow more.";
+                AgentLog.LaunchFailed(logger, request.JobId, detail);
+                throw new RpcException(StatusCode.ResourceExhausted, detail);
+            }
+            _running += asked;
+        }
+    }
+
+    private void ReleaseSlots(int count)
+    {
+        lock (_slotsLock) _running -= count;
+    }
+
+    /// <summary>Queues an event; once the launch's call is over there is nobody to tell, and the event is dropped.</summary>
+    private static async ValueTask Send(ChannelWriter<LaunchEvent> events, LaunchEvent item, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await events.WriteAsync(item, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or ChannelClosedException)
+        {
+            // The launch ended; a rank's output keeps draining so the rank never blocks on a full pipe meanwhile.
+        }
+    }
+
+    /// <summary>
+    /// Checks the launch's ticket (signature, expiry, job, world size, this agent as the master dialled it, every
+    /// rank, not used before) and returns the job's token; refuses the call with PERMISSION_DENIED otherwise.
+    /// </summary>
+    private string Admit(LaunchRequest request, ServerCallContext call)
+    {
+        if (!JobTickets.TryVerify(guard.Security, request.Ticket, request.TicketSignature, out var ticket, out var failure))
+            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, failure);
+        if (ticket.JobId != request.JobId || ticket.WorldSize != request.WorldSize)
+            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"the ticket is for job {ticket.JobId} of {ticket.WorldSize} ranks, not job {request.JobId} of {request.WorldSize}");
+        var dialled = call.HttpContext.Request.Host.Value ?? "";
+        var mine = ticket.Agents.FirstOrDefault(agent => string.Equals(agent.Agent, dialled, StringComparison.OrdinalIgnoreCase))
+            ?? throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not name this agent ({dialled})");
+        foreach (var rank in request.Ranks)
+            if (!mine.Ranks.Contains(rank.Rank))
+                throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not give rank {rank.Rank} to this agent");
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        foreach (var (jobId, expires) in _admitted)
+            if (expires < now) _admitted.TryRemove(jobId, out _);
+        if (!_admitted.TryAdd(ticket.JobId, ticket.ExpiresUnixMs))
+            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket was already used on this agent (a replay)");
+        return JobTickets.JobToken(guard.Security, request.Ticket);
+    }
+
+    /// <summary>Writes a rank's job token (and the CA its master's certificate chains to) to an owner-only file; returns its path.</summary>
+    private string WriteRankCredentials(DirectoryInfo directory, int rank, string token, string masterAddress)
+    {
+        var credentials = new RankCredentials { JobToken = token };
+        if (masterAddress.StartsWith("https:", StringComparison.OrdinalIgnoreCase) && guard.Security.Authority is { } authority)
+            credentials.Authority = ByteString.CopyFrom(authority.RawData);
+        var path = Path.Combine(directory.FullName, $"rank-{rank}");
+        var file = new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.Write };
+        if (!OperatingSystem.IsWindows()) file.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+        using (var stream = new FileStream(path, file)) credentials.WriteTo(stream);
+        return path;
+    }
+
+    private RankStart StartOf(LaunchRequest request, RankLaunch rank, string credentialsFile)
     {
         var environment = new Dictionary<string, string>(rank.Environment)
         {
             [RankEnvironment.JobId] = request.JobId,
-            [RankEnvironment.JobToken] = request.JobToken,
+            [RankEnvironment.CredentialsFile] = credentialsFile,
             [RankEnvironment.Rank] = rank.Rank.ToString(System.Globalization.CultureInfo.InvariantCulture),
             [RankEnvironment.Size] = request.WorldSize.ToString(System.Globalization.CultureInfo.InvariantCulture),
             [RankEnvironment.Master] = request.MasterAddress,
@@ -162,16 +274,22 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         };
         if (options.Domain is { } domain) environment[RankEnvironment.Domain] = domain;
         var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;
-        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment);
+        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment) { HeartbeatTimeout = options.HeartbeatTimeout };
     }
 
-    private async Task ReportExitAsync(RankProcess process, string jobId, int rank, ChannelWriter<LaunchEvent> events)
+    private async Task ReportExitAsync(RankProcess process, string jobId, int rank, ChannelWriter<LaunchEvent> events, CancellationToken cancellationToken)
     {
         int processId = process.ProcessId; // read now: the process may be disposed by the time it exits
+        if (await Task.WhenAny(process.Exited, process.Unresponsive).ConfigureAwait(false) == process.Unresponsive)
+        {
+            var silence = await process.Unresponsive.ConfigureAwait(false);
+            AgentLog.RankUnresponsive(logger, jobId, rank, processId, silence.TotalSeconds);
+            await Send(events, new LaunchEvent { Unresponsive = new RankUnresponsive { Rank = rank, ProcessId = processId, SilentMilliseconds = (long)silence.TotalMilliseconds } }, cancellationToken).ConfigureAwait(false);
+        }
         int code = await process.Exited.ConfigureAwait(false);
         AgentLog.RankExited(logger, jobId, rank, processId, code);
         // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
-        if (!_stopping) events.TryWrite(new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled } });
+        if (!_stopping) await Send(events, new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled } }, cancellationToken).ConfigureAwait(false);
     }
 
     private static RpcException ShuttingDown(LaunchRequest request) =>
@@ -183,6 +301,6 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>A job's ranks on this node, the token that proves a caller may kill them, and its launch's response stream.</summary>
+    /// <summary>A job's ranks on this node, the job token that proves a caller may kill them, and its launch's response stream.</summary>
     private sealed record LaunchedJob(string Token, ConcurrentBag<RankProcess> Processes, MessageWriter<LaunchEvent> Events);
 }

@@ -1,9 +1,12 @@
+using System.Collections.Immutable;
 using System.Diagnostics;
 using System.Security.Cryptography;
 using System.Threading.Channels;
+using Google.Protobuf;
 using Pmpi.Agent.Computation;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Services;
@@ -11,8 +14,9 @@ namespace Pmpi.Agent.Services;
 /// <summary>
 /// One computation from submission to end. Exit code rule (what `pmpi run` returns): 0 when every rank exits 0;
 /// otherwise the code of the first rank that failed (its exit code, or its Abort code); 124 when the computation's
-/// timeout passes; 1 when an agent is lost or a rank cannot be launched. The abort that follows the first failure
-/// kills every other rank through its agent; those exits are reported but change nothing.
+/// timeout passes; 1 when an agent is lost or silent, a rank cannot be launched, a rank is frozen, or ranks do not
+/// register in time. The abort that follows the first failure kills every other rank through its agent; those exits
+/// are reported but change nothing.
 /// </summary>
 internal sealed class JobRun
 {
@@ -23,28 +27,51 @@ internal sealed class JobRun
 
     private readonly ComputationDefinition _computation;
     private readonly Uri _master;
-    private readonly Uri _localAgent;
-    private readonly Channel<JobEvent> _events = Channel.CreateUnbounded<JobEvent>(new UnboundedChannelOptions { SingleReader = true });
+    /// <summary>Events queued for the submitter: while it reads slowly, the agents' launch streams are not read either.</summary>
+    private const int EventQueueLength = 64;
+
+    private readonly RpcSecurity _security;
+    private readonly List<IGrouping<Uri, RankAssignment>> _launches;
+    private readonly (ByteString Ticket, ByteString Signature) _ticket;
+    private readonly Channel<JobEvent> _events = Channel.CreateBounded<JobEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
+    private readonly TimeSpan _heartbeatTimeout;
+    private readonly TimeSpan _registrationTimeout;
+    private readonly RankTable _layout; // every rank's place; registration adds the endpoints
     private readonly RankEntry?[] _table;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _end = new();
     private readonly Lock _lock = new();
     private (int Rank, int Code, string Reason)? _failure;
     private int _launched, _registered, _exited;
+    private CancellationToken _submitterGone;
 
-    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent)
+    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout, TimeSpan registrationTimeout)
     {
+        _heartbeatTimeout = heartbeatTimeout;
+        _registrationTimeout = registrationTimeout;
         _computation = computation;
         _master = master;
-        _localAgent = localAgent;
+        _security = security;
+        var placement = Placement.Assign(computation);
+        _layout = RankTableLayout.Build(computation, placement);
         _table = new RankEntry?[computation.WorldSize];
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
-        Token = Convert.ToBase64String(RandomNumberGenerator.GetBytes(24));
+        _launches = [.. placement.GroupBy(assignment => assignment.Node is { } node ? security.AddressOf(node.Agent) : localAgent)];
+        // The ticket names each agent as the master dials it, which is the :authority each launch arrives with.
+        var ticket = JobTickets.Create(Id, computation.WorldSize);
+        foreach (var launch in _launches)
+        {
+            var agent = new AgentRanks { Agent = launch.Key.Authority };
+            agent.Ranks.AddRange(launch.Select(assignment => assignment.WorldRank));
+            ticket.Agents.Add(agent);
+        }
+        _ticket = JobTickets.Sign(security, ticket);
+        Token = JobTickets.JobToken(security, _ticket.Ticket);
     }
 
     public string Id { get; }
 
-    /// <summary>The job's secret: ranks present it to register and to open streams to each other.</summary>
+    /// <summary>The job's key (base64), derived from its ticket: ranks present it to register and to open streams to each other.</summary>
     public string Token { get; }
 
     private int Size => _table.Length;
@@ -52,17 +79,16 @@ internal sealed class JobRun
     public async Task RunAsync(MessageWriter<JobEvent> responses, CancellationToken submitterGone)
     {
         var clock = Stopwatch.StartNew();
+        _submitterGone = submitterGone;
         using var registration = submitterGone.Register(() => Fail(-1, 1, "the submitter went away"));
         using var timeout = _computation.Timeout is { } limit
             ? new Timer(_ => Fail(-1, TimeoutExitCode, $"the computation's timeout of {limit} passed"), null, limit, Timeout.InfiniteTimeSpan)
             : null;
+        using var registrationDeadline = new Timer(_ => FailUnregistered(), null, _registrationTimeout, Timeout.InfiniteTimeSpan);
         var pump = PumpAsync(responses, submitterGone);
-        Progress();
+        await ProgressAsync().ConfigureAwait(false);
 
-        var launches = Placement.Assign(_computation)
-            .GroupBy(assignment => assignment.Node is { } node ? new Uri($"http://{node.Agent}") : _localAgent)
-            .Select(group => LaunchAsync(group.Key, [.. group]))
-            .ToList();
+        var launches = _launches.Select(group => LaunchAsync(group.Key, [.. group])).ToList();
         await Task.WhenAll(launches).ConfigureAwait(false);
 
         var failure = _failure;
@@ -77,28 +103,56 @@ internal sealed class JobRun
                 { } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s (exit code {f.Code}): {f.Reason}.",
             },
         };
-        _events.Writer.TryWrite(new JobEvent { Finished = finished });
+        await Publish(new JobEvent { Finished = finished }).ConfigureAwait(false);
         _events.Writer.TryComplete();
         await pump.ConfigureAwait(false);
     }
 
-    /// <summary>Records a rank's endpoint; answers once every rank has registered.</summary>
+    /// <summary>
+    /// Records a rank's endpoint beside its place from the computation; answers once every rank has registered. A
+    /// rank whose agent serves another domain than the computation places its node in is refused and fails the job:
+    /// its routes would be wrong.
+    /// </summary>
     public async Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
     {
         if ((uint)request.Rank >= (uint)Size) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {Size} ranks.");
+        var entry = _layout.Ranks[request.Rank].Clone();
+        entry.Endpoint = request.Endpoint;
+        entry.CertificateSha256 = request.CertificateSha256;
+        if (request.Domain.Length > 0 && entry.Domain.Length > 0 && request.Domain != entry.Domain)
+        {
+            var reason = $"rank {request.Rank} runs on node '{entry.Node}', whose agent serves domain '{request.Domain}', but the computation places that node in domain '{entry.Domain}'";
+            Fail(request.Rank, 1, reason);
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
+        }
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
-            _table[request.Rank] = new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint, Domain = request.Domain };
+            _table[request.Rank] = entry;
             if (++_registered == Size)
             {
-                var table = new RankTable();
+                var table = new RankTable { Reach = { _layout.Reach } };
                 table.Ranks.AddRange(_table!);
                 _tableReady.TrySetResult(table);
             }
         }
-        Progress();
+        await ProgressAsync().ConfigureAwait(false);
         return await _tableReady.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Ends the job when ranks are still missing at the registration deadline, naming them.</summary>
+    private void FailUnregistered()
+    {
+        int[] missing;
+        lock (_lock) missing = [.. Enumerable.Range(0, Size).Where(rank => _table[rank] is null)];
+        if (missing.Length == 0) return;
+        var names = missing.Length <= 10 ? string.Join(", ", missing) : $"{string.Join(", ", missing[..10])} and {missing.Length - 10} more";
+        Fail(missing.Length == 1 ? missing[0] : -1, 1, $"rank{(missing.Length == 1 ? "" : "s")} {names} did not register with the master within {_registrationTimeout.TotalSeconds:F0} s (see --register-timeout)");
+    }
+
+    private bool IsRegistered(int rank)
+    {
+        lock (_lock) return (uint)rank < (uint)Size && _table[rank] is not null;
     }
 
     /// <summary>Ends the job because of <paramref name="rank"/> (-1: not a rank); the first failure is the one reported.</summary>
@@ -115,7 +169,13 @@ internal sealed class JobRun
 
     private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks)
     {
-        var request = new LaunchRequest { JobId = Id, JobToken = Token, WorldSize = Size, MasterAddress = _master.ToString() };
+        // How errors name the agent: by the node the computation file declares, and where it was dialled.
+        string name = ranks[0].Node is { } node ? $"the agent of node '{node.Name}' at {agent.Authority}" : $"the local agent at {agent.Authority}";
+        var request = new LaunchRequest
+        {
+            JobId = Id, WorldSize = Size, MasterAddress = _master.ToString(), Ticket = _ticket.Ticket, TicketSignature = _ticket.Signature,
+            Oversubscribe = _computation.Oversubscribe,
+        };
         foreach (var assignment in ranks)
         {
             var launch = new RankLaunch { Rank = assignment.WorldRank, Program = assignment.Group.ProgramPath, WorkingDirectory = assignment.Group.WorkingDirectory };
@@ -126,7 +186,7 @@ internal sealed class JobRun
         // Another node's launch may have failed already: start nothing for a job that is over.
         if (_end.IsCancellationRequested) return;
         int remaining = ranks.Count;
-        using var channel = new RpcChannel(agent);
+        using var channel = new RpcChannel(agent, security: _security);
         using var abandon = new CancellationTokenSource();
         Task? kill = null;
         try
@@ -134,30 +194,40 @@ internal sealed class JobRun
             // On abort the agent is asked to kill this node's ranks while the launch is still read: it then reports
             // their exits and ends, so the job finishes only once its ranks are gone.
             using var onEnd = _end.Token.Register(() => Volatile.Write(ref kill, KillAsync(channel, abandon)));
-            await foreach (var item in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: abandon.Token).ConfigureAwait(false))
+            await using var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: abandon.Token)
+                .GetAsyncEnumerator(abandon.Token);
+            while (await NextAsync(events, name).ConfigureAwait(false))
             {
+                var item = events.Current;
                 switch (item.BodyCase)
                 {
                     case LaunchEvent.BodyOneofCase.Started:
                         Interlocked.Increment(ref _launched);
-                        Progress();
+                        await ProgressAsync().ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Output:
-                        _events.Writer.TryWrite(new JobEvent { Output = item.Output });
+                        await Publish(new JobEvent { Output = item.Output }).ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Exited:
                         remaining--;
                         Interlocked.Increment(ref _exited);
-                        _events.Writer.TryWrite(new JobEvent { Exited = item.Exited });
-                        if (item.Exited.ExitCode != 0)
-                            Fail(item.Exited.Rank, item.Exited.ExitCode, item.Exited.Killed ? "its agent killed it" : $"its process exited with code {item.Exited.ExitCode}");
+                        var exited = item.Exited;
+                        if (exited.ExitCode != 0)
+                            Fail(exited.Rank, exited.ExitCode, exited.Killed ? "its agent killed it" : $"its process exited with code {exited.ExitCode}{(IsRegistered(exited.Rank) ? "" : " before registering with the master")}");
+                        else if (!IsRegistered(exited.Rank))
+                            Fail(exited.Rank, 1, $"its process exited with code 0 on {name} before registering with the master (a rank program must call Pmpi.Environment.Run)");
+                        await Publish(new JobEvent { Exited = exited }).ConfigureAwait(false);
+                        break;
+                    case LaunchEvent.BodyOneofCase.Unresponsive:
+                        var frozen = item.Unresponsive;
+                        Fail(frozen.Rank, 1, $"its runtime sent no heartbeat for {frozen.SilentMilliseconds / 1000.0:F1} s: process {frozen.ProcessId} on {name} is stopped or frozen");
                         break;
                     case LaunchEvent.BodyOneofCase.Stopping:
-                        Fail(-1, 1, $"the agent at {agent.Authority} stopped: {item.Stopping.Reason}");
+                        Fail(-1, 1, $"{name} stopped: {item.Stopping.Reason}");
                         break;
                 }
             }
-            if (remaining > 0) Fail(-1, 1, $"the agent at {agent.Authority} ended the launch with {remaining} ranks unaccounted for");
+            if (remaining > 0) Fail(-1, 1, $"{name} ended the launch with {remaining} ranks unaccounted for");
         }
         catch (OperationCanceledException) when (abandon.IsCancellationRequested)
         {
@@ -168,7 +238,7 @@ internal sealed class JobRun
         }
         catch (RpcException e)
         {
-            Fail(-1, 1, $"the agent at {agent.Authority} failed: {e.Detail}");
+            Fail(-1, 1, $"{name} failed: {e.Detail}");
         }
         if (Volatile.Read(ref kill) is { } pending) await pending.ConfigureAwait(false);
     }
@@ -188,10 +258,44 @@ internal sealed class JobRun
         }
     }
 
-    private void Progress()
+    /// <summary>
+    /// The next event of an agent's launch. The agent sends a heartbeat every second, so a wait longer than the
+    /// heartbeat timeout means the agent is stopped, frozen or cut off: the job fails naming it, and the wait goes
+    /// on until the abort abandons the launch.
+    /// </summary>
+    private async ValueTask<bool> NextAsync(IAsyncEnumerator<LaunchEvent> events, string agent)
+    {
+        var next = events.MoveNextAsync();
+        if (next.IsCompleted) return await next.ConfigureAwait(false);
+        var pending = next.AsTask();
+        try
+        {
+            return await pending.WaitAsync(_heartbeatTimeout).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            Fail(-1, 1, $"{agent} sent no heartbeat for {_heartbeatTimeout.TotalSeconds:F0} s: it is stopped, frozen or cut off");
+            return await pending.ConfigureAwait(false);
+        }
+    }
+
+    private ValueTask ProgressAsync()
     {
         var progress = new Progress { JobId = Id, Size = Size, Launched = Volatile.Read(ref _launched), Registered = Volatile.Read(ref _registered), Exited = Volatile.Read(ref _exited) };
-        _events.Writer.TryWrite(new JobEvent { Progress = progress });
+        return Publish(new JobEvent { Progress = progress });
+    }
+
+    /// <summary>Queues an event for the submitter, waiting while it reads slowly; dropped once the submitter is gone.</summary>
+    private async ValueTask Publish(JobEvent item)
+    {
+        try
+        {
+            await _events.Writer.WriteAsync(item, _submitterGone).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or ChannelClosedException)
+        {
+            // Nobody reads any more; the job is being aborted because of it.
+        }
     }
 
     private async Task PumpAsync(MessageWriter<JobEvent> responses, CancellationToken cancellationToken)

@@ -1,7 +1,8 @@
 using System.Collections.Concurrent;
-using System.Security.Cryptography;
 using Pmpi.Agent.Computation;
+using Pmpi.Agent.Internal;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
@@ -13,19 +14,35 @@ namespace Pmpi.Agent.Services;
 /// </summary>
 /// <param name="address">The master's own address, handed to ranks so they can register.</param>
 /// <param name="localAgent">The agent that runs computations declaring no nodes (the embedded default).</param>
-internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
+/// <param name="guard">Authenticates submitters (cluster members) and refuses, logging, whoever is not.</param>
+/// <param name="options">The heartbeat and registration timeouts of its jobs, and the local agent's slots.</param>
+internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, CallGuard guard, AgentOptions options)
 {
+    // What a caller can make the master buffer per call: a computation file (at most 4 Mi characters, 3 bytes each in
+    // UTF-8 at worst).
+    private static readonly RpcOptions SubmitMessages = new() { MaxMessageSize = 16 * 1024 * 1024 };
+
+    /// <summary>
+    /// Register and Abort carry a few hundred bytes; 1 MB leaves room for an abort's long exception message, and
+    /// keeps a caller without the job key from making the master buffer the default 64 MB.
+    /// </summary>
+    private static readonly RpcOptions RankRequests = new() { MaxMessageSize = 1024 * 1024 };
+
     private readonly ConcurrentDictionary<string, JobRun> _jobs = new();
 
     public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync);
-        endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) => JobOf(request.JobId, request.JobToken).RegisterAsync(request, call.CancellationToken));
-        endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, _) =>
+        endpoints.MapGrpcServerStreaming<SubmitRequest, JobEvent>(ServicePaths.Submit, SubmitAsync, SubmitMessages)
+            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Submit));
+        // Ranks hold no cluster credential: they prove their job with its key, which is inside the request, so the
+        // request is read first; RankRequests bounds what a caller without the key can make the master buffer.
+        endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) =>
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Register).RegisterAsync(request, call.CancellationToken), RankRequests);
+        endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, call) =>
         {
-            JobOf(request.JobId, request.JobToken).Fail(request.Rank, request.ErrorCode, request.Reason);
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Abort).Fail(request.Rank, request.ErrorCode, request.Reason);
             return Task.FromResult(new AbortReply());
-        });
+        }, RankRequests);
     }
 
     private async Task SubmitAsync(SubmitRequest request, MessageWriter<JobEvent> responses, ServerCallContext call)
@@ -39,7 +56,12 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
         {
             throw new RpcException(StatusCode.InvalidArgument, e.Message, e);
         }
-        var job = new JobRun(computation, address(), localAgent());
+        // Request signing is this process's own secret: no other agent could check it.
+        if (!computation.IsLocal && guard.Security.LoopbackOnly)
+            throw new RpcException(StatusCode.InvalidArgument, $"{request.FileName}: the computation names nodes, but this master has no cluster credential to reach their agents with: "
+                + "give --credentials DIR (or PMPI_CREDENTIALS), or submit with --master to an agent of the cluster.");
+        CheckLocalSlots(computation);
+        var job = new JobRun(computation, address(), localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout);
         _jobs[job.Id] = job;
         try
         {
@@ -51,11 +73,27 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent)
         }
     }
 
-    private JobRun JobOf(string jobId, string token)
+    /// <summary>
+    /// Refuses, before anything launches, a computation without nodes that the local agent would refuse: more ranks
+    /// than its slots, or with oversubscription more than <see cref="AgentOptions.OversubscribedRanksPerSlot"/> per slot.
+    /// </summary>
+    private void CheckLocalSlots(ComputationDefinition computation)
     {
-        if (!_jobs.TryGetValue(jobId, out var job)) throw new RpcException(StatusCode.NotFound, $"No job {jobId} runs on this master.");
-        if (!CryptographicOperations.FixedTimeEquals(System.Text.Encoding.UTF8.GetBytes(token), System.Text.Encoding.UTF8.GetBytes(job.Token)))
-            throw new RpcException(StatusCode.PermissionDenied, $"Wrong token for job {jobId}.");
+        if (!computation.IsLocal) return;
+        long cap = computation.Oversubscribe ? (long)options.Slots * AgentOptions.OversubscribedRanksPerSlot : options.Slots;
+        if (computation.WorldSize <= cap) return;
+        var message = computation.Oversubscribe
+            ? $"{computation.WorldSize} ranks exceed the {cap} the local agent runs even oversubscribed ({AgentOptions.OversubscribedRanksPerSlot} per slot, {options.Slots} slots)"
+            : $"{computation.WorldSize} ranks exceed the {options.Slots} slots of the local agent (one per logical core unless `pmpi agent --slots` says otherwise); set oversubscribe=\"true\" on <computation> (`pmpi run --oversubscribe`) to run up to {(long)options.Slots * AgentOptions.OversubscribedRanksPerSlot}";
+        var location = computation.Ranks.Length > 0 ? computation.Ranks[^1].Location : computation.Location;
+        throw new RpcException(StatusCode.InvalidArgument, new ComputationFileException([new ComputationFileError(location, message)]).Message);
+    }
+
+    /// <summary>The job a rank's call names, once its key is proven; PERMISSION_DENIED (logged) for an unknown job or a wrong key alike.</summary>
+    private JobRun JobOf(string jobId, string token, ServerCallContext call, string method)
+    {
+        if (!_jobs.TryGetValue(jobId, out var job)) throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"no job {jobId} runs on this master");
+        if (!JobTickets.TokenMatches(job.Token, token)) throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"a wrong job key for job {jobId}");
         return job;
     }
 }

@@ -1,3 +1,5 @@
+using Pmpi.Hosting;
+
 namespace Pmpi.Devices;
 
 /// <summary>
@@ -9,8 +11,8 @@ internal interface IThreadedJob : IDisposable
     /// <summary>Number of ranks.</summary>
     int Size { get; }
 
-    /// <summary>The device of <paramref name="rank"/>; called once, on that rank's thread.</summary>
-    IDevice DeviceFor(int rank);
+    /// <summary>The device of <paramref name="rank"/> and its job control; called once, on that rank's thread.</summary>
+    (IDevice Device, IJobControl Control) Start(int rank);
 
     /// <summary>Fails every rank's pending and later operations with <paramref name="reason"/>.</summary>
     void Abort(MpiException reason);

@@ -1,17 +1,41 @@
 using System.Globalization;
+using System.Net;
+using System.Security.Cryptography.X509Certificates;
+using Google.Protobuf;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
 
 namespace Pmpi.Hosting;
 
 /// <summary>
-/// Who a rank process is, as its agent tells it through the <see cref="RankEnvironment"/> variables.
+/// Who a rank process is, as its agent tells it through the <see cref="RankEnvironment"/> variables, and the job key
+/// (<paramref name="JobToken"/>) it proves its membership with, read from the owner-only file the agent wrote.
 /// </summary>
 internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master, string JobToken, string? Domain, string BindAddress)
 {
     /// <summary>The process id of the launching agent, when it gave one; the rank ends itself once that process is gone.</summary>
     public int? AgentProcessId { get; init; }
 
-    /// <summary>The identity in the environment, or null when this process was not launched by an agent.</summary>
+    /// <summary>How the rank reaches its master: trusting the cluster CA when the master speaks TLS; h2c otherwise.</summary>
+    public RpcSecurity MasterSecurity { get; init; } = RpcSecurity.Insecure;
+
+    /// <summary>Whether the rank's endpoint speaks TLS (a self-signed certificate its peers pin): when it listens beyond loopback.</summary>
+    public bool EncryptStreams { get; init; }
+
+    /// <summary>The inherited pipe the runtime writes heartbeats to, when the agent gave one (see <see cref="RankHeartbeat"/>).</summary>
+    public string? HeartbeatHandle { get; init; }
+
+    /// <summary>
+    /// Whether an agent launched this process as a rank: its job id is in the environment. Unlike
+    /// <see cref="FromEnvironment"/>, it reads (and so deletes) no credentials file.
+    /// </summary>
+    public static bool IsLaunched(Func<string, string?> read) => !string.IsNullOrEmpty(read(RankEnvironment.JobId));
+
+    /// <summary>
+    /// The identity in the environment, or null when this process was not launched by an agent. Reads the rank's
+    /// credentials file, which it then deletes: call it once per process.
+    /// </summary>
     /// <exception cref="MpiException">A variable is present but malformed; the message names it.</exception>
     public static RankIdentity? FromEnvironment(Func<string, string?> read)
     {
@@ -24,12 +48,37 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         var master = read(RankEnvironment.Master);
         if (!Uri.TryCreate(master, UriKind.Absolute, out var masterUri) || masterUri.Scheme is not ("http" or "https"))
             throw Malformed(RankEnvironment.Master, master, "an http:// or https:// address");
-        var token = read(RankEnvironment.JobToken);
-        if (string.IsNullOrEmpty(token)) throw Malformed(RankEnvironment.JobToken, token, "the job's token");
-        return new RankIdentity(jobId, rank, size, masterUri, token, read(RankEnvironment.Domain), read(RankEnvironment.BindAddress) ?? "127.0.0.1")
+        var credentials = ReadCredentials(read(RankEnvironment.CredentialsFile));
+        if (masterUri.Scheme == Uri.UriSchemeHttps && credentials.Authority.IsEmpty)
+            throw Malformed(RankEnvironment.CredentialsFile, read(RankEnvironment.CredentialsFile), "a credentials file naming the CA of the TLS master " + master);
+        var bind = read(RankEnvironment.BindAddress) ?? "127.0.0.1";
+        if (!IPAddress.TryParse(bind, out var bindAddress)) throw Malformed(RankEnvironment.BindAddress, bind, "an IP address");
+        return new RankIdentity(jobId, rank, size, masterUri, credentials.JobToken, read(RankEnvironment.Domain), bind)
         {
+            EncryptStreams = !IPAddress.IsLoopback(bindAddress),
             AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
+            MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure
+                : RpcSecurity.TrustingAuthority(X509CertificateLoader.LoadCertificate(credentials.Authority.Span)),
+            HeartbeatHandle = HandleOrNull(read, RankEnvironment.Heartbeat),
         };
+    }
+
+    /// <summary>Reads the rank's credentials file and deletes it, so the key exists only in this process from now on.</summary>
+    private static RankCredentials ReadCredentials(string? path)
+    {
+        if (string.IsNullOrEmpty(path)) throw Malformed(RankEnvironment.CredentialsFile, path, "the path of the rank's credentials file");
+        RankCredentials credentials;
+        try
+        {
+            credentials = RankCredentials.Parser.ParseFrom(File.ReadAllBytes(path));
+            File.Delete(path);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidProtocolBufferException)
+        {
+            throw new MpiException(ErrorClass.InvalidArgument, $"The rank's credentials file {path} ({RankEnvironment.CredentialsFile}) cannot be read: {e.Message}; it is written by the PMPI agent that launched this rank, and read once.", e);
+        }
+        if (string.IsNullOrEmpty(credentials.JobToken)) throw Malformed(RankEnvironment.CredentialsFile, path, "a credentials file holding the job key");
+        return credentials;
     }
 
     private static int Integer(Func<string, string?> read, string name, int minimum)
@@ -38,6 +87,14 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value) || value < minimum)
             throw Malformed(name, text, $"an integer of at least {minimum}");
         return value;
+    }
+
+    private static string? HandleOrNull(Func<string, string?> read, string name)
+    {
+        var text = read(name);
+        if (text is null) return null;
+        if (!long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out _)) throw Malformed(name, text, "a pipe handle (a non-negative integer)");
+        return text;
     }
 
     private static MpiException Malformed(string name, string? value, string expected) =>

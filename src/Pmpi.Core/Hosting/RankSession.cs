@@ -1,4 +1,3 @@
-using Pmpi.Devices.Grpc;
 using Pmpi.Devices.InProcess;
 using Pmpi.Payloads;
 
@@ -12,13 +11,15 @@ namespace Pmpi.Hosting;
 internal sealed class RankSession
 {
     private readonly RankIdentity? _identity;
+    private readonly IDisposable _transport; // the launched rank's endpoint, links and master line, or the singleton's device
     private readonly UnhandledExceptionEventHandler? _onUnhandled;
     private bool _finished;
 
-    private RankSession(RankIdentity? identity, RankRuntime runtime)
+    private RankSession(RankIdentity? identity, RankRuntime runtime, IDisposable transport)
     {
         _identity = identity;
         Runtime = runtime;
+        _transport = transport;
         if (identity is null) return;
         // An exception escaping Main ends the process without unwinding, so Dispose never runs: report it to the
         // master here, so the job ends at once naming this rank instead of waiting for the exit code.
@@ -34,15 +35,21 @@ internal sealed class RankSession
     /// <summary>Starts the rank <paramref name="identity"/> names, or a singleton world when it is null; makes it the calling flow's rank.</summary>
     public static RankSession Start(RankIdentity? identity, PayloadSettings payloads)
     {
-        RankRuntime runtime;
-        if (identity is null) runtime = new RankRuntime(new InProcessJob(1).DeviceFor(0), payloads);
+        RankSession session;
+        if (identity is null)
+        {
+            var (device, control) = new InProcessJob(1).Start(0);
+            session = new RankSession(null, new RankRuntime(device, control, payloads), device);
+        }
         else
         {
             AgentWatchdog.Start(identity);
-            runtime = new RankRuntime(GrpcDevice.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult(), payloads);
+            RankHeartbeat.Start(identity);
+            var rank = LaunchedRank.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
+            session = new RankSession(identity, new RankRuntime(rank.Device, rank.Master, payloads), rank);
         }
-        RankRuntime.Current = runtime;
-        return new RankSession(identity, runtime);
+        RankRuntime.Current = session.Runtime;
+        return session;
     }
 
     /// <summary>
@@ -60,7 +67,7 @@ internal sealed class RankSession
         }
         finally
         {
-            Runtime.Device.Dispose();
+            _transport.Dispose();
             if (RankRuntime.Current == Runtime) RankRuntime.Current = null;
         }
     }
@@ -74,7 +81,7 @@ internal sealed class RankSession
         var code = (error as MpiException)?.AbortCode ?? 1;
         Console.Error.WriteLine($"Rank {_identity?.Rank} failed: {error}");
         if (error is not MpiException { ErrorClass: ErrorClass.Aborted })
-            Runtime.Device.Abort(new MpiException(ErrorClass.Aborted, $"Rank {_identity?.Rank} failed: {error.Message}", error) { AbortCode = code });
+            Runtime.Abort(new MpiException(ErrorClass.Aborted, $"Rank {_identity?.Rank} failed: {error.Message}", error) { AbortCode = code });
         Console.Out.Flush();
         System.Environment.Exit(code);
     }

@@ -3,27 +3,34 @@ using System.Net.Http.Headers;
 using System.Runtime.CompilerServices;
 using Google.Protobuf;
 using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Security;
 
 namespace Pmpi.Rpc.Client;
 
 /// <summary>
-/// Calls gRPC methods on one server over cleartext HTTP/2, reusing connections (SocketsHttpHandler). Each call is
-/// one HTTP/2 stream; a streaming request body makes every call full duplex. Thread-safe; keep one per server.
+/// Calls gRPC methods on one server over HTTP/2 (TLS or cleartext, as its <see cref="RpcSecurity"/> says), reusing
+/// connections (SocketsHttpHandler). Each call is one HTTP/2 stream; a streaming request body makes every call full
+/// duplex. Thread-safe; keep one per server.
 /// </summary>
 public sealed class RpcChannel : IDisposable
 {
     private readonly HttpMessageInvoker _http;
     private readonly RpcOptions _options;
+    private readonly RpcSecurity _security;
 
-    /// <summary>A channel to <paramref name="address"/> (http://host:port).</summary>
-    /// <param name="address">The server's base address; only http (h2c, prior knowledge) is spoken.</param>
+    /// <summary>A channel to <paramref name="address"/> (https://host:port, or http://host:port for h2c).</summary>
+    /// <param name="address">The server's base address; its scheme must be the one <paramref name="security"/> speaks.</param>
     /// <param name="options">Message size limits; <see cref="RpcOptions.Default"/> when null.</param>
-    public RpcChannel(Uri address, RpcOptions? options = null)
+    /// <param name="security">How the server is checked and this caller proven; <see cref="RpcSecurity.Insecure"/> (h2c, no credential) when null.</param>
+    /// <exception cref="ArgumentException">The address's scheme is not the one <paramref name="security"/> speaks.</exception>
+    public RpcChannel(Uri address, RpcOptions? options = null, RpcSecurity? security = null)
     {
         ArgumentNullException.ThrowIfNull(address);
+        _security = security ?? RpcSecurity.Insecure;
+        _security.CheckAddress(address);
         Address = address;
         _options = options ?? RpcOptions.Default;
-        _http = new HttpMessageInvoker(new SocketsHttpHandler
+        var handler = new SocketsHttpHandler
         {
             // Rank and agent traffic stays inside the cluster (or goes through PMPI's own gateways): never a proxy.
             UseProxy = false,
@@ -37,7 +44,9 @@ public sealed class RpcChannel : IDisposable
             ConnectTimeout = TimeSpan.FromSeconds(10),
             // Streams live as long as jobs; an idle connection is kept rather than re-dialled.
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
-        });
+        };
+        _security.ConfigureClient(handler);
+        _http = new HttpMessageInvoker(handler);
     }
 
     /// <summary>The server this channel calls.</summary>
@@ -100,6 +109,7 @@ public sealed class RpcChannel : IDisposable
         };
         // A grpcio server refuses a call without "te: trailers".
         request.Headers.TE.Add(new TransferCodingWithQualityHeaderValue("trailers"));
+        _security.Authenticate(request, path);
         CancellationTokenSource? expiry = null;
         CancellationTokenSource lifetime;
         if (deadline is { } limit)

@@ -67,6 +67,21 @@ public static class GrpcEndpoints
     }
 
     /// <summary>
+    /// Checks the caller of every call of the endpoint before its first request byte is read: an
+    /// <see cref="RpcException"/> thrown by <paramref name="authenticate"/> ends the call with its status, so an
+    /// unauthenticated caller never makes the server buffer a request.
+    /// </summary>
+    /// <param name="builder">A method mapped by one of the Map methods of this class.</param>
+    /// <param name="authenticate">Throws <see cref="RpcException"/> (UNAUTHENTICATED, PERMISSION_DENIED) to refuse the call.</param>
+    public static TBuilder RequireCaller<TBuilder>(this TBuilder builder, Action<ServerCallContext> authenticate) where TBuilder : IEndpointConventionBuilder
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        ArgumentNullException.ThrowIfNull(authenticate);
+        builder.WithMetadata(new CallerCheck(authenticate));
+        return builder;
+    }
+
+    /// <summary>
     /// Answers every other gRPC request with UNIMPLEMENTED (an unknown method of a known service included), and
     /// non-gRPC requests with 404. <see cref="RpcServer"/> maps it last.
     /// </summary>
@@ -116,6 +131,7 @@ public static class GrpcEndpoints
         string detail = "";
         try
         {
+            context.GetEndpoint()?.Metadata.GetMetadata<CallerCheck>()?.Authenticate(call);
             await handler(new MessageReader<TRequest>(context.Request.BodyReader, options),
                 new MessageWriter<TResponse>(context.Response.BodyWriter, options), call).ConfigureAwait(false);
         }
@@ -173,4 +189,7 @@ public static class GrpcEndpoints
             // The client went away; nothing to answer.
         }
     }
+
+    /// <summary>The caller check <see cref="RequireCaller"/> attaches to an endpoint.</summary>
+    private sealed record CallerCheck(Action<ServerCallContext> Authenticate);
 }

@@ -1,5 +1,7 @@
 using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Rpc.Server;
 
@@ -7,35 +9,59 @@ namespace Pmpi.Rpc.Server;
 public static class KestrelGrpcExtensions
 {
     /// <summary>
-    /// Lifts the limits that would cut long-lived or idle streams and widens HTTP/2 flow-control windows:
-    /// MaxRequestBodySize (30 MB by default) and the minimum request/response data rates are removed; the
-    /// connection window becomes 32 MB and the stream window 16 MB (defaults 1 MB / 768 KB), so a fast stream never
-    /// waits on WINDOW_UPDATEs; keep-alive pings every 30 s detect a dead peer on an idle stream.
+    /// Lifts the limits that would cut long-lived or idle streams and applies <paramref name="limits"/>
+    /// (<see cref="RpcServerLimits.Default"/> when null): MaxRequestBodySize (30 MB by default) and the minimum
+    /// request/response data rates are removed, since an MPI stream may rightly idle for hours; the number of
+    /// connections, the time to send headers and the time a connection may sit without a call are bounded instead,
+    /// and keep-alive pings every 10 s (answered within 20 s) detect a dead peer on an idle stream.
     /// </summary>
-    public static KestrelServerOptions ConfigureForGrpc(this KestrelServerOptions kestrel)
+    public static KestrelServerOptions ConfigureForGrpc(this KestrelServerOptions kestrel, RpcServerLimits? limits = null)
     {
         ArgumentNullException.ThrowIfNull(kestrel);
+        limits ??= RpcServerLimits.Default;
         kestrel.AddServerHeader = false;
         kestrel.Limits.MaxRequestBodySize = null;
         kestrel.Limits.MinRequestBodyDataRate = null;
         kestrel.Limits.MinResponseDataRate = null;
-        kestrel.Limits.Http2.InitialConnectionWindowSize = 32 * 1024 * 1024;
-        kestrel.Limits.Http2.InitialStreamWindowSize = 16 * 1024 * 1024;
-        kestrel.Limits.Http2.MaxStreamsPerConnection = 1000;
-        kestrel.Limits.Http2.KeepAlivePingDelay = TimeSpan.FromSeconds(30);
-        kestrel.Limits.Http2.KeepAlivePingTimeout = TimeSpan.FromSeconds(60);
+        kestrel.Limits.MaxConcurrentConnections = limits.MaxConnections;
+        kestrel.Limits.KeepAliveTimeout = limits.IdleTimeout;
+        kestrel.Limits.RequestHeadersTimeout = limits.HeadersTimeout;
+        kestrel.Limits.Http2.InitialConnectionWindowSize = limits.ConnectionWindowSize;
+        kestrel.Limits.Http2.InitialStreamWindowSize = limits.StreamWindowSize;
+        kestrel.Limits.Http2.MaxStreamsPerConnection = limits.MaxStreamsPerConnection;
+        kestrel.Limits.Http2.KeepAlivePingDelay = TimeSpan.FromSeconds(10);
+        kestrel.Limits.Http2.KeepAlivePingTimeout = TimeSpan.FromSeconds(20);
         return kestrel;
     }
 
     /// <summary>
-    /// Listens for cleartext HTTP/2 (h2c, prior knowledge: gRPC clients never upgrade from HTTP/1.1) on
-    /// <paramref name="address"/>:<paramref name="port"/> (0 picks a free port), after <see cref="ConfigureForGrpc"/>.
+    /// Listens for HTTP/2 on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port), after
+    /// <see cref="ConfigureForGrpc"/> with <paramref name="limits"/>, which also bound the connections of one remote
+    /// address: over TLS with ALPN h2 when <paramref name="security"/> uses TLS, else cleartext h2c (prior knowledge:
+    /// gRPC clients never upgrade from HTTP/1.1).
     /// </summary>
-    public static KestrelServerOptions ListenGrpc(this KestrelServerOptions kestrel, IPAddress address, int port)
+    /// <param name="kestrel">The server's options.</param>
+    /// <param name="address">Where to listen.</param>
+    /// <param name="port">The TCP port; 0 picks a free one.</param>
+    /// <param name="security">The listener's TLS and who it accepts; <see cref="RpcSecurity.Insecure"/> when null.</param>
+    /// <param name="limits">What callers may make the process hold; <see cref="RpcServerLimits.Default"/> when null.</param>
+    /// <exception cref="ArgumentException"><paramref name="security"/> does not encrypt and <paramref name="address"/> is not loopback.</exception>
+    public static KestrelServerOptions ListenGrpc(this KestrelServerOptions kestrel, IPAddress address, int port, RpcSecurity? security = null,
+        RpcServerLimits? limits = null)
     {
         ArgumentNullException.ThrowIfNull(address);
         ArgumentOutOfRangeException.ThrowIfNegative(port);
-        kestrel.ConfigureForGrpc().Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2);
+        security ??= RpcSecurity.Insecure;
+        security.CheckListenAddress(address);
+        limits ??= RpcServerLimits.Default;
+        var perAddress = new ConnectionsPerAddress(limits.MaxConnectionsPerAddress);
+        kestrel.ConfigureForGrpc(limits).Listen(address, port, listen =>
+        {
+            listen.Protocols = HttpProtocols.Http2;
+            // Connections are counted before the TLS handshake, so a flood of handshakes is bounded too.
+            listen.Use(perAddress.Wrap);
+            security.ConfigureListener(listen);
+        });
         return kestrel;
     }
 }

@@ -10,12 +10,13 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Security;
 
 namespace Pmpi.Rpc.Server;
 
 /// <summary>
-/// A Kestrel server speaking gRPC over cleartext HTTP/2 (h2c) on one address, with the limits long-lived streams
-/// need. Every PMPI endpoint (rank, agent, master) is one of these.
+/// A Kestrel server speaking gRPC over HTTP/2 (TLS or h2c, as its <see cref="RpcSecurity"/> says) on one address, with
+/// the limits long-lived streams need. Every PMPI endpoint (rank, agent, master) is one of these.
 /// </summary>
 public sealed class RpcServer : IAsyncDisposable
 {
@@ -27,15 +28,23 @@ public sealed class RpcServer : IAsyncDisposable
         Address = address;
     }
 
-    /// <summary>The address clients call, e.g. http://127.0.0.1:41234 (the real port when 0 was asked for).</summary>
+    /// <summary>The address clients call, e.g. http://127.0.0.1:41234 or https://... (the real port when 0 was asked for).</summary>
     public Uri Address { get; }
 
     /// <summary>The server's services, for whoever maps endpoints needing them.</summary>
     public IServiceProvider Services => _app.Services;
 
     /// <summary>Starts a server on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port) with the given methods.</summary>
+    /// <param name="address">Where to listen.</param>
+    /// <param name="port">The TCP port; 0 picks a free one.</param>
+    /// <param name="mapMethods">Maps the served methods.</param>
+    /// <param name="configureServices">Adds or replaces services before the server is built.</param>
+    /// <param name="security">TLS and who is accepted; <see cref="RpcSecurity.Insecure"/> (h2c) when null.</param>
+    /// <param name="limits">What callers may make the process hold; <see cref="RpcServerLimits.Default"/> when null.</param>
+    /// <param name="cancellationToken">Abandons the start.</param>
     public static async Task<RpcServer> StartAsync(IPAddress address, int port, Action<IEndpointRouteBuilder> mapMethods,
-        Action<IServiceCollection>? configureServices = null, CancellationToken cancellationToken = default)
+        Action<IServiceCollection>? configureServices = null, RpcSecurity? security = null, RpcServerLimits? limits = null,
+        CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(address);
         ArgumentNullException.ThrowIfNull(mapMethods);
@@ -43,7 +52,7 @@ public sealed class RpcServer : IAsyncDisposable
         // The default console lifetime would take SIGINT/SIGTERM from the hosting process (a rank, a CLI) and only
         // stop this server, which nobody runs to completion: the process would ignore the signal. Leave it alone.
         builder.Services.AddSingleton<IHostLifetime, HostedByProcess>();
-        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port));
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(address, port, security, limits));
         // Kestrel reads a socket one pool block at a time: 64 KB blocks instead of 4 KB cut the receive calls of a
         // large message sixteenfold (registered after Kestrel's default, so it wins; configureServices may replace it).
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();

@@ -74,7 +74,7 @@ Public Module CommunicatorExtensions
     <Extension>
     Public Sub ReceiveAny(Of T)(comm As Communicator, ByRef value As T, ByRef source As Integer, ByRef tag As Integer)
         Dim status As CompletedStatus = Nothing
-        comm.Receive(Communicator.AnySource, Communicator.AnyTag, value, status)
+        comm.Receive(AnySource, AnyTag, value, status)
         source = status.Source
         tag = status.Tag
     End Sub

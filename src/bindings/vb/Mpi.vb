@@ -6,11 +6,14 @@ Imports Pmpi.Payloads
 ''' </summary>
 Public Module Mpi
 
+    ' Communicator.AnySource and .AnyTag have MPI.NET's lowercase twins (anySource, anyTag), which Visual Basic, being
+    ' case-insensitive, cannot tell apart: the binding states the values, and a test checks them against Pmpi.Core's.
+
     ''' <summary>Matches a message from any source (MPI_ANY_SOURCE).</summary>
-    Public Const AnySource As Integer = Communicator.AnySource
+    Public Const AnySource As Integer = -1
 
     ''' <summary>Matches a message with any tag (MPI_ANY_TAG).</summary>
-    Public Const AnyTag As Integer = Communicator.AnyTag
+    Public Const AnyTag As Integer = -1
 
     ''' <summary>
     ''' Runs <paramref name="body"/> on every rank: one rank when launched by <c>pmpi run</c>, else <c>--pmpi-ranks N</c>

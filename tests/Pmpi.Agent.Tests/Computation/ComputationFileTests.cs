@@ -300,4 +300,100 @@ public class ComputationFileTests
         // Assert
         Assert.Contains("targetNamespace=\"urn:pmpi:computation:v1\"", reader.ReadToEnd(), StringComparison.Ordinal);
     }
+
+    [Theory]
+    [InlineData("count=\"99999999999\"", "count=", "count")]
+    [InlineData("count=\"-99999999999\"", "count=", "count")]
+    public void Parse_NumberOverflowsInt_FileErrorAtTheAttributeNamingTheRange(string attribute, string marker, string mentions)
+    {
+        // Arrange
+        string xml = $"""
+            <computation name="huge" xmlns="urn:pmpi:computation:v1">
+              <ranks program="Pi.dll" {attribute}/>
+            </computation>
+            """;
+
+        // Act
+        var error = Fail(xml);
+
+        // Assert
+        AssertSingleError(error, xml, marker, mentions);
+        Assert.Contains("not a whole number from -2,147,483,648 to 2,147,483,647", error.Errors[0].Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Parse_SlotsOverflowInt_FileErrorAtTheAttribute()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="huge" xmlns="urn:pmpi:computation:v1">
+              <node name="a" agent="h:1" slots="4294967296"/>
+              <ranks program="Pi.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var error = Fail(xml);
+
+        // Assert
+        AssertSingleError(error, xml, "slots=", "not a whole number");
+    }
+
+    [Fact]
+    public void Parse_CountsSummingPastTheWorldLimit_FileErrorAtTheGroupThatCrossesIt()
+    {
+        // Arrange: each count fits an int, the sum does not (nor does it fit the world limit).
+        const string xml = """
+            <computation name="huge" oversubscribe="true" xmlns="urn:pmpi:computation:v1">
+              <node name="a" agent="h:1" slots="2000000000"/>
+              <ranks program="Pi.dll" count="1000000"/>
+              <ranks program="Pi.dll" count="2000000000"/>
+            </computation>
+            """;
+
+        // Act
+        var error = Fail(xml);
+
+        // Assert
+        AssertSingleError(error, xml, "ranks program=\"Pi.dll\" count=\"2000000000", "more than 1,048,576 ranks");
+    }
+
+    [Fact]
+    public void Parse_OversubscribedBeyondEightPerSlot_FileErrorNamingTheCap()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="crowded" oversubscribe="true" xmlns="urn:pmpi:computation:v1">
+              <node name="a" agent="h:1" slots="2"/>
+              <ranks program="Pi.dll" count="17"/>
+            </computation>
+            """;
+
+        // Act
+        var error = Fail(xml);
+
+        // Assert
+        AssertSingleError(error, xml, "ranks program", "8 per slot");
+    }
+
+    [Fact]
+    public void Parse_TextLargerThanTheLimit_FileErrorInPmpisWords()
+    {
+        // Arrange: a comment that pushes the text past 4,194,304 characters.
+        string xml = $"""
+            <computation name="big" xmlns="urn:pmpi:computation:v1">
+              <!-- {new string('x', ComputationFile.MaxCharacters)} -->
+              <ranks program="Pi.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var error = Fail(xml);
+
+        // Assert
+        var single = Assert.Single(error.Errors);
+        Assert.Equal(ComputationFile.TooLargeMessage, single.Message);
+        Assert.Contains("4,194,304 characters", single.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("MaxCharactersInDocument", single.Message, StringComparison.Ordinal);
+    }
 }

@@ -11,6 +11,7 @@ using Pmpi.Agent.Services;
 using Pmpi.Agent.Tests.NodeInfo;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Tests.Hosting;
@@ -19,12 +20,18 @@ public class AgentHostTests
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
+    /// <summary>The secret every host and channel of these tests signs its requests with (h2c on loopback).</summary>
+    private static readonly RpcSecurity Security = RpcSecurity.ForThisProcess();
+
     private static Task<AgentHost> StartOnFreePortAsync(Action<AgentOptions>? configure = null) =>
         AgentHost.StartAsync(options =>
         {
             options.Port = 0;
+            options.Security = Security;
             configure?.Invoke(options);
         }).WaitAsync(Timeout);
+
+    private static RpcChannel ChannelTo(AgentHost host) => new(host.Address, security: Security);
 
     [Fact]
     public async Task StartAsync_PortZero_AnswersGetNodeInfoOnTheBoundPort()
@@ -35,7 +42,7 @@ public class AgentHostTests
             options.Domain = "campus-a";
             options.Slots = 3;
         });
-        using var channel = new RpcChannel(host.Address);
+        using var channel = ChannelTo(host);
 
         // Act
         var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
@@ -52,8 +59,8 @@ public class AgentHostTests
     [Fact]
     public async Task StartAsync_LegacyOverload_ListensOnTheGivenAddress()
     {
-        await using var host = await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions { Slots = 2 }).WaitAsync(Timeout);
-        using var channel = new RpcChannel(host.Address);
+        await using var host = await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions { Slots = 2, Security = Security }).WaitAsync(Timeout);
+        using var channel = ChannelTo(host);
 
         var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
 
@@ -69,9 +76,9 @@ public class AgentHostTests
         int pid = 0;
         try
         {
-            using var channel = new RpcChannel(host.Address);
+            using var channel = ChannelTo(host);
             using var call = new CancellationTokenSource(Timeout);
-            var (events, started) = await LaunchSleeperAsync(channel, "dispose-job", call.Token);
+            var (events, started, _) = await LaunchSleeperAsync(channel, "dispose-job", call.Token);
             pid = started;
             Assert.True(IsRunning(pid), $"rank process {pid} did not start");
 
@@ -98,16 +105,16 @@ public class AgentHostTests
         int pid = 0;
         try
         {
-            using var channel = new RpcChannel(host.Address);
+            using var channel = ChannelTo(host);
             using var call = new CancellationTokenSource(Timeout);
-            var (events, started) = await LaunchSleeperAsync(channel, "kill-job", call.Token);
+            var (events, started, token) = await LaunchSleeperAsync(channel, "kill-job", call.Token);
             pid = started;
 
             // Act
             var refused = await Assert.ThrowsAsync<RpcException>(() =>
                 channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "kill-job", JobToken = "guess" })).WaitAsync(Timeout);
             bool survivedRefusal = IsRunning(pid);
-            var reply = await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "kill-job", JobToken = "token" }).WaitAsync(Timeout);
+            var reply = await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "kill-job", JobToken = token }).WaitAsync(Timeout);
 
             // Assert
             Assert.Equal(StatusCode.PermissionDenied, refused.StatusCode);
@@ -131,9 +138,9 @@ public class AgentHostTests
         int pid = 0;
         try
         {
-            using var channel = new RpcChannel(host.Address);
+            using var channel = ChannelTo(host);
             using var call = new CancellationTokenSource(Timeout);
-            var (events, started) = await LaunchSleeperAsync(channel, "stop-job", call.Token);
+            var (events, started, _) = await LaunchSleeperAsync(channel, "stop-job", call.Token);
             pid = started;
             var shutdownRequested = host.WaitForShutdownRequestAsync();
 
@@ -163,29 +170,59 @@ public class AgentHostTests
     [LinuxFact]
     public async Task Submit_AgentBoundToEveryInterface_HandsRanksTheRankAddressAsMaster()
     {
-        // Arrange: 127.0.0.2 stands for this node's network address (Linux routes all of 127/8 to loopback).
-        await using var host = await StartOnFreePortAsync(options =>
+        // Arrange: 127.0.0.2 stands for this node's network address (Linux routes all of 127/8 to loopback); beyond
+        // loopback the agent needs the cluster credential, so it speaks TLS.
+        var directory = Directory.CreateTempSubdirectory("pmpi-agent-tests-");
+        try
         {
-            options.BindAddress = "0.0.0.0";
-            options.RankBindAddress = "127.0.0.2";
-        });
-        using var channel = new RpcChannel(host.Address);
-        const string Xml = """
-            <computation name="where-is-master" xmlns="urn:pmpi:computation:v1">
-              <ranks program="/bin/sh" count="1"><arg>-c</arg><arg>echo "$PMPI_MASTER"</arg></ranks>
-            </computation>
-            """;
-        var request = new SubmitRequest { FileName = Path.Combine(Path.GetTempPath(), "where-is-master.xml"), ComputationXml = Xml };
-        using var call = new CancellationTokenSource(Timeout);
+            var tls = RpcSecurity.MutualTls(ClusterCredentials.Initialize(Path.Combine(directory.FullName, "cluster"), ["127.0.0.2"]));
+            await using var host = await StartOnFreePortAsync(options =>
+            {
+                options.BindAddress = "0.0.0.0";
+                options.RankBindAddress = "127.0.0.2";
+                options.Security = tls;
+            });
+            using var channel = new RpcChannel(host.Address, security: tls);
+            var lines = await SubmitAsync(channel, """
+                <computation name="where-is-master" xmlns="urn:pmpi:computation:v1">
+                  <ranks program="/bin/sh" count="1"><arg>-c</arg><arg>echo "$PMPI_MASTER"</arg></ranks>
+                </computation>
+                """);
 
-        // Act
+            // Assert: remote ranks could not dial the 127.0.0.1 that this host dials itself.
+            Assert.Equal(IPAddress.Loopback.ToString(), host.Address.Host);
+            Assert.Equal([$"https://127.0.0.2:{host.Address.Port}/"], lines);
+        }
+        finally
+        {
+            directory.Delete(recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task StartAsync_NoSecurity_ThrowsNamingTheOption()
+    {
+        var error = await Assert.ThrowsAsync<OptionsValidationException>(() => AgentHost.StartAsync(options => options.Port = 0).WaitAsync(Timeout));
+
+        Assert.Contains("AgentOptions.Security is not set", Assert.Single(error.Failures));
+    }
+
+    [Fact]
+    public async Task StartAsync_SignedRequestsBeyondLoopback_ThrowsNamingTheBindAddress()
+    {
+        var error = await Assert.ThrowsAsync<OptionsValidationException>(() => StartOnFreePortAsync(options => options.BindAddress = "0.0.0.0"));
+
+        Assert.Contains("AgentOptions.BindAddress '0.0.0.0' is beyond loopback", Assert.Single(error.Failures));
+    }
+
+    private static async Task<List<string>> SubmitAsync(RpcChannel channel, string xml)
+    {
+        var request = new SubmitRequest { FileName = Path.Combine(Path.GetTempPath(), "submitted.xml"), ComputationXml = xml };
+        using var call = new CancellationTokenSource(Timeout);
         var lines = new List<string>();
         await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: call.Token))
             if (item.BodyCase == JobEvent.BodyOneofCase.Output) lines.Add(item.Output.Line);
-
-        // Assert: remote ranks could not dial the 127.0.0.1 that this host dials itself.
-        Assert.Equal(IPAddress.Loopback.ToString(), host.Address.Host);
-        Assert.Equal([$"http://127.0.0.2:{host.Address.Port}/"], lines);
+        return lines;
     }
 
     [Theory]
@@ -203,7 +240,11 @@ public class AgentHostTests
             _ => options => options.RankBindAddress = "node-7",
         };
 
-        var error = await Assert.ThrowsAsync<OptionsValidationException>(() => AgentHost.StartAsync(configure).WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<OptionsValidationException>(() => AgentHost.StartAsync(options =>
+        {
+            options.Security = Security;
+            configure(options);
+        }).WaitAsync(Timeout));
 
         var failure = Assert.Single(error.Failures);
         Assert.Contains($"AgentOptions.{option}", failure);
@@ -216,14 +257,18 @@ public class AgentHostTests
         // Arrange: an application hosting the agent in its own builder, with its own node description.
         var builder = WebApplication.CreateSlimBuilder();
         builder.Services.AddSingleton<INodeInfoProvider>(new FixedNodeInfo());
-        builder.Services.AddPmpiAgent(options => options.Port = 0);
+        builder.Services.AddPmpiAgent(options =>
+        {
+            options.Port = 0;
+            options.Security = Security;
+        });
         await using var app = builder.Build();
         app.MapPmpiAgent();
         await app.StartAsync().WaitAsync(Timeout);
         try
         {
             var address = new Uri(app.Urls.Single());
-            using var channel = new RpcChannel(address);
+            using var channel = new RpcChannel(address, security: Security);
 
             // Act
             var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
@@ -237,15 +282,23 @@ public class AgentHostTests
         }
     }
 
-    /// <summary>Launches one rank, `/bin/sh -c 'sleep 60'`, and returns the call's remaining events with the rank's pid.</summary>
-    private static async Task<(IAsyncEnumerator<LaunchEvent> Events, int ProcessId)> LaunchSleeperAsync(RpcChannel channel, string jobId, CancellationToken cancellationToken)
+    /// <summary>
+    /// Launches one rank, `/bin/sh -c 'sleep 60'`, under a ticket as a master would sign it, and returns the call's
+    /// remaining events, the rank's pid and the job's token.
+    /// </summary>
+    private static async Task<(IAsyncEnumerator<LaunchEvent> Events, int ProcessId, string JobToken)> LaunchSleeperAsync(RpcChannel channel, string jobId, CancellationToken cancellationToken)
     {
-        var request = new LaunchRequest { JobId = jobId, JobToken = "token", WorldSize = 1, MasterAddress = "http://127.0.0.1:1" };
+        var ticket = JobTickets.Create(jobId, worldSize: 1);
+        ticket.Agents.Add(new AgentRanks { Agent = channel.Address.Authority, Ranks = { 0 } });
+        var (bytes, signature) = JobTickets.Sign(Security, ticket);
+        var request = new LaunchRequest { JobId = jobId, WorldSize = 1, MasterAddress = "http://127.0.0.1:1", Ticket = bytes, TicketSignature = signature };
         request.Ranks.Add(new RankLaunch { Rank = 0, Program = "/bin/sh", Arguments = { "-c", "sleep 60" }, WorkingDirectory = Path.GetTempPath() });
         var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: cancellationToken).GetAsyncEnumerator(cancellationToken);
-        Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Launch call ended before its rank started");
+        // The agent's heartbeats (one a second) may come first.
+        do Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Launch call ended before its rank started");
+        while (events.Current.BodyCase == LaunchEvent.BodyOneofCase.Heartbeat);
         Assert.Equal(LaunchEvent.BodyOneofCase.Started, events.Current.BodyCase);
-        return (events, events.Current.Started.ProcessId);
+        return (events, events.Current.Started.ProcessId, JobTickets.JobToken(Security, bytes));
     }
 
     /// <summary>Reads a Launch call to its end, whichever way it ends (OK, or an error as the server goes away).</summary>

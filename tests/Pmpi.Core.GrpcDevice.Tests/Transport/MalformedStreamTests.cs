@@ -22,7 +22,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
     {
         _job = new LoopbackGrpcJob(2);
         // Registration answers once both ranks registered, so both start at once.
-        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)_job.DeviceFor(0)), Task.Run(() => (GrpcDevice)_job.DeviceFor(1))).WaitAsync(Timeout);
+        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)_job.Start(0).Device), Task.Run(() => (GrpcDevice)_job.Start(1).Device)).WaitAsync(Timeout);
         _receiver = devices[1];
         _channel = new RpcChannel(_receiver.Endpoint);
     }
@@ -50,6 +50,19 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(new Frame { Hello = new Hello { JobId = "another-job", JobToken = "guess", SourceWorldRank = 0 } });
 
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+        Assert.Null(_receiver.Engine.AbortReason);
+    }
+
+    [Fact]
+    public async Task Connect_HelloForAnotherRank_FailsNotFoundAndRankStaysHealthy()
+    {
+        var misrouted = new Frame { Hello = new Hello { JobId = _job.JobId, JobToken = _job.JobToken, SourceWorldRank = 0, DestinationWorldRank = 0 } };
+
+        var error = await CallAsync(misrouted);
+
+        Assert.Equal(StatusCode.NotFound, error.StatusCode);
+        Assert.Contains("Rank 1 of job", error.Detail);
+        Assert.Contains("refuses a stream from rank 0 for rank 0", error.Detail);
         Assert.Null(_receiver.Engine.AbortReason);
     }
 
@@ -112,7 +125,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         Assert.Equal(StatusCode.Unimplemented, error.StatusCode);
     }
 
-    private Frame Hello() => new() { Hello = new Hello { JobId = _job.JobId, JobToken = _job.JobToken, SourceWorldRank = 0 } };
+    private Frame Hello() => new() { Hello = new Hello { JobId = _job.JobId, JobToken = _job.JobToken, SourceWorldRank = 0, DestinationWorldRank = 1 } };
 
     /// <summary>Sends <paramref name="frames"/> on a Connect call, ends the request stream, and returns how the call failed.</summary>
     private async Task<RpcException> CallAsync(params Frame[] frames)

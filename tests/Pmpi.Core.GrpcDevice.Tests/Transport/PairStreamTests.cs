@@ -11,7 +11,7 @@ public sealed class PairStreamTests
     {
         const int rounds = 20;
         using var job = new LoopbackGrpcJob(2);
-        // Beyond PeerLink.ChunkSize, so messages travel as Data and Chunk frames in both directions.
+        // Beyond StreamSender.ChunkSize, so messages travel as Data and Chunk frames in both directions.
         var large = Enumerable.Range(0, 3 * 1024 * 1024 + 17).Select(i => (byte)i).ToArray();
 
         Pmpi.Environment.Run(job, world =>

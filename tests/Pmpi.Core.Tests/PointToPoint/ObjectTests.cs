@@ -94,6 +94,32 @@ public sealed class Drawing
     public HashSet<int> Layers = [];
 }
 
+/// <summary>The shape F# gives a union: an abstract base whose cases are its nested subclasses.</summary>
+[Serializable]
+public abstract class Expression
+{
+    [Serializable]
+    public sealed class Constant(int value) : Expression
+    {
+        public int Value { get; } = value;
+    }
+
+    [Serializable]
+    public sealed class Sum(Expression left, Expression right) : Expression
+    {
+        public Expression Left { get; } = left;
+
+        public Expression Right { get; } = right;
+    }
+
+    public int Evaluate() => this switch
+    {
+        Constant c => c.Value,
+        Sum s => s.Left.Evaluate() + s.Right.Evaluate(),
+        _ => throw new InvalidOperationException(),
+    };
+}
+
 [Serializable]
 public sealed class Holder
 {
@@ -226,6 +252,16 @@ public abstract class ObjectTests(Device device) : DeviceSuite(device)
                 Assert.Equal(Math.PI * 9, drawing.ByName["sun"].Area, 12);
                 Assert.Equal([1, 5], drawing.Layers.Order());
             }
+        });
+    }
+
+    [Fact]
+    public void Receive_NestedCaseSubclasses_RoundTripWithoutKnownType()
+    {
+        Run(2, world =>
+        {
+            if (world.Rank == 0) world.Send<Expression>(new Expression.Sum(new Expression.Constant(2), new Expression.Sum(new Expression.Constant(3), new Expression.Constant(4))), 1, 0);
+            else Assert.Equal(9, world.Receive<Expression>(0, 0).Evaluate());
         });
     }
 

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Sockets;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Integration.Tests.Infrastructure;
@@ -30,9 +31,24 @@ internal static class PmpiCli
         }
     }
 
-    /// <summary>Starts `pmpi <paramref name="arguments"/>`.</summary>
+    /// <summary>
+    /// Starts `pmpi <paramref name="arguments"/>` with the tests' cluster credential (PMPI_CREDENTIALS) and temporary
+    /// directory (TMPDIR), unless <paramref name="environment"/> says otherwise (a null value removes a variable).
+    /// </summary>
     public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null) =>
-        ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], environment, workingDirectory);
+        ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], WithCredential(environment), workingDirectory);
+
+    /// <summary>The environment of a `pmpi` process: the tests' credential and TMPDIR, then <paramref name="environment"/> over them.</summary>
+    public static Dictionary<string, string?> WithCredential(IReadOnlyDictionary<string, string?>? environment)
+    {
+        var withCredential = new Dictionary<string, string?>
+        {
+            [ClusterCredentials.EnvironmentVariable] = TestCluster.Directory,
+            ["TMPDIR"] = TestCluster.TempDirectory,
+        };
+        foreach (var (name, value) in environment ?? new Dictionary<string, string?>()) withCredential[name] = value;
+        return withCredential;
+    }
 
     /// <summary>A port that was free a moment ago on 127.0.0.1, for a process that must be told its port.</summary>
     public static int FreePort()
@@ -42,10 +58,10 @@ internal static class PmpiCli
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
-    /// <summary>Calls Agent.GetNodeInfo at <paramref name="address"/>.</summary>
+    /// <summary>Calls Agent.GetNodeInfo at <paramref name="address"/> as a member of the tests' cluster.</summary>
     public static async Task<NodeInfo> GetNodeInfoAsync(Uri address)
     {
-        using var channel = new RpcChannel(address);
+        using var channel = new RpcChannel(address, security: TestCluster.Security);
         return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10))
             .WaitAsync(Timeout).ConfigureAwait(false);
     }
@@ -58,7 +74,7 @@ internal static class PmpiCli
     }
 }
 
-/// <summary>A `pmpi agent` process on a free loopback port, ready (it answered GetNodeInfo) once started.</summary>
+/// <summary>A `pmpi agent` process with the tests' cluster credential on a free loopback port, ready (it answered GetNodeInfo) once started.</summary>
 internal sealed class AgentProcess : IAsyncDisposable
 {
     /// <summary>The variable an agent's ranks inherit and print, so a test sees which agent launched a rank.</summary>
@@ -76,20 +92,27 @@ internal sealed class AgentProcess : IAsyncDisposable
     /// <summary>Where it listens.</summary>
     public int Port { get; }
 
-    /// <summary>http://127.0.0.1:port.</summary>
-    public Uri Address => new($"http://127.0.0.1:{Port}");
+    /// <summary>https://127.0.0.1:port.</summary>
+    public Uri Address => new($"https://127.0.0.1:{Port}");
 
     /// <summary>host:port as a computation file's node names it.</summary>
     public string Endpoint => $"127.0.0.1:{Port}";
 
-    /// <summary>Starts `pmpi agent --port P --slots <paramref name="slots"/>`, its ranks labelled <paramref name="label"/>.</summary>
-    public static async Task<AgentProcess> StartAsync(string label, int slots)
+    /// <summary>
+    /// Starts `pmpi agent --port P --slots <paramref name="slots"/>`, its ranks labelled <paramref name="label"/>;
+    /// <paramref name="launcher"/> (e.g. prlimit and its flags) runs it when given and must exec it in place.
+    /// </summary>
+    public static async Task<AgentProcess> StartAsync(string label, int slots, IReadOnlyList<string>? launcher = null)
     {
         // The port is free when picked but another process may take it before the agent binds: then try another.
         for (int attempt = 1; ; attempt++)
         {
             int port = PmpiCli.FreePort();
-            var process = PmpiCli.Start(["agent", "--port", $"{port}", "--slots", $"{slots}"], new Dictionary<string, string?> { [LabelVariable] = label });
+            string[] arguments = ["agent", "--port", $"{port}", "--slots", $"{slots}"];
+            var environment = new Dictionary<string, string?> { [LabelVariable] = label };
+            var process = launcher is null
+                ? PmpiCli.Start(arguments, environment)
+                : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), PmpiCli.DotnetHost, PmpiCli.PmpiDll, .. arguments], PmpiCli.WithCredential(environment));
             var agent = new AgentProcess(process, port);
             try
             {

@@ -10,4 +10,12 @@ internal static class Signals
         int code = await kill.WaitForExitAsync(PmpiCli.Timeout);
         Assert.True(code == 0, $"kill -TERM {processId} failed.\n{kill.Transcript}");
     }
+
+    /// <summary>Sends <paramref name="signal"/> (e.g. STOP, CONT) to <paramref name="processId"/> with kill(1).</summary>
+    public static async Task SendAsync(string signal, int processId)
+    {
+        await using var kill = ChildProcess.Start("kill", [$"-{signal}", $"{processId}"]);
+        int code = await kill.WaitForExitAsync(PmpiCli.Timeout);
+        Assert.True(code == 0, $"kill -{signal} {processId} failed.\n{kill.Transcript}");
+    }
 }

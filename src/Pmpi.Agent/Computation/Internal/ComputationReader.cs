@@ -2,6 +2,7 @@ using System.Collections.Immutable;
 using System.Globalization;
 using System.Xml;
 using System.Xml.Linq;
+using Pmpi.Agent.Services;
 
 namespace Pmpi.Agent.Computation.Internal;
 
@@ -50,7 +51,7 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
             groups.ToImmutable(),
             At(root));
 
-        if (!oversubscribe && !computation.IsLocal) CheckSlots(computation, nodesByName);
+        if (CheckWorldSize(computation) && !computation.IsLocal) CheckSlots(computation, nodesByName);
         return _errors.Count == 0 ? computation : null;
     }
 
@@ -241,16 +242,41 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
         return timeout;
     }
 
+    /// <summary>Whether the world's size is within <see cref="ComputationFile.MaxWorldSize"/>; reports the group that crosses it.</summary>
+    private bool CheckWorldSize(ComputationDefinition computation)
+    {
+        long ranks = 0;
+        foreach (var group in computation.Ranks)
+        {
+            ranks += Math.Max(group.Count, 0);
+            if (ranks > ComputationFile.MaxWorldSize)
+            {
+                Error(group.Location, $"the computation has more than {ComputationFile.MaxWorldSize:N0} ranks, the most PMPI runs in one job");
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void CheckSlots(ComputationDefinition computation, Dictionary<string, NodeDefinition> nodesByName)
     {
         const string Hint = "set oversubscribe=\"true\" on <computation> to allow it";
+        long slots = computation.Nodes.Sum(n => (long)n.Slots);
+        if (computation.Oversubscribe)
+        {
+            // Agents refuse more than this per slot even when asked to oversubscribe: say so before anything launches.
+            long cap = slots * AgentOptions.OversubscribedRanksPerSlot;
+            if (computation.WorldSize > cap)
+                Error(computation.Ranks[^1].Location, $"{computation.WorldSize} ranks exceed {AgentOptions.OversubscribedRanksPerSlot} per slot of the declared nodes' {slots} slots, the most agents run even oversubscribed");
+            return;
+        }
 
         // Pinned groups first: each pinned node must hold its own pinned ranks.
-        var pinned = new Dictionary<string, int>(StringComparer.Ordinal);
+        var pinned = new Dictionary<string, long>(StringComparer.Ordinal);
         foreach (var group in computation.Ranks)
         {
             if (group.Node is null || !nodesByName.TryGetValue(group.Node, out var node)) continue;
-            int total = pinned.GetValueOrDefault(group.Node) + group.Count;
+            long total = pinned.GetValueOrDefault(group.Node) + group.Count;
             pinned[group.Node] = total;
             if (total > node.Slots)
             {
@@ -258,8 +284,7 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
             }
         }
 
-        int slots = computation.Nodes.Sum(n => n.Slots);
-        int ranks = 0;
+        long ranks = 0;
         foreach (var group in computation.Ranks)
         {
             ranks += Math.Max(group.Count, 0);

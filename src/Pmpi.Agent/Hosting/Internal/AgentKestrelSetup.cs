@@ -6,13 +6,16 @@ using Pmpi.Rpc.Server;
 
 namespace Pmpi.Agent.Hosting.Internal;
 
-/// <summary>Makes the host's Kestrel listen for gRPC (h2c) where <see cref="AgentOptions"/> says.</summary>
+/// <summary>
+/// Makes the host's Kestrel listen for gRPC where <see cref="AgentOptions"/> says, with its security (TLS or h2c) and
+/// the control plane's limits.
+/// </summary>
 internal sealed class AgentKestrelSetup(IOptions<AgentOptions> options) : IConfigureOptions<KestrelServerOptions>
 {
     public void Configure(KestrelServerOptions kestrel)
     {
         // Reading Value runs the validator, so a bad address fails here with its message rather than in Parse.
         var agent = options.Value;
-        kestrel.ListenGrpc(IPAddress.Parse(agent.BindAddress), agent.Port);
+        kestrel.ListenGrpc(IPAddress.Parse(agent.BindAddress), agent.Port, agent.Security, RpcServerLimits.ControlPlane);
     }
 }

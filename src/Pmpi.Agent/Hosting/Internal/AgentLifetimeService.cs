@@ -23,6 +23,7 @@ internal sealed class AgentLifetimeService(IHostApplicationLifetime lifetime, Ag
         {
             var agentOptions = options.Value;
             AgentLog.Listening(logger, endpoint.Address, agentOptions.Slots, agentOptions.Domain ?? "(none)", agentOptions.RankBindAddress);
+            if (agentOptions.Security == Rpc.Security.RpcSecurity.Insecure) AgentLog.Insecure(logger, endpoint.Address);
         });
         _stopping = lifetime.ApplicationStopping.Register(() =>
         {

@@ -3,6 +3,7 @@ using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
@@ -27,11 +28,14 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
     {
         var first = await requests.ReadAsync(call.CancellationToken).ConfigureAwait(false);
         if (first?.Hello is not { } hello) throw new RpcException(StatusCode.InvalidArgument, "A RankTransport stream must open with a Hello frame.");
-        if (hello.JobId != identity.JobId || hello.JobToken != identity.JobToken)
+        if (hello.JobId != identity.JobId || !JobTickets.TokenMatches(identity.JobToken, hello.JobToken))
             throw new RpcException(StatusCode.PermissionDenied, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream for job '{hello.JobId}' or with a wrong token.");
         int source = hello.SourceWorldRank;
         if ((uint)source >= (uint)identity.Size)
             throw new RpcException(StatusCode.InvalidArgument, $"Source rank {source} is not in this job of {identity.Size} ranks.");
+        // A stream relayed through the gateways reaches the rank its Hello names; anywhere else it was misrouted.
+        if (hello.DestinationWorldRank != identity.Rank)
+            throw new RpcException(StatusCode.NotFound, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream from rank {source} for rank {hello.DestinationWorldRank}: that rank is not here.");
         Interlocked.Increment(ref _accepted);
 
         var served = new ServedStream(source, responses, call.CancellationToken);
@@ -65,7 +69,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         }
         catch (OperationCanceledException)
         {
-            // The peer went away; the link's next write fails and tells this rank's senders.
+            // The peer went away; the next write on this stream fails and fails this rank's sends.
         }
     }
 
@@ -87,8 +91,8 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         }
         catch (Exception e) when (e is RpcException or IOException or OperationCanceledException or HttpRequestException)
         {
-            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed: {e.Message}", e);
-            dialed.Link?.FailAwaitingAcks(error);
+            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed, on rank {identity.Rank}'s call to rank {dialed.Peer} ({dialed.Way}): {e.Message}", e);
+            dialed.Sender?.FailAwaitingAcks(error);
             if ((stream.Violated || stream.InsideMessage) && !call.CancellationToken.IsCancellationRequested) engine.Abort(error);
         }
         finally
@@ -99,7 +103,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
 
     /// <summary>
     /// The frames one peer sends on one stream: reassembles its messages, one at a time, into pooled buffers, and
-    /// passes acknowledgements of this rank's synchronous sends to the stream's link.
+    /// passes acknowledgements of this rank's synchronous sends to the stream's sender.
     /// </summary>
     private sealed class InboundStream(MatchingEngine engine, PairStream pair, int rank) : IDisposable
     {
@@ -153,9 +157,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
                     break;
                 case Frame.BodyOneofCase.Chunk when _buffer is not null:
                     break;
-                case Frame.BodyOneofCase.Ack when pair.Link is { } link:
+                case Frame.BodyOneofCase.Ack when pair.Sender is { } sender:
                     // An acknowledgement is a frame of its own and may fall between the frames of a message.
-                    link.Acknowledge(other!.Ack.Sequence);
+                    sender.Acknowledge(other!.Ack.Sequence);
                     return;
                 default:
                     throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {_source}{(_buffer is null ? "" : " inside a message")}.");

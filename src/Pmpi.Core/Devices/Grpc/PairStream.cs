@@ -1,3 +1,4 @@
+using Pmpi.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
@@ -11,7 +12,7 @@ namespace Pmpi.Devices.Grpc;
 /// </summary>
 internal abstract class PairStream(int peer, MessageWriter<Frame> outgoing, CancellationToken cancellationToken)
 {
-    private PeerLink? _link;
+    private StreamSender? _sender;
 
     /// <summary>The world rank at the other end.</summary>
     public int Peer => peer;
@@ -22,14 +23,17 @@ internal abstract class PairStream(int peer, MessageWriter<Frame> outgoing, Canc
     /// <summary>Cancelled when the call is over.</summary>
     public CancellationToken CancellationToken => cancellationToken;
 
-    /// <summary>This rank's messages to the peer, once it chose this stream for them; null while it only receives here.</summary>
-    public PeerLink? Link
+    /// <summary>What sends this rank's messages to the peer, once it chose this stream for them; null while it only receives here.</summary>
+    public StreamSender? Sender
     {
-        get => Volatile.Read(ref _link);
-        set => Volatile.Write(ref _link, value);
+        get => Volatile.Read(ref _sender);
+        set => Volatile.Write(ref _sender, value);
     }
 
-    /// <summary>Ends this rank's use of the stream, once its link has written everything.</summary>
+    /// <summary>Which way the call goes, for errors: the route this rank dialed, or the peer's call.</summary>
+    public abstract string Way { get; }
+
+    /// <summary>Ends this rank's use of the stream, once its sender has written everything.</summary>
     public abstract ValueTask CloseAsync();
 }
 
@@ -42,6 +46,8 @@ internal sealed class ServedStream(int peer, MessageWriter<Frame> responses, Can
     /// <summary>Completes when this rank will write nothing more on the responses.</summary>
     public Task SendingDone => _sendingDone.Task;
 
+    public override string Way => $"on the call rank {Peer} opened";
+
     public override ValueTask CloseAsync()
     {
         _sendingDone.TrySetResult();
@@ -49,13 +55,18 @@ internal sealed class ServedStream(int peer, MessageWriter<Frame> responses, Can
     }
 }
 
-/// <summary>A call this rank opened to the peer's endpoint; a reader task takes the peer's frames off its responses.</summary>
-internal sealed class DialedStream(DuplexCall<Frame, Frame> call, int peer) : PairStream(peer, call.Requests, call.CancellationToken)
+/// <summary>
+/// A call this rank opened along its route to the peer (the peer's endpoint, or this rank's gateway); a reader task
+/// takes the peer's frames off its responses.
+/// </summary>
+internal sealed class DialedStream(DuplexCall<Frame, Frame> call, Route route) : PairStream(route.To.Rank, call.Requests, call.CancellationToken)
 {
     private static readonly TimeSpan CloseWait = TimeSpan.FromSeconds(5);
 
     /// <summary>The call underneath.</summary>
     public DuplexCall<Frame, Frame> Call => call;
+
+    public override string Way => route.ToString();
 
     /// <summary>Reads the responses until the peer ends them; set once, right after the stream is made.</summary>
     public Task Receiving { get; set; } = Task.CompletedTask;

@@ -1,7 +1,10 @@
+using System.Collections.Immutable;
 using Pmpi.Hosting;
 using Pmpi.Matching;
+using Pmpi.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Devices.Grpc;
@@ -10,49 +13,46 @@ namespace Pmpi.Devices.Grpc;
 /// Which stream carries this rank's messages to each peer. The rule keeps MPI non-overtaking: all of a rank's
 /// messages to one peer travel on one stream, in order, for the whole job. The first send to a peer takes the
 /// stream that peer already opened to this rank, if one is open (its responses carry them), and otherwise dials the
-/// peer (the new call's requests carry them); once chosen, a link never moves. So a pair of ranks normally shares
-/// one Connect call. When both dial at the same moment, each before the other's call arrived, the pair ends up with
-/// two calls, each carrying one direction's messages: correct, just not minimal.
+/// peer's route (the new call's requests carry them): the peer's endpoint, or this rank's domain's gateway with the
+/// Hello naming the peer. Once chosen, a stream never changes. So a pair of ranks normally shares one Connect call.
+/// When both dial at the same moment, each before the other's call arrived, the pair ends up with two calls, each
+/// carrying one direction's messages: correct, just not minimal.
 /// </summary>
 internal sealed class PeerStreams
 {
     private readonly RankIdentity _identity;
-    private readonly Lock _lock = new(); // over the arrays below and the choice of a link
-    private readonly Task<PeerLink>?[] _links;
-    private readonly PeerLink?[] _openLinks; // the links once open, read without the lock on every send
+    private readonly Lock _lock = new(); // over the arrays below, the channels and the choice of a stream
+    private readonly Task<StreamSender>?[] _senders;
+    private readonly StreamSender?[] _openSenders; // the senders once open, read without the lock on every send
     private readonly ServedStream?[] _offered; // a call the peer opened, not (yet) chosen, still being read
-    private readonly RpcChannel?[] _channels;
-    private Uri[] _endpoints = [];
+    private readonly Dictionary<string, RpcChannel> _channels = []; // by address: peers behind one gateway share its connection
+    private ImmutableArray<Route> _routes = [];
 
     public PeerStreams(RankIdentity identity, MatchingEngine engine)
     {
         _identity = identity;
-        _links = new Task<PeerLink>?[identity.Size];
-        _openLinks = new PeerLink?[identity.Size];
+        _senders = new Task<StreamSender>?[identity.Size];
+        _openSenders = new StreamSender?[identity.Size];
         _offered = new ServedStream?[identity.Size];
-        _channels = new RpcChannel?[identity.Size];
         Inbound = new InboundStreams(identity, engine, this);
     }
 
     /// <summary>The receiving half, which serves this rank's endpoint and reads the responses of dialed calls.</summary>
     public InboundStreams Inbound { get; }
 
-    /// <summary>Where each rank's endpoint listens; known once the master has answered, before the first send.</summary>
-    public void UseEndpoints(Uri[] endpoints) => _endpoints = endpoints;
+    /// <summary>How this rank reaches each peer; known once the master has answered, before the first send.</summary>
+    public void UseRoutes(ImmutableArray<Route> routes) => _routes = routes;
 
-    /// <summary>The link carrying this rank's messages to <paramref name="peer"/>, chosen (and dialed if need be) on first use.</summary>
-    /// <exception cref="RpcException">The peer could not be dialed.</exception>
-    public PeerLink LinkTo(int peer) => Volatile.Read(ref _openLinks[peer]) ?? ChooseAsync(peer).GetAwaiter().GetResult();
-
-    /// <summary>Where <paramref name="peer"/>'s endpoint listens.</summary>
-    public Uri EndpointOf(int peer) => _endpoints[peer];
+    /// <summary>What sends this rank's messages to <paramref name="peer"/>, chosen (and dialed if need be) on first use.</summary>
+    /// <exception cref="RpcException">The peer's route could not be dialed.</exception>
+    public StreamSender SenderTo(int peer) => Volatile.Read(ref _openSenders[peer]) ?? ChooseAsync(peer).GetAwaiter().GetResult();
 
     /// <summary>A call the peer opened: this rank may send its own messages back on it while it is open.</summary>
     public void Offer(ServedStream served)
     {
         // A dial that failed carried nothing, so the peer's call may still take its place.
         lock (_lock)
-            if (_links[served.Peer] is null or { IsFaulted: true }) _offered[served.Peer] = served;
+            if (_senders[served.Peer] is null or { IsFaulted: true }) _offered[served.Peer] = served;
     }
 
     /// <summary>The peer ended its requests (or the call broke): the call is no longer on offer.</summary>
@@ -62,58 +62,72 @@ internal sealed class PeerStreams
         lock (_lock)
         {
             if (_offered[served.Peer] == served) _offered[served.Peer] = null;
-            return served.Link is not null;
+            return served.Sender is not null;
         }
     }
 
-    /// <summary>Writes what every link has queued (briefly), then closes the streams this rank sends on.</summary>
+    /// <summary>Writes what every sender has queued (briefly), then closes the streams this rank sends on.</summary>
     public async ValueTask DisposeAsync()
     {
-        List<PeerLink> links;
-        lock (_lock) links = [.. _links.Where(link => link is { IsCompletedSuccessfully: true }).Select(link => link!.Result)];
-        // At once: each dialed call waits (briefly) for its peer to end the responses.
-        await Task.WhenAll(links.Select(link => link.DisposeAsync().AsTask())).ConfigureAwait(false);
-        foreach (var channel in _channels) channel?.Dispose();
-    }
-
-    private async Task<PeerLink> ChooseAsync(int peer)
-    {
-        Task<PeerLink> opening;
+        List<StreamSender> senders;
+        List<RpcChannel> channels;
         lock (_lock)
         {
-            if (_links[peer] is { IsFaulted: false } existing) opening = existing;
+            senders = [.. _senders.Where(sender => sender is { IsCompletedSuccessfully: true }).Select(sender => sender!.Result)];
+            channels = [.. _channels.Values];
+        }
+        // At once: each dialed call waits (briefly) for its peer to end the responses.
+        await Task.WhenAll(senders.Select(sender => sender.DisposeAsync().AsTask())).ConfigureAwait(false);
+        foreach (var channel in channels) channel.Dispose();
+    }
+
+    private async Task<StreamSender> ChooseAsync(int peer)
+    {
+        Task<StreamSender> opening;
+        lock (_lock)
+        {
+            if (_senders[peer] is { IsFaulted: false } existing) opening = existing;
             else if (_offered[peer] is { } served)
             {
                 _offered[peer] = null;
-                opening = _links[peer] = Task.FromResult(new PeerLink(served));
+                opening = _senders[peer] = Task.FromResult(new StreamSender(served));
             }
             else
             {
-                var channel = _channels[peer] ??= new RpcChannel(_endpoints[peer]);
-                opening = _links[peer] = DialAsync(channel, peer);
+                var route = _routes[peer];
+                if (!_channels.TryGetValue(route.Target, out var channel))
+                    _channels[route.Target] = channel = new RpcChannel(new Uri(route.Target), security: SecurityOf(route));
+                opening = _senders[peer] = DialAsync(channel, peer);
             }
         }
-        var link = await opening.ConfigureAwait(false);
-        Volatile.Write(ref _openLinks[peer], link);
-        return link;
+        var sender = await opening.ConfigureAwait(false);
+        Volatile.Write(ref _openSenders[peer], sender);
+        return sender;
     }
 
-    private async Task<PeerLink> DialAsync(RpcChannel channel, int peer)
+    /// <summary>
+    /// A direct route to a rank that listens with TLS pins the certificate the rank registered; h2c otherwise (a
+    /// loopback endpoint, or a gateway, which joins the cluster's trust when it is built).
+    /// </summary>
+    private static RpcSecurity SecurityOf(Route route) =>
+        route.Kind == RouteKind.Direct && route.To.CertificatePin.Length > 0 ? RpcSecurity.PinnedCertificate(route.To.CertificatePin) : RpcSecurity.Insecure;
+
+    private async Task<StreamSender> DialAsync(RpcChannel channel, int peer)
     {
         var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).ConfigureAwait(false);
         try
         {
-            await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = _identity.JobId, JobToken = _identity.JobToken, SourceWorldRank = _identity.Rank } },
-                CancellationToken.None).ConfigureAwait(false);
+            var hello = new Hello { JobId = _identity.JobId, JobToken = _identity.JobToken, SourceWorldRank = _identity.Rank, DestinationWorldRank = peer };
+            await call.Requests.WriteAsync(new Frame { Hello = hello }, CancellationToken.None).ConfigureAwait(false);
         }
         catch
         {
             await call.DisposeAsync().ConfigureAwait(false);
             throw;
         }
-        var dialed = new DialedStream(call, peer);
-        var link = new PeerLink(dialed);
+        var dialed = new DialedStream(call, _routes[peer]);
+        var sender = new StreamSender(dialed);
         dialed.Receiving = Task.Run(() => Inbound.ReceiveAsync(dialed));
-        return link;
+        return sender;
     }
 }

@@ -1,4 +1,5 @@
-using System.Buffers;
+using System.Collections.Immutable;
+using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 
@@ -8,25 +9,31 @@ namespace Pmpi.Devices.InProcess;
 /// The shared-memory device of ranks that are threads of one process (MPJ Express's multicore device): a send is a
 /// call into the receiver's matching engine. Small messages are copied into a pooled buffer and the send completes
 /// at once; large ones are copied once, straight from the sender's array into the receiver's, with the sender held
-/// until then (rendezvous).
+/// until then (rendezvous). It is its ranks' job control too: an abort reaches every rank's engine at once.
 /// </summary>
-internal sealed class InProcessJob : IThreadedJob
+internal sealed class InProcessJob : IThreadedJob, IJobControl
 {
     /// <summary>Messages up to this size are buffered (eager); larger ones wait for their receive.</summary>
     public const int EagerLimit = 64 * 1024;
 
     private readonly MatchingEngine[] _engines;
+    private readonly Link[] _links; // every rank's link to each rank, shared: a link holds nothing of its sender
 
     public InProcessJob(int size)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(size, 1);
         _engines = new MatchingEngine[size];
-        for (int i = 0; i < size; i++) _engines[i] = new MatchingEngine();
+        _links = new Link[size];
+        for (int i = 0; i < size; i++)
+        {
+            _engines[i] = new MatchingEngine();
+            _links[i] = new Link(_engines[i]);
+        }
     }
 
     public int Size => _engines.Length;
 
-    public IDevice DeviceFor(int rank) => new Device(this, rank);
+    public (IDevice Device, IJobControl Control) Start(int rank) => (new Device(this, rank), this);
 
     public void Abort(MpiException reason)
     {
@@ -37,21 +44,38 @@ internal sealed class InProcessJob : IThreadedJob
     {
     }
 
-    private sealed class Device(InProcessJob job, int rank) : IDevice
+    private sealed class Device : IDevice
     {
-        public int Rank => rank;
+        public Device(InProcessJob job, int rank)
+        {
+            Rank = rank;
+            Size = job.Size;
+            Engine = job._engines[rank];
+            ImmutableArray<ILink> links = [.. job._links];
+            Links = links.SetItem(rank, new SelfLink(Engine));
+        }
 
-        public int Size => job.Size;
+        public int Rank { get; }
 
-        public MatchingEngine Engine => job._engines[rank];
+        public int Size { get; }
+
+        public MatchingEngine Engine { get; }
 
         public string ProcessorName => System.Environment.MachineName;
 
-        public SendOperation Send(int destination, Envelope envelope, OutgoingPayload payload, bool synchronous)
+        public ImmutableArray<ILink> Links { get; }
+
+        public void Dispose()
         {
-            var target = job._engines[destination];
-            // A send to oneself is always buffered: MPI programs may send to themselves before receiving.
-            if (!synchronous && (payload.Bytes.Length <= EagerLimit || destination == rank))
+        }
+    }
+
+    /// <summary>Any rank's link to the rank that owns <paramref name="target"/>.</summary>
+    private sealed class Link(MatchingEngine target) : ILink
+    {
+        public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
+        {
+            if (!synchronous && payload.Bytes.Length <= EagerLimit)
             {
                 target.Deliver(BufferedMessage.Of(envelope, payload));
                 return SendOperation.Done;
@@ -59,12 +83,6 @@ internal sealed class InProcessJob : IThreadedJob
             var operation = new SendOperation();
             target.Deliver(new Message(envelope, payload.Type, payload.Bytes, payload.Rented, operation));
             return operation;
-        }
-
-        public void Abort(MpiException reason) => job.Abort(reason);
-
-        public void Dispose()
-        {
         }
     }
 }

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Serialization;
@@ -89,9 +90,9 @@ internal sealed class ReferenceField<T> : FieldCodec<T>
 }
 
 /// <summary>
-/// The concrete types a reference slot of a declared type may hold: the type itself unless abstract, and the types
-/// its [KnownType] attributes name, ordered by name so sender and receiver number them alike. Only these are ever
-/// instantiated for the slot.
+/// The concrete types a reference slot of a declared type may hold: the type itself unless abstract, the types its
+/// [KnownType] attributes name, and its own nested types that derive from it (how F# compiles a union's cases), ordered
+/// by name so sender and receiver number them alike. Only these are ever instantiated for the slot.
 /// </summary>
 internal sealed class ReferenceCandidates
 {
@@ -116,8 +117,9 @@ internal sealed class ReferenceCandidates
     /// <summary>The concrete types a slot declared as <paramref name="declared"/> accepts, in wire order.</summary>
     public static Type[] ConcreteTypes(Type declared)
     {
-        var known = declared.GetCustomAttributes(typeof(KnownTypeAttribute), inherit: false)
-            .Select(a => ((KnownTypeAttribute)a).Type).OfType<Type>().Where(t => t != declared && declared.IsAssignableFrom(t));
+        var nested = declared.GetNestedTypes(BindingFlags.Public | BindingFlags.NonPublic).Where(t => !t.IsAbstract && !t.ContainsGenericParameters);
+        var known = declared.GetCustomAttributes(typeof(KnownTypeAttribute), inherit: false).Select(a => ((KnownTypeAttribute)a).Type).OfType<Type>()
+            .Concat(nested).Where(t => t != declared && declared.IsAssignableFrom(t));
         return [.. (declared.IsAbstract ? known : known.Prepend(declared)).Distinct().OrderBy(TypeNames.Of, StringComparer.Ordinal)];
     }
 

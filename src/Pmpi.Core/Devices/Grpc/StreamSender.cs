@@ -8,7 +8,7 @@ using Pmpi.Rpc.V1;
 namespace Pmpi.Devices.Grpc;
 
 /// <summary>
-/// The sending half of the gRPC device towards one peer: this rank's messages to it, in order, on the one
+/// What sends this rank's messages to one peer over gRPC, in order, on the one
 /// <see cref="PairStream"/> chosen for them (a dialed call's requests or a served call's responses), and the
 /// synchronous sends awaiting the peer's acknowledgement, which arrive on the same stream the other way. Messages
 /// above <see cref="ChunkSize"/> are split into chunks.
@@ -20,7 +20,7 @@ namespace Pmpi.Devices.Grpc;
 /// is copied and the send is complete at once (eager); above it the payload is written from the caller's memory and
 /// the send completes once the last chunk has been written.
 /// </remarks>
-internal sealed class PeerLink : IAsyncDisposable
+internal sealed class StreamSender : IAsyncDisposable
 {
     /// <summary>
     /// Payload bytes per frame. The receiver copies a frame out only once all of it has arrived, so smaller chunks
@@ -40,11 +40,11 @@ internal sealed class PeerLink : IAsyncDisposable
     private bool _pumping;
     private MpiException? _failure;
 
-    /// <summary>A link sending on <paramref name="stream"/>, which it becomes the <see cref="PairStream.Link"/> of.</summary>
-    public PeerLink(PairStream stream)
+    /// <summary>A sender on <paramref name="stream"/>, which it becomes the <see cref="PairStream.Sender"/> of.</summary>
+    public StreamSender(PairStream stream)
     {
         _stream = stream;
-        stream.Link = this;
+        stream.Sender = this;
     }
 
     /// <summary>
@@ -114,7 +114,7 @@ internal sealed class PeerLink : IAsyncDisposable
             catch (Exception e)
             {
                 // Whatever broke the write, the queue must not stall with _pumping set: fail it as a whole.
-                Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_stream.Peer} failed: {e.Message}", e));
+                Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_stream.Peer} ({_stream.Way}) failed: {e.Message}", e));
                 return;
             }
             message.Release();

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Turns the runs bench/run.sh collected into docs/benchmarks.md's tables and gnuplot's plots.
+
+    report.py RUNS_DIR [--plots DOCS_DIR]
+
+RUNS_DIR holds one file per run, named KIND.ROUND (run.sh writes them): pingpong-{sm,tcp,inproc,procs} with
+"size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
+launch-{ompi,pmpi}-N with a "# wall SECONDS" line and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
+`machine` (one line) and `load` (the load average before each round). Within a round the Open MPI and PMPI runs of
+a comparison ran back to back, in an order that alternates between rounds, so each round gives one ratio per figure;
+the tables show the median ratio and its min–max over the rounds. Prints Markdown; with --plots, also writes
+benchmarks-latency.png, benchmarks-bandwidth.png and benchmarks-launch.png into DOCS_DIR (gnuplot's pngcairo).
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+# Paths a user compares, each PMPI path against the Open MPI path it should be judged by, and the issue's goals:
+# (ratio kind, size range, bound) where a latency goal is PMPI/Open MPI ≤ bound and a bandwidth goal ≥ bound.
+PINGPONG_PATHS = [
+    ("Same node, two processes: `pmpi run -n 2` beside Open MPI shared memory", "procs", "sm",
+     [("latency", 1, 1, 3.0), ("bandwidth", 65536, 16 << 20, 0.5)]),
+    ("Network path: PMPI's gRPC device beside Open MPI over TCP loopback", "procs", "tcp",
+     [("latency", 1, 1, 3.0), ("bandwidth", 1 << 20, 16 << 20, 0.8)]),
+    ("In-process device (ranks as threads) beside Open MPI shared memory", "inproc", "sm", []),
+]
+# TLS against PMPI's own cleartext path, same processes and placement: the cost of encryption.
+TLS_PATH = ("TLS beside h2c: two rank processes on an address beyond loopback (a network namespace)", "tls", "h2c",
+            [("latency", 1, 1, 1.3), ("bandwidth", 1 << 20, 16 << 20, 0.85)])
+COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
+LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60
+
+LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI two processes",
+          "tls": "PMPI two processes, TLS"}
+
+
+def size_label(n):
+    return f"{n >> 20} MB" if n >= 1 << 20 else (f"{n >> 10} KB" if n >= 1024 else f"{n} B")
+
+
+def read_runs(directory):
+    """{kind: {round: [lines split on tabs]}} for every KIND.ROUND file, comment lines and "[0] " tags dropped."""
+    runs = defaultdict(dict)
+    for name in os.listdir(directory):
+        match = re.fullmatch(r"(.+)\.(\d+)", name)
+        if not match:
+            continue
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            lines = [re.sub(r"^\[\d+\] ", "", line.rstrip("\n")) for line in f]
+        runs[match.group(1)][int(match.group(2))] = lines
+    return runs
+
+
+def table_rows(lines, key_types):
+    """{key: value} from tab-separated data lines: the key is the first fields, converted by key_types (one type:
+    the key is that value, else a tuple), the value the next field as a float; other lines are skipped."""
+    rows = {}
+    for line in lines:
+        parts = line.split("\t")
+        if line.startswith("#") or len(parts) <= len(key_types):
+            continue
+        try:
+            key = tuple(convert(p) for convert, p in zip(key_types, parts))
+            rows[key if len(key) > 1 else key[0]] = float(parts[len(key_types)])
+        except ValueError:
+            continue
+    return rows
+
+
+def spread(values, digits=2):
+    """ "median (min–max)" of ratios, or the median alone for one value."""
+    if not values:
+        return "–"
+    med = statistics.median(values)
+    if len(values) == 1:
+        return f"{med:.{digits}f}×"
+    return f"{med:.{digits}f}× ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def verdict(values, bound, at_most):
+    """Whether the goal was met in every pair, in none, or only in some (a figure that did not reproduce)."""
+    met = [v <= bound if at_most else v >= bound for v in values]
+    if not met:
+        return "–"
+    if all(met):
+        return "met"
+    return "missed" if not any(met) else f"met in {sum(met)} of {len(met)} pairs"
+
+
+class Report:
+    def __init__(self, runs):
+        self.runs = runs
+        self.lines = []
+        self.unreproduced = []
+        self.medians = {}   # (kind, size) -> median half round trip, for the plots
+        self.launch_medians = {}   # N -> {"ompi": s, "pmpi": s}, for the plot
+
+    def out(self, text=""):
+        self.lines.append(text)
+
+    def paired(self, pmpi_kind, ref_kind, key_types):
+        """{key: [(pmpi, reference)]} over the rounds that have both runs."""
+        pairs = defaultdict(list)
+        for rnd, pmpi_lines in self.runs.get(pmpi_kind, {}).items():
+            ref_lines = self.runs.get(ref_kind, {}).get(rnd)
+            if ref_lines is None:
+                continue
+            ours, theirs = table_rows(pmpi_lines, key_types), table_rows(ref_lines, key_types)
+            for key in ours.keys() & theirs.keys():
+                pairs[key].append((ours[key], theirs[key]))
+        return pairs
+
+    def note_spread(self, what, values):
+        if len(values) > 1 and max(values) > 2 * min(values):
+            self.unreproduced.append(f"{what}: the pairs' ratios spread more than 2× ({min(values):.2f}–{max(values):.2f}).")
+
+    def note_goal(self, what, values, bound, at_most):
+        result = verdict(values, bound, at_most)
+        if result.startswith("met in"):
+            self.unreproduced.append(f"{what}: goal {'≤' if at_most else '≥'} {bound}× {result} "
+                                     f"(ratios {min(values):.2f}–{max(values):.2f}).")
+        return result
+
+    def pingpong(self):
+        for kind in LABELS:
+            per_size = defaultdict(list)
+            for lines in self.runs.get(f"pingpong-{kind}", {}).values():
+                for size, t in table_rows(lines, (int,)).items():
+                    per_size[size].append(t)
+            for size, times in per_size.items():
+                self.medians[kind, size] = statistics.median(times)
+        for title, pmpi, ref, goals in PINGPONG_PATHS + [TLS_PATH]:
+            pairs = self.paired(f"pingpong-{pmpi}", f"pingpong-{ref}", (int,))
+            if not pairs:
+                continue
+            self.out(f"### {title}")
+            self.out()
+            theirs_name = "h2c" if ref == "h2c" else "Open MPI"
+            ours_name = "TLS" if pmpi == "tls" else "PMPI"
+            self.out(f"| size | {theirs_name} µs | {ours_name} µs | latency {ours_name}/{theirs_name} | {theirs_name} MB/s "
+                     f"| {ours_name} MB/s | bandwidth {ours_name}/{theirs_name} | goal |")
+            self.out("|---:|---:|---:|---:|---:|---:|---:|---|")
+            for size in sorted(pairs):
+                ours = [p for p, _ in pairs[size]]
+                theirs = [r for _, r in pairs[size]]
+                latency = [p / r for p, r in pairs[size]]
+                bandwidth = [r / p for p, r in pairs[size]]
+                goal_text = []
+                for kind, low, high, bound in goals:
+                    if low <= size <= high:
+                        values = latency if kind == "latency" else bandwidth
+                        mark = "≤" if kind == "latency" else "≥"
+                        result = self.note_goal(f"{title}, {size_label(size)} {kind}", values, bound, kind == "latency")
+                        goal_text.append(f"{kind} {mark} {bound}×: {result}")
+                self.note_spread(f"{title}, {size_label(size)} latency", latency)
+                med_ours, med_theirs = statistics.median(ours), statistics.median(theirs)
+                self.out(f"| {size_label(size)} | {med_theirs:.2f} | {med_ours:.2f} | {spread(latency)} "
+                         f"| {size / med_theirs:.0f} | {size / med_ours:.0f} | {spread(bandwidth)} "
+                         f"| {'; '.join(goal_text)} |")
+            self.out()
+
+    def collectives(self):
+        pairs = self.paired("collectives-pmpi", "collectives-ompi", (str, int))
+        if not pairs:
+            return
+        self.out("### Collectives, 4 ranks on one node: `pmpi run -n 4` beside `mpirun -np 4` (shared memory)")
+        self.out()
+        self.out("| operation | size | Open MPI µs | PMPI µs | latency PMPI/Open MPI | goal |")
+        self.out("|---|---:|---:|---:|---:|---|")
+        for (operation, size) in sorted(pairs, key=lambda k: (k[0], k[1])):
+            values = pairs[operation, size]
+            ratios = [p / r for p, r in values]
+            self.note_spread(f"{operation} {size_label(size)}", ratios)
+            goal = ""
+            if size in COLLECTIVE_GOALS:
+                bound = COLLECTIVE_GOALS[size]
+                goal = f"≤ {bound}×: {self.note_goal(f'{operation} {size_label(size)}', ratios, bound, True)}"
+            self.out(f"| {operation} | {size_label(size)} | {statistics.median(r for _, r in values):.2f} "
+                     f"| {statistics.median(p for p, _ in values):.2f} | {spread(ratios)} | {goal} |")
+        self.out()
+
+    def launch(self):
+        counts = sorted({int(k.rsplit("-", 1)[1]) for k in self.runs if k.startswith("launch-pmpi-")})
+        if not counts:
+            return
+        self.out("### Launch: `pmpi run -n N` of a hello beside `mpirun -np N` of the C hello (wall time, whole command)")
+        self.out()
+        self.out("| N | mpirun s | pmpi run s | ratio | per-rank RSS, Open MPI MB | per-rank RSS, PMPI MB | goal |")
+        self.out("|---:|---:|---:|---:|---:|---:|---|")
+        for n in counts:
+            walls = defaultdict(list)
+            rss = defaultdict(list)
+            ratios = []
+            for rnd, lines in self.runs[f"launch-pmpi-{n}"].items():
+                theirs = self.runs.get(f"launch-ompi-{n}", {}).get(rnd)
+                if theirs is None:
+                    continue
+                pair = {}
+                for impl, impl_lines in (("pmpi", lines), ("ompi", theirs)):
+                    wall = next((float(l.split()[2]) for l in impl_lines if l.startswith("# wall ")), None)
+                    if wall is None:
+                        continue
+                    pair[impl] = wall
+                    walls[impl].append(wall)
+                    rss[impl] += [float(l.split("\t")[2]) / 1024 for l in impl_lines
+                                  if re.fullmatch(r"\d+\t\d+\t\d+", l)]
+                if len(pair) == 2:
+                    ratios.append(pair["pmpi"] / pair["ompi"])
+            if not ratios:
+                continue
+            med = {impl: statistics.median(values) for impl, values in walls.items()}
+            self.launch_medians[n] = med
+            goal = ""
+            if n == 16:
+                results = verdict(walls["pmpi"], LAUNCH_GOAL_SECONDS, True), verdict(ratios, LAUNCH_GOAL_RATIO, True)
+                goal = f"≤ {LAUNCH_GOAL_SECONDS} s: {results[0]}; ≤ {LAUNCH_GOAL_RATIO}×: {results[1]}"
+            rss_text = {impl: f"{statistics.median(values):.0f}" if values else "–" for impl, values in rss.items()}
+            if rss.get("pmpi"):
+                rss_goal = verdict([statistics.median(rss["pmpi"])], RSS_GOAL_MB, True)
+                goal = "; ".join(g for g in (goal, f"RSS ≤ {RSS_GOAL_MB} MB: {rss_goal}") if g)
+            self.out(f"| {n} | {med['ompi']:.2f} | {med['pmpi']:.2f} | {spread(ratios)} "
+                     f"| {rss_text.get('ompi', '–')} | {rss_text.get('pmpi', '–')} | {goal} |")
+        self.out()
+
+    def plots(self, docs):
+        """Log–log latency and bandwidth against size, one line per path, and launch time against N."""
+        data = tempfile.mkdtemp()
+        series = []
+        for kind, label in LABELS.items():
+            sizes = sorted(size for (k, size) in self.medians if k == kind)
+            if not sizes:
+                continue
+            path = os.path.join(data, kind)
+            with open(path, "w", encoding="utf-8") as f:
+                for size in sizes:
+                    t = self.medians[kind, size]
+                    f.write(f"{size}\t{t}\t{size / t}\n")
+            series.append((path, label))
+        common = ("set terminal pngcairo size 900,560 font ',10'; set logscale xy; set grid; set key top left; "
+                  "set xlabel 'message size (bytes)'; set format x '%.0s%cB'; ")
+        latency = ", ".join(f"'{p}' using 1:2 with linespoints title '{l}'" for p, l in series)
+        bandwidth = ", ".join(f"'{p}' using 1:3 with linespoints title '{l}'" for p, l in series)
+        scripts = [
+            common + f"set output '{docs}/benchmarks-latency.png'; set ylabel 'half round trip (µs)'; "
+                     f"set title 'Ping-pong latency (median of the rounds)'; plot {latency}",
+            common + f"set output '{docs}/benchmarks-bandwidth.png'; set ylabel 'bandwidth (MB/s)'; "
+                     f"set title 'Ping-pong bandwidth (median of the rounds)'; plot {bandwidth}",
+        ]
+        if self.launch_medians:
+            path = os.path.join(data, "launch")
+            with open(path, "w", encoding="utf-8") as f:
+                for n, med in sorted(self.launch_medians.items()):
+                    f.write(f"{n}\t{med['ompi']}\t{med['pmpi']}\n")
+            scripts.append(
+                "set terminal pngcairo size 900,560 font ',10'; set grid; set key top left; "
+                f"set output '{docs}/benchmarks-launch.png'; set xlabel 'ranks (N)'; set ylabel 'wall time (s)'; "
+                "set title 'Launch of a hello on one node (median of the rounds)'; "
+                f"plot '{path}' using 1:2 with linespoints title 'mpirun -np N', "
+                f"'{path}' using 1:3 with linespoints title 'pmpi run -n N'")
+        for script in scripts:
+            subprocess.run(["gnuplot", "-e", script], check=True, timeout=60)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if args else 2
+    directory = args[0]
+    docs = args[args.index("--plots") + 1] if "--plots" in args else None
+    runs = read_runs(directory)
+    report = Report(runs)
+    with open(os.path.join(directory, "machine"), encoding="utf-8") as f:
+        machine = f.read().strip()
+    with open(os.path.join(directory, "load"), encoding="utf-8") as f:
+        loads = [float(line.split()[0]) for line in f if line.strip()]
+    rounds = max((max(r) for r in runs.values()), default=0)
+    report.out(f"Machine: {machine}. {rounds} rounds; the 1-minute load average at the start of each round: "
+               f"{', '.join(f'{l:.2f}' for l in loads)}. Ratios are PMPI over Open MPI for time (below 1: PMPI "
+               "faster) and Open MPI over PMPI for bandwidth turned round (above 1: PMPI faster): the median of "
+               "the rounds' back-to-back pairs, with its min–max.")
+    report.out()
+    report.pingpong()
+    report.collectives()
+    report.launch()
+    report.out("### Figures that did not reproduce")
+    report.out()
+    if report.unreproduced:
+        for line in report.unreproduced:
+            report.out(f"- {line}")
+    else:
+        report.out("- None: every goal was met in all pairs or missed in all, and no ratio spread more than 2×.")
+    print("\n".join(report.lines))
+    if docs:
+        report.plots(docs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

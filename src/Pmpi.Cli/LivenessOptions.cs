@@ -1,0 +1,22 @@
+using System.CommandLine;
+using Pmpi.Agent.Services;
+
+namespace Pmpi.Cli;
+
+/// <summary>The liveness flags `pmpi agent` and `pmpi run` share (<see cref="AgentOptions"/> states what they bound).</summary>
+internal static class LivenessOptions
+{
+    /// <summary>--heartbeat-timeout: seconds a rank or an agent may be silent before its job is aborted.</summary>
+    public static Option<double> HeartbeatTimeout(AgentOptions defaults) => new("--heartbeat-timeout")
+    {
+        Description = "Seconds a rank's runtime or an agent may send no heartbeat before the job is aborted naming it (a stopped or frozen process).",
+        DefaultValueFactory = _ => defaults.HeartbeatTimeout.TotalSeconds,
+    };
+
+    /// <summary>--register-timeout: seconds a job waits for all its ranks to register.</summary>
+    public static Option<double> RegisterTimeout(AgentOptions defaults) => new("--register-timeout")
+    {
+        Description = "Seconds a job waits for all its ranks to register with the master before it is aborted naming the missing ones.",
+        DefaultValueFactory = _ => defaults.RegistrationTimeout.TotalSeconds,
+    };
+}

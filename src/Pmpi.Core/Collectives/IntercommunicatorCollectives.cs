@@ -1,0 +1,130 @@
+using Pmpi.Devices;
+
+namespace Pmpi.Collectives;
+
+/// <summary>
+/// Collectives between the two groups of an intercommunicator: each group does its part with the intracommunicator
+/// collectives on its own communicator (<c>local</c>), and the groups' rank-0 leaders (or the root) cross over on the
+/// intercommunicator's collective context, so a group's cost is its own collective's plus one message.
+/// </summary>
+internal static class IntercommunicatorCollectives
+{
+    // Tags of their own, so a mismatched collective shows as an error rather than a silent swap.
+    private const int BarrierTag = 21, BroadcastTag = 22, GatherTag = 23, ReduceTag = 24, ScatterTag = 25,
+        AllgatherTag = 26, AllreduceTag = 27, AlltoallTag = 28, AgreeTag = 29;
+
+    /// <summary>Every local rank enters, the leaders swap a token (so both groups entered), then the local ranks leave together.</summary>
+    public static void Barrier(Intercommunicator comm, Intracommunicator local)
+    {
+        local.Barrier();
+        if (comm.Rank == 0) Exchange(comm, true, 0, BarrierTag);
+        local.Barrier();
+    }
+
+    public static int[] ExchangeWithRemoteLeader(Intercommunicator comm, int[] values) => Exchange(comm, values, 0, AgreeTag);
+
+    public static T Broadcast<T>(Intercommunicator comm, Intracommunicator local, T value, int root)
+    {
+        switch (root)
+        {
+            case Intercommunicator.Root:
+                Send(comm, value, 0, BroadcastTag);
+                return value;
+            case Intercommunicator.Null:
+                return value;
+            default:
+                if (comm.Rank == 0) value = Receive<T>(comm, root, BroadcastTag);
+                local.Broadcast(ref value, 0);
+                return value;
+        }
+    }
+
+    public static T[]? Gather<T>(Intercommunicator comm, Intracommunicator local, T value, int root)
+    {
+        switch (root)
+        {
+            case Intercommunicator.Root:
+                return Receive<T[]>(comm, 0, GatherTag);
+            case Intercommunicator.Null:
+                return null;
+            default:
+                var gathered = local.Gather(value, 0);
+                if (comm.Rank == 0) Send(comm, gathered!, root, GatherTag);
+                return null;
+        }
+    }
+
+    public static T Reduce<T>(Intercommunicator comm, Intracommunicator local, T value, ReductionOperation<T> op, int root)
+    {
+        switch (root)
+        {
+            case Intercommunicator.Root:
+                return Receive<T>(comm, 0, ReduceTag);
+            case Intercommunicator.Null:
+                return default!;
+            default:
+                var reduced = local.Reduce(value, op, 0);
+                if (comm.Rank == 0) Send(comm, reduced, root, ReduceTag);
+                return default!;
+        }
+    }
+
+    /// <summary>The root sends the whole array to the other group's leader, which scatters it in its group.</summary>
+    public static T Scatter<T>(Intercommunicator comm, Intracommunicator local, T[]? values, int root)
+    {
+        switch (root)
+        {
+            case Intercommunicator.Root:
+                Send(comm, values!, 0, ScatterTag);
+                return default!;
+            case Intercommunicator.Null:
+                return default!;
+            default:
+                var all = comm.Rank == 0 ? Receive<T[]>(comm, root, ScatterTag) : null;
+                if (all is not null && all.Length != local.Size)
+                    throw new MpiException(ErrorClass.InvalidCount, $"Scatter: the root sent {all.Length} elements for a group of {local.Size} ranks.");
+                return local.Scatter(all, 0);
+        }
+    }
+
+    public static T[] Allgather<T>(Intercommunicator comm, Intracommunicator local, T value)
+    {
+        var mine = local.Gather(value, 0);
+        var theirs = comm.Rank == 0 ? Exchange(comm, mine!, 0, AllgatherTag) : [];
+        local.Broadcast(ref theirs, 0);
+        return theirs;
+    }
+
+    public static T Allreduce<T>(Intercommunicator comm, Intracommunicator local, T value, ReductionOperation<T> op)
+    {
+        var mine = local.Reduce(value, op, 0);
+        var theirs = comm.Rank == 0 ? Exchange(comm, mine, 0, AllreduceTag) : default!;
+        local.Broadcast(ref theirs, 0);
+        return theirs;
+    }
+
+    /// <summary>Every send starts before any receive, so rendezvous-sized elements cannot deadlock.</summary>
+    public static T[] Alltoall<T>(Intercommunicator comm, T[] values)
+    {
+        var sends = new SendOperation[values.Length];
+        for (int dest = 0; dest < values.Length; dest++) sends[dest] = comm.StartSend(values[dest], dest, AlltoallTag, comm.CollectiveContext, synchronous: false);
+        var received = new T[comm.RemoteSize];
+        for (int source = 0; source < received.Length; source++) received[source] = Receive<T>(comm, source, AlltoallTag);
+        foreach (var send in sends) Communicator.Complete(send);
+        return received;
+    }
+
+    private static void Send<T>(Intercommunicator comm, T value, int dest, int tag) =>
+        Communicator.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
+
+    private static T Receive<T>(Intercommunicator comm, int source, int tag) =>
+        comm.Decode<T>(comm.ReceiveMessage(source, tag, comm.CollectiveContext), comm.CollectiveContext);
+
+    private static T Exchange<T>(Intercommunicator comm, T value, int partner, int tag)
+    {
+        var send = comm.StartSend(value, partner, tag, comm.CollectiveContext, synchronous: false);
+        var received = Receive<T>(comm, partner, tag);
+        Communicator.Complete(send);
+        return received;
+    }
+}

@@ -1,0 +1,59 @@
+using System.IO.Pipes;
+using System.Runtime.InteropServices;
+
+namespace Pmpi.Hosting;
+
+/// <summary>
+/// Tells the agent that this rank is alive: a background thread of the runtime writes one byte a second to the pipe
+/// the agent handed down (<see cref="Rpc.RankEnvironment.Heartbeat"/>). The user's code never has to answer, so a
+/// long compute phase cannot look like a hang; a stopped (SIGSTOP) or frozen process falls silent, and its agent
+/// reports it after its heartbeat timeout.
+/// </summary>
+internal static partial class RankHeartbeat
+{
+    /// <summary>How often the runtime beats: well inside any heartbeat timeout an agent is configured with.</summary>
+    public static readonly TimeSpan Interval = TimeSpan.FromSeconds(1);
+
+    /// <summary>Starts beating on the pipe <paramref name="identity"/> names, if it names one.</summary>
+    public static void Start(RankIdentity identity)
+    {
+        if (identity.HeartbeatHandle is not { } handle) return;
+        AnonymousPipeClientStream pipe;
+        try
+        {
+            pipe = new AnonymousPipeClientStream(PipeDirection.Out, handle);
+        }
+        catch (Exception e) when (e is IOException or ArgumentException or UnauthorizedAccessException)
+        {
+            // Without its heartbeat the agent reports this rank frozen: say why here, where the cause is visible.
+            Console.Error.WriteLine($"Rank {identity.Rank} of job {identity.JobId}: cannot open the heartbeat pipe {handle}: {e.Message}");
+            return;
+        }
+        // Processes this rank starts must not inherit the pipe: one that outlived the rank would hold it open.
+        if (!OperatingSystem.IsWindows()) _ = FileControl(int.Parse(handle, System.Globalization.CultureInfo.InvariantCulture), SetFileDescriptorFlags, CloseOnExec);
+        new Thread(() => Beat(pipe)) { IsBackground = true, Name = "PMPI heartbeat" }.Start();
+    }
+
+    private static void Beat(AnonymousPipeClientStream pipe)
+    {
+        ReadOnlySpan<byte> beat = [1];
+        try
+        {
+            while (true)
+            {
+                pipe.Write(beat);
+                Thread.Sleep(Interval);
+            }
+        }
+        catch (IOException)
+        {
+            // The agent closed its end: it is gone, and the agent watchdog ends this rank.
+        }
+    }
+
+    private const int SetFileDescriptorFlags = 2; // F_SETFD
+    private const int CloseOnExec = 1;            // FD_CLOEXEC
+
+    [LibraryImport("libc", EntryPoint = "fcntl")]
+    private static partial int FileControl(int descriptor, int command, int flags);
+}

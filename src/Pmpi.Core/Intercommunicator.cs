@@ -1,0 +1,206 @@
+using Pmpi.Collectives;
+using Pmpi.Hosting;
+using static Pmpi.Intracommunicator;
+
+namespace Pmpi;
+
+/// <summary>
+/// A communicator between two disjoint groups (MPI intercommunicator, MPI-4.1 §7.6): point-to-point ranks name the
+/// remote group's ranks, and collectives move data from one group to the other. <see cref="Communicator.Size"/> and
+/// <see cref="Communicator.Rank"/> are the calling rank's own group's; <see cref="RemoteSize"/> the other's.
+/// </summary>
+/// <remarks>
+/// In a rooted collective the root passes <see cref="Root"/>, the other ranks of its group <see cref="Null"/>, and
+/// the ranks of the other group the root's rank in that group.
+/// </remarks>
+public sealed class Intercommunicator : Communicator
+{
+    /// <summary>Passed as the root by the root of a rooted collective (MPI_ROOT).</summary>
+    public const int Root = -4;
+
+    /// <summary>Passed as the root by the root group's other ranks, which take no part (MPI_PROC_NULL).</summary>
+    public const int Null = ProcNull;
+
+    // The local group's own communicator, for the collectives' steps within the group.
+    private readonly Intracommunicator _local;
+
+    /// <summary>
+    /// Joins two disjoint groups (MPI_Intercomm_create; collective over both). Each group's ranks call it with their
+    /// own communicator and the same <paramref name="localLeader"/>; the two leaders also name each other through
+    /// <paramref name="bridgeComm"/>, a communicator they both belong to (only significant at the leaders), and use
+    /// <paramref name="tag"/> there.
+    /// </summary>
+    public Intercommunicator(Intracommunicator localComm, int localLeader, Intracommunicator? bridgeComm, int remoteLeader, int tag)
+        : this(Create(localComm, localLeader, bridgeComm, remoteLeader, tag))
+    {
+    }
+
+    private Intercommunicator(Setup setup)
+        : base(setup.Local.Runtime, setup.Context, setup.Local.Members.ToArray(), setup.Local.Rank, setup.Remote) => _local = setup.Local;
+
+    /// <summary>The number of ranks in the other group (MPI_Comm_remote_size).</summary>
+    public int RemoteSize => Peers.Length;
+
+    /// <summary>The other group (MPI_Comm_remote_group).</summary>
+    public Group RemoteGroup => new(Peers.ToArray());
+
+    /// <summary>
+    /// One intracommunicator of both groups (MPI_Intercomm_merge; collective): the group that passed false first; if
+    /// both passed the same, the group holding the lower world rank first.
+    /// </summary>
+    public Intracommunicator Merge(bool upper)
+    {
+        var (context, remoteUpper) = AgreeAcrossGroups(upper ? 1 : 0);
+        var local = Members.ToArray();
+        var remote = Peers.ToArray();
+        bool localFirst = upper != (remoteUpper == 1) ? !upper : local.Min() < remote.Min();
+        int[] members = localFirst ? [.. local, .. remote] : [.. remote, .. local];
+        return new Intracommunicator(Runtime, context, members, Array.IndexOf(members, local[Rank]));
+    }
+
+    /// <inheritdoc/>
+    public override Intercommunicator Clone()
+    {
+        var (context, _) = AgreeAcrossGroups(0);
+        var copy = new Intercommunicator(new Setup(_local.Dup(), context, Peers.ToArray()));
+        copy.Attributes.CopyFrom(Attributes);
+        return copy;
+    }
+
+    /// <summary>Returns once every rank of both groups has called it (MPI_Barrier on an intercommunicator).</summary>
+    public override void Barrier() => IntercommunicatorCollectives.Barrier(this, _local);
+
+    /// <summary>The root's value on every rank of the other group (MPI_Bcast); see the class remarks for <paramref name="root"/>.</summary>
+    public void Broadcast<T>(ref T value, int root) => value = IntercommunicatorCollectives.Broadcast(this, _local, value, CheckedRoot(root));
+
+    /// <summary>The root's array on every rank of the other group (MPI_Bcast of a buffer).</summary>
+    public void Broadcast<T>(ref T[] values, int root) => values = IntercommunicatorCollectives.Broadcast(this, _local, values, CheckedRoot(root));
+
+    /// <summary>The other group's values in rank order at the root; null elsewhere (MPI_Gather).</summary>
+    public T[]? Gather<T>(T value, int root) => IntercommunicatorCollectives.Gather(this, _local, value, CheckedRoot(root));
+
+    /// <summary>The other group's values combined in rank order at the root; default elsewhere (MPI_Reduce).</summary>
+    public T Reduce<T>(T value, ReductionOperation<T> op, int root)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        return IntercommunicatorCollectives.Reduce(this, _local, value, op, CheckedRoot(root));
+    }
+
+    /// <summary>The root's side of Scatter: element i goes to rank i of the other group (MPI_Scatter with MPI_ROOT).</summary>
+    public void Scatter<T>(T[] values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        if (values.Length != RemoteSize)
+            throw new MpiException(ErrorClass.InvalidCount, $"'values' must hold {RemoteSize} elements, one per rank of the other group; it holds {values.Length}.");
+        IntercommunicatorCollectives.Scatter(this, _local, values, Root);
+    }
+
+    /// <summary>The receiving side of Scatter: this rank's element of the root's array (<paramref name="root"/> is its rank in the other group).</summary>
+    public T Scatter<T>(int root)
+    {
+        CheckRank(root, nameof(root));
+        return IntercommunicatorCollectives.Scatter<T>(this, _local, null, root);
+    }
+
+    /// <summary>The side of Scatter of the root group's other ranks, which take no part (MPI_Scatter with MPI_PROC_NULL).</summary>
+    public void Scatter<T>() => IntercommunicatorCollectives.Scatter<T>(this, _local, null, Null);
+
+    /// <summary>The other group's values in rank order, on every rank (MPI_Allgather on an intercommunicator).</summary>
+    public T[] Allgather<T>(T value) => IntercommunicatorCollectives.Allgather(this, _local, value);
+
+    /// <summary>The combination of the other group's values, on every rank (MPI_Allreduce on an intercommunicator).</summary>
+    public T Allreduce<T>(T value, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(op);
+        return IntercommunicatorCollectives.Allreduce(this, _local, value, op);
+    }
+
+    /// <summary>Sends <paramref name="values"/>[j] to rank j of the other group and returns what each of its ranks sent here (MPI_Alltoall).</summary>
+    public T[] Alltoall<T>(T[] values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        if (values.Length != RemoteSize)
+            throw new MpiException(ErrorClass.InvalidCount, $"'values' must hold {RemoteSize} elements, one per rank of the other group; it holds {values.Length}.");
+        return IntercommunicatorCollectives.Alltoall(this, values);
+    }
+
+    // ---- MPI.NET's array and output forms ----
+
+    /// <summary>The other group's values into the root's <paramref name="outValues"/>; others keep theirs (MPI_Gather).</summary>
+    public void Gather<T>(T inValue, int root, ref T[] outValues) => IntoAtRoot(ref outValues, Gather(inValue, root));
+
+    /// <summary>The other group's arrays combined element by element at the root; null elsewhere (MPI_Reduce of a buffer).</summary>
+    public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        var result = IntercommunicatorCollectives.Reduce(this, _local, values, Elementwise(op), CheckedRoot(root));
+        return root == Root ? result : null;
+    }
+
+    /// <summary>The other group's arrays combined element by element into the root's <paramref name="outValues"/>.</summary>
+    public void Reduce<T>(T[] inValues, ReductionOperation<T> op, int root, ref T[] outValues) => IntoAtRoot(ref outValues, Reduce(inValues, op, root));
+
+    /// <summary>The other group's values in rank order into <paramref name="outValues"/>, on every rank.</summary>
+    public void Allgather<T>(T inValue, ref T[] outValues) => Into(ref outValues, Allgather(inValue));
+
+    /// <summary>The other group's arrays combined element by element, on every rank (MPI_Allreduce of a buffer).</summary>
+    public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return IntercommunicatorCollectives.Allreduce(this, _local, values, Elementwise(op));
+    }
+
+    /// <summary>The other group's arrays combined element by element into <paramref name="outValues"/>, on every rank.</summary>
+    public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues) => Into(ref outValues, Allreduce(inValues, op));
+
+    /// <summary>What each rank of the other group sent here, into <paramref name="outValues"/> (MPI_Alltoall).</summary>
+    public void Alltoall<T>(T[] inValues, ref T[] outValues) => Into(ref outValues, Alltoall(inValues));
+
+    /// <summary>
+    /// A context free on every rank of both groups, and a value from the other group: each group agrees on its highest
+    /// free context, the leaders swap theirs with <paramref name="value"/>, and each leader tells its group.
+    /// </summary>
+    private (int Context, int RemoteValue) AgreeAcrossGroups(int value)
+    {
+        int[] mine = [_local.AgreeOnContext(), value];
+        int[] theirs = Rank == 0 ? IntercommunicatorCollectives.ExchangeWithRemoteLeader(this, mine) : new int[2];
+        _local.Broadcast(ref theirs, 0);
+        return (Math.Max(mine[0], theirs[0]), theirs[1]);
+    }
+
+    private int CheckedRoot(int root)
+    {
+        if (root is not (Root or Null)) CheckRank(root, nameof(root));
+        return root;
+    }
+
+    private static Setup Create(Intracommunicator localComm, int localLeader, Intracommunicator? bridgeComm, int remoteLeader, int tag)
+    {
+        ArgumentNullException.ThrowIfNull(localComm);
+        localComm.CheckRank(localLeader, nameof(localLeader));
+        bool leader = localComm.Rank == localLeader;
+        if (leader)
+        {
+            if (bridgeComm is null) throw new MpiException(ErrorClass.InvalidCommunicator, $"Rank {localComm.Rank} is the local leader, so it needs the bridge communicator it shares with the remote leader.");
+            bridgeComm.CheckRank(remoteLeader, nameof(remoteLeader));
+        }
+
+        // The local group's communicator for the collectives' inner steps, with its own context.
+        var local = localComm.Dup();
+        int localContext = local.AgreeOnContext();
+        // The leaders swap [highest free context, world ranks of the group...]; each tells its group.
+        int[] remote = null!; // allocated by the receive, to the remote group's size
+        if (leader)
+        {
+            int[] mine = [localContext, .. localComm.Members];
+            bridgeComm!.SendReceive(mine, remoteLeader, tag, remoteLeader, tag, ref remote, out _);
+        }
+        localComm.Broadcast(ref remote, localLeader);
+        var remoteMembers = remote[1..];
+        if (remoteMembers.Intersect(localComm.Members.ToArray()).FirstOrDefault(-1) is var shared and >= 0)
+            throw new MpiException(ErrorClass.InvalidArgument, $"World rank {shared} is in both groups; an intercommunicator joins disjoint groups.");
+        return new Setup(local, Math.Max(localContext, remote[0]), remoteMembers);
+    }
+
+    private sealed record Setup(Intracommunicator Local, int Context, int[] Remote);
+}

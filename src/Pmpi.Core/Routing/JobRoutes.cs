@@ -1,0 +1,74 @@
+using System.Collections.Immutable;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Routing;
+
+/// <summary>
+/// Which link serves each pair of ranks of a job, decided from the rank table alone, so every rank and
+/// <c>pmpi run --show-routes</c> reach the same answer. One rule, from nearest to farthest: the rank itself; a peer in
+/// the same domain, or in a domain the sender's domain declares reachable, directly; any other peer through the
+/// sender's domain's gateway, which forwards to the peer's domain's gateway, which forwards to the peer. Declared
+/// reachability is one-way: <c>&lt;domain name="a" reachable="b"&gt;</c> lets a's ranks dial b's, not the reverse.
+/// </summary>
+internal sealed class JobRoutes
+{
+    private readonly ImmutableArray<RankPlace> _ranks;
+    private readonly HashSet<(string From, string To)> _reachable;
+
+    /// <param name="ranks">Every rank's place, indexed by world rank.</param>
+    /// <param name="reachable">Pairs of domains whose first one's ranks dial the second one's directly.</param>
+    /// <exception cref="MpiException">Transport: an entry is not at its rank's index.</exception>
+    public JobRoutes(ImmutableArray<RankPlace> ranks, IEnumerable<(string From, string To)> reachable)
+    {
+        for (int rank = 0; rank < ranks.Length; rank++)
+        {
+            if (ranks[rank].Rank != rank) throw new MpiException(ErrorClass.Transport, $"Entry {rank} of the rank table is for rank {ranks[rank].Rank}.");
+        }
+        _ranks = ranks;
+        _reachable = [.. reachable];
+    }
+
+    /// <summary>Number of ranks in the job.</summary>
+    public int Size => _ranks.Length;
+
+    /// <summary>Where <paramref name="rank"/> runs.</summary>
+    public RankPlace this[int rank] => _ranks[rank];
+
+    /// <summary>The routes of the rank table the master sent.</summary>
+    public static JobRoutes FromTable(RankTable table)
+    {
+        ArgumentNullException.ThrowIfNull(table);
+        return new JobRoutes(
+            [.. table.Ranks.Select(entry => new RankPlace(entry.Rank, entry.Node, entry.Domain, entry.Endpoint, entry.Gateway)
+            {
+                CertificatePin = entry.CertificateSha256.ToByteArray(),
+            })],
+            table.Reach.SelectMany(reach => reach.Reachable.Select(to => (reach.Domain, to))));
+    }
+
+    /// <summary>The route from rank <paramref name="from"/> to rank <paramref name="to"/>.</summary>
+    /// <exception cref="MpiException">
+    /// Transport: the two ranks are in different domains, neither declared reachable nor both with a gateway; the
+    /// message names both ranks and domains.
+    /// </exception>
+    public Route Resolve(int from, int to)
+    {
+        var source = _ranks[from];
+        var destination = _ranks[to];
+        if (from == to) return new Route(RouteKind.Self, source, destination);
+        if (source.Domain == destination.Domain || _reachable.Contains((source.Domain, destination.Domain)))
+            return new Route(RouteKind.Direct, source, destination);
+        var missing = source.Gateway.Length == 0 ? source : destination.Gateway.Length == 0 ? destination : null;
+        if (missing is not null)
+        {
+            throw new MpiException(ErrorClass.Transport,
+                $"Rank {from} ({source.DomainName}) cannot reach rank {to} ({destination.DomainName}): the domains are not declared " +
+                $"reachable and {missing.DomainName} has no gateway; declare gateway=\"host:port\" on both domains, or reachable=\"{destination.Domain}\" on {source.DomainName}.");
+        }
+        return new Route(RouteKind.Gateway, source, destination);
+    }
+
+    /// <summary>The routes from <paramref name="from"/> to every rank, indexed by world rank; every error before any message is sent.</summary>
+    /// <exception cref="MpiException">Transport: a peer cannot be reached (see <see cref="Resolve"/>).</exception>
+    public ImmutableArray<Route> ResolveFrom(int from) => [.. Enumerable.Range(0, Size).Select(to => Resolve(from, to))];
+}

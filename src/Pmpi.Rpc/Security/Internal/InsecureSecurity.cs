@@ -1,0 +1,31 @@
+using System.Net.Http;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+
+namespace Pmpi.Rpc.Security.Internal;
+
+/// <summary>h2c, every caller accepted (<see cref="RpcSecurity.Insecure"/>).</summary>
+internal sealed class InsecureSecurity : RpcSecurity
+{
+    private static readonly byte[] PublicKey = new byte[32];
+
+    public override bool UsesTls => false;
+
+    public override string Description => "no security (--insecure: cleartext, every caller accepted)";
+
+    internal override ReadOnlySpan<byte> TicketKey => PublicKey;
+
+    public override bool TryAuthenticate(HttpContext context, out string failure)
+    {
+        failure = "";
+        return true;
+    }
+
+    internal override void ConfigureListener(ListenOptions listen)
+    {
+    }
+
+    internal override void ConfigureClient(SocketsHttpHandler handler)
+    {
+    }
+}

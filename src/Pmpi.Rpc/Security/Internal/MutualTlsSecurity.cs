@@ -1,0 +1,95 @@
+using System.Net.Http;
+using System.Net.Security;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
+
+namespace Pmpi.Rpc.Security.Internal;
+
+/// <summary>Mutual TLS under the cluster CA (<see cref="RpcSecurity.MutualTls"/>).</summary>
+internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSecurity
+{
+    public override bool UsesTls => true;
+
+    public override string Description => $"mutual TLS under {credentials.Authority.Subject}";
+
+    internal override ReadOnlySpan<byte> TicketKey => credentials.ClusterKey;
+
+    internal override X509Certificate2 Authority => credentials.Authority;
+
+    public override bool TryAuthenticate(HttpContext context, out string failure)
+    {
+        // A presented certificate was already checked against the cluster CA during the handshake (a foreign one
+        // ends it); a connection without one reaches only the methods that take a job key instead.
+        if (context.Connection.ClientCertificate is not null)
+        {
+            failure = "";
+            return true;
+        }
+        failure = "no client certificate of this cluster was presented";
+        return false;
+    }
+
+    internal override void ConfigureListener(ListenOptions listen) => listen.UseHttps(new HttpsConnectionAdapterOptions
+    {
+        ServerCertificate = credentials.Certificate,
+        // Allowed, not required: ranks hold no certificate and prove themselves with their job key instead.
+        ClientCertificateMode = ClientCertificateMode.AllowCertificate,
+        ClientCertificateValidation = (certificate, _, _) => ClusterCredentials.ChainsTo(certificate, credentials.Authority),
+        CheckCertificateRevocation = false,
+        SslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+    });
+
+    internal override void ConfigureClient(SocketsHttpHandler handler) => handler.SslOptions = new SslClientAuthenticationOptions
+    {
+        ClientCertificates = [credentials.Certificate],
+        LocalCertificateSelectionCallback = (_, _, _, _, _) => credentials.Certificate,
+        RemoteCertificateValidationCallback = (_, certificate, _, errors) => ServerCertificates.Accept(certificate, errors, credentials.Authority, checkName: true),
+        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+        EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+    };
+}
+
+/// <summary>A client's check of a server certificate: it chains to the cluster CA alone, and names the dialled address when asked.</summary>
+internal static class ServerCertificates
+{
+    public static bool Accept(X509Certificate? certificate, SslPolicyErrors errors, X509Certificate2 authority, bool checkName)
+    {
+        // The system's roots do not vouch for a cluster certificate (RemoteCertificateChainErrors is expected and
+        // replaced by the check against the cluster CA); a missing certificate, or a wrong name when checked, is fatal.
+        if (certificate is null || (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0) return false;
+        if (checkName && (errors & SslPolicyErrors.RemoteCertificateNameMismatch) != 0) return false;
+        return ClusterCredentials.ChainsTo(certificate as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(certificate.GetRawCertData()), authority);
+    }
+}
+
+/// <summary>
+/// A client trusting the cluster CA without presenting a certificate (<see cref="RpcSecurity.TrustingAuthority"/>).
+/// Any certificate of the cluster will do: a rank reaches its master at the address its agent advertises (the rank
+/// address), which that node's certificate need not name.
+/// </summary>
+internal sealed class AuthorityTrustSecurity(X509Certificate2 authority) : RpcSecurity
+{
+    public override bool UsesTls => true;
+
+    public override string Description => $"TLS trusting {authority.Subject}";
+
+    internal override ReadOnlySpan<byte> TicketKey => throw new InvalidOperationException("A client that only trusts the CA holds no cluster key.");
+
+    internal override X509Certificate2 Authority => authority;
+
+    public override bool TryAuthenticate(HttpContext context, out string failure) =>
+        throw new InvalidOperationException("A client that only trusts the CA cannot serve.");
+
+    internal override void ConfigureListener(ListenOptions listen) => throw new InvalidOperationException("A client that only trusts the CA cannot serve.");
+
+    internal override void ConfigureClient(SocketsHttpHandler handler) => handler.SslOptions = new SslClientAuthenticationOptions
+    {
+        RemoteCertificateValidationCallback = (_, certificate, _, errors) => ServerCertificates.Accept(certificate, errors, authority, checkName: false),
+        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+        EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+    };
+}

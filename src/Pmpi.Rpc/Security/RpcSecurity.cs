@@ -1,0 +1,141 @@
+using System.Net;
+using System.Net.Http;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Pmpi.Rpc.Security.Internal;
+
+namespace Pmpi.Rpc.Security;
+
+/// <summary>
+/// How an endpoint and its callers prove that they belong to the cluster, and how their traffic is protected. The
+/// same value configures a server (Kestrel's listener, and <see cref="TryAuthenticate"/> per call) and a client
+/// (SocketsHttpHandler's TLS, and a signature per request). docs/security.md states the model.
+/// </summary>
+public abstract class RpcSecurity
+{
+    private protected RpcSecurity()
+    {
+    }
+
+    /// <summary>
+    /// No encryption and no authentication: cleartext h2c, every caller accepted. Only for a machine and network the
+    /// user alone controls (`--insecure`). Job tickets are signed with a public all-zero key, so they prove nothing.
+    /// </summary>
+    public static RpcSecurity Insecure { get; } = new InsecureSecurity();
+
+    /// <summary>
+    /// Mutual TLS under the cluster CA: HTTP/2 over TLS (ALPN h2); a server presents the node certificate and accepts
+    /// only client certificates chaining to the CA (a caller without one is connected but not a member); a client
+    /// presents the node certificate and accepts only a server certificate chaining to the CA and naming the address
+    /// it dialled. Tickets are signed with the cluster key.
+    /// </summary>
+    public static RpcSecurity MutualTls(ClusterCredentials credentials)
+    {
+        ArgumentNullException.ThrowIfNull(credentials);
+        return new MutualTlsSecurity(credentials);
+    }
+
+    /// <summary>
+    /// Cleartext h2c on loopback with every request signed: HMAC-SHA256 under <paramref name="secret"/> over the
+    /// method's path, a timestamp and a nonce, accepted within 30 s and once. The shape of `pmpi run`'s embedded
+    /// agent and master, whose secret lives only in the process's memory (<see cref="ForThisProcess"/>).
+    /// </summary>
+    /// <param name="secret">At least 32 bytes; also the key that signs job tickets.</param>
+    public static RpcSecurity SignedRequests(ReadOnlySpan<byte> secret)
+    {
+        if (secret.Length < 32) throw new ArgumentException("A request-signing secret has at least 32 bytes.", nameof(secret));
+        return new SignedRequestSecurity(secret.ToArray());
+    }
+
+    /// <summary><see cref="SignedRequests"/> under a secret drawn now from <see cref="RandomNumberGenerator"/>, never stored.</summary>
+    public static RpcSecurity ForThisProcess() => SignedRequests(RandomNumberGenerator.GetBytes(32));
+
+    /// <summary>
+    /// A client that presents no certificate but accepts only a server certificate chaining to
+    /// <paramref name="authority"/>: how a rank reaches its master (at the rank address its agent advertises, which
+    /// that node's certificate need not name).
+    /// </summary>
+    public static RpcSecurity TrustingAuthority(X509Certificate2 authority)
+    {
+        ArgumentNullException.ThrowIfNull(authority);
+        return new AuthorityTrustSecurity(authority);
+    }
+
+    /// <summary>
+    /// A server presenting a certificate made now (ECDSA P-256, self-signed, never stored) and asking for no client
+    /// certificate: a rank's endpoint beyond loopback, whose callers prove themselves with the job key instead.
+    /// Peers pin <paramref name="certificateSha256"/>, which the rank publishes through its authenticated Register.
+    /// </summary>
+    public static RpcSecurity SelfSigned(out byte[] certificateSha256)
+    {
+        var certificate = EphemeralCertificate.Create();
+        certificateSha256 = SHA256.HashData(certificate.RawData);
+        return new SelfSignedSecurity(certificate);
+    }
+
+    /// <summary>A client accepting only the server certificate whose SHA-256 is <paramref name="certificateSha256"/>: how a rank dials a peer over TLS.</summary>
+    public static RpcSecurity PinnedCertificate(ReadOnlySpan<byte> certificateSha256)
+    {
+        if (certificateSha256.Length != SHA256.HashSizeInBytes) throw new ArgumentException("A SHA-256 pin is 32 bytes.", nameof(certificateSha256));
+        return new PinnedCertificateSecurity(certificateSha256.ToArray());
+    }
+
+    /// <summary>The URI scheme of the endpoints this security speaks to: https with TLS, http for h2c.</summary>
+    public string Scheme => UsesTls ? Uri.UriSchemeHttps : Uri.UriSchemeHttp;
+
+    /// <summary>Whether traffic goes over TLS.</summary>
+    public abstract bool UsesTls { get; }
+
+    /// <summary>Whether a server may listen only on loopback addresses with this security (request signing, which does not encrypt).</summary>
+    public virtual bool LoopbackOnly => false;
+
+    /// <summary>A few words for logs and warnings, e.g. "mutual TLS under CN=PMPI cluster CA 1a2b3c4d".</summary>
+    public abstract string Description { get; }
+
+    /// <summary>The key that signs job tickets and from which job keys derive.</summary>
+    internal abstract ReadOnlySpan<byte> TicketKey { get; }
+
+    /// <summary>The cluster CA that TLS peers' certificates chain to; null for h2c.</summary>
+    internal virtual X509Certificate2? Authority => null;
+
+    /// <summary>The address of an endpoint given as host:port, with this security's scheme.</summary>
+    public Uri AddressOf(string hostAndPort)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(hostAndPort);
+        return new Uri($"{Scheme}://{hostAndPort}");
+    }
+
+    /// <summary>
+    /// Whether the caller of <paramref name="context"/> is a cluster member (for a server). <paramref name="failure"/>
+    /// says why not, for the refusal and the log; it never contains a secret.
+    /// </summary>
+    public abstract bool TryAuthenticate(HttpContext context, out string failure);
+
+    /// <summary>Configures a Kestrel listener for this security (TLS, client certificates); h2c needs nothing.</summary>
+    internal abstract void ConfigureListener(ListenOptions listen);
+
+    /// <summary>Configures a client's handler (TLS: the certificate it presents, the server certificates it accepts).</summary>
+    internal abstract void ConfigureClient(SocketsHttpHandler handler);
+
+    /// <summary>Adds whatever proves the caller to a request of <paramref name="path"/> (a signature for request signing).</summary>
+    internal virtual void Authenticate(HttpRequestMessage request, string path)
+    {
+    }
+
+    /// <summary>Throws when <paramref name="address"/> cannot be spoken to with this security (h2c to https, TLS to http).</summary>
+    internal void CheckAddress(Uri address)
+    {
+        if (address.Scheme != Scheme)
+            throw new ArgumentException($"{address} is {address.Scheme}, but the security in use ({Description}) speaks {Scheme}: "
+                + (UsesTls ? "give the address as https://host:port." : "a TLS endpoint needs the cluster credential (--credentials DIR)."), nameof(address));
+    }
+
+    /// <summary>Throws when a server with this security must not listen on <paramref name="address"/>.</summary>
+    internal void CheckListenAddress(IPAddress address)
+    {
+        if (LoopbackOnly && !IPAddress.IsLoopback(address))
+            throw new ArgumentException($"{Description} does not encrypt, so it listens on loopback only, not on {address}: give the cluster credential (--credentials DIR) to listen beyond loopback.", nameof(address));
+    }
+}

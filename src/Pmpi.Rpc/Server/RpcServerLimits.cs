@@ -1,0 +1,100 @@
+using System.Globalization;
+
+namespace Pmpi.Rpc.Server;
+
+/// <summary>
+/// What one listener lets its callers make the process hold: connections (in total and per remote address), time to
+/// send request headers, time a connection may idle without a call, and the HTTP/2 flow-control windows that bound
+/// what a peer can send before the server reads it. Every PMPI endpoint (rank, agent, master) has these limits.
+/// </summary>
+public sealed class RpcServerLimits
+{
+    /// <summary>
+    /// Connections the listener holds at once; further ones are closed as soon as they are accepted. Defaults to
+    /// three quarters of the process's open-file limit where the OS states one (Linux: RLIMIT_NOFILE), else 8,192,
+    /// so a flood of connections cannot take the descriptors the process needs for its own files, pipes and ranks.
+    /// </summary>
+    public int MaxConnections
+    {
+        get;
+        init
+        {
+            ArgumentOutOfRangeException.ThrowIfNegativeOrZero(value);
+            field = value;
+        }
+    } = DefaultMaxConnections();
+
+    /// <summary>
+    /// Connections one remote IP address may hold at once; further ones are closed as soon as they are accepted.
+    /// Defaults to 1,024: more than the ranks one node runs with oversubscription on a 64-core node (8 per slot), each
+    /// holding a connection to a peer or the master, while a single host still cannot take a listener's connections.
+    /// </summary>
+    public int MaxConnectionsPerAddress
+    {
+        get;
+        init
+        {
+            ArgumentOutOfRangeException.ThrowIfNegativeOrZero(value);
+            field = value;
+        }
+    } = 1024;
+
+    /// <summary>
+    /// How long a connection may go without an open call (a caller that connected and sent nothing, or finished
+    /// its calls) before it is closed. Defaults to 30 seconds. A long-lived call, however quiet, keeps its
+    /// connection: HTTP/2 pings (every 10 s, answered within 20 s) find a dead peer instead.
+    /// </summary>
+    public TimeSpan IdleTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>How long a caller may take to send a call's headers (a slow-loris defence). Defaults to 10 seconds.</summary>
+    public TimeSpan HeadersTimeout { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// The HTTP/2 connection window: bytes a peer may send on all streams of a connection before the server reads
+    /// them. Defaults to 33,554,432 (32 MB), so large MPI messages never wait on window updates.
+    /// </summary>
+    public int ConnectionWindowSize { get; init; } = 32 * 1024 * 1024;
+
+    /// <summary>The HTTP/2 stream window: bytes a peer may send on one stream before it is read. Defaults to 16,777,216 (16 MB).</summary>
+    public int StreamWindowSize { get; init; } = 16 * 1024 * 1024;
+
+    /// <summary>Concurrent calls on one connection. Defaults to 1,000.</summary>
+    public int MaxStreamsPerConnection { get; init; } = 1000;
+
+    /// <summary>The limits of rank endpoints: wide windows for bulk MPI traffic.</summary>
+    public static RpcServerLimits Default { get; } = new();
+
+    /// <summary>
+    /// The limits of control-plane endpoints (agent, master), whose calls carry small messages: Kestrel's default
+    /// windows (1 MB per connection, 768 KB per stream) and 100 calls per connection, so a peer makes the daemon
+    /// hold little before a handler has looked at its call.
+    /// </summary>
+    public static RpcServerLimits ControlPlane { get; } = new()
+    {
+        ConnectionWindowSize = 1024 * 1024,
+        StreamWindowSize = 768 * 1024,
+        MaxStreamsPerConnection = 100,
+    };
+
+    private static int DefaultMaxConnections()
+    {
+        const int Fallback = 8192;
+        if (!OperatingSystem.IsLinux()) return Fallback;
+        try
+        {
+            // "Max open files            4096                 4096                 files"
+            foreach (var line in File.ReadLines("/proc/self/limits"))
+            {
+                if (!line.StartsWith("Max open files", StringComparison.Ordinal)) continue;
+                var soft = line["Max open files".Length..].Split(' ', StringSplitOptions.RemoveEmptyEntries)[0];
+                return long.TryParse(soft, NumberStyles.None, CultureInfo.InvariantCulture, out long files)
+                    ? (int)Math.Clamp(files / 4 * 3, 64, 1_000_000)
+                    : Fallback; // "unlimited"
+            }
+        }
+        catch (IOException)
+        {
+        }
+        return Fallback;
+    }
+}

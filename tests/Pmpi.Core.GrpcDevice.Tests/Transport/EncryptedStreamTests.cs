@@ -1,0 +1,61 @@
+using System.Security.Cryptography;
+using Pmpi.Devices.Grpc;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Tests.Transport;
+
+/// <summary>
+/// Rank endpoints as they are beyond loopback: TLS with a certificate each rank makes at start and its peers pin
+/// from the rank table. MPI traffic flows over it, and a peer expecting another certificate gets nowhere.
+/// </summary>
+public sealed class EncryptedStreamTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task Job_EncryptedStreams_PointToPointAndCollectivesArriveOverTls()
+    {
+        // Arrange
+        using var job = new LoopbackGrpcJob(3, encryptStreams: true);
+        var sums = new long[3];
+        var received = new double[3][];
+
+        // Act
+        await Task.Run(() => Environment.Run(job, world =>
+        {
+            sums[world.Rank] = world.Allreduce((long)world.Rank + 1, Operation<long>.Add);
+            var payload = Enumerable.Range(0, 100_000).Select(i => (double)i).ToArray();
+            if (world.Rank == 0) world.Send(payload, dest: 2, tag: 7);
+            if (world.Rank == 2) received[2] = world.Receive<double[]>(source: 0, tag: 7);
+        })).WaitAsync(Timeout);
+
+        // Assert
+        Assert.All(Enumerable.Range(0, 3), rank => Assert.Equal("https", job.Started(rank)!.Endpoint.Scheme));
+        Assert.Equal([6L, 6L, 6L], sums);
+        Assert.Equal(99_999.0, received[2][^1]);
+    }
+
+    [Fact]
+    public async Task Connect_PinOfAnotherCertificate_Refused()
+    {
+        // Arrange: a caller pinning some other certificate, as a peer fooled into dialing the wrong endpoint would.
+        using var job = new LoopbackGrpcJob(2, encryptStreams: true);
+        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
+        using var channel = new RpcChannel(devices[1].Endpoint, security: RpcSecurity.PinnedCertificate(SHA256.HashData("another certificate"u8)));
+
+        // Act
+        var error = await Assert.ThrowsAsync<RpcException>(async () =>
+        {
+            await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, TimeSpan.FromSeconds(10));
+            await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0 } }, CancellationToken.None);
+            await call.Responses.ReadAsync(CancellationToken.None);
+        }).WaitAsync(Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+        Assert.Equal(0, devices[1].StreamsAccepted);
+    }
+}

@@ -1,0 +1,82 @@
+using Google.Protobuf;
+using Pmpi.Hosting;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Tests.Hosting;
+
+/// <summary>A launched rank learns who it is from the environment, and its job key from a file it reads once and deletes.</summary>
+public sealed class RankIdentityTests : IDisposable
+{
+    private readonly DirectoryInfo _directory = Directory.CreateTempSubdirectory("pmpi-identity-tests-");
+
+    public void Dispose() => _directory.Delete(recursive: true);
+
+    [Fact]
+    public void FromEnvironment_KeyFile_ReadsTheTokenAndDeletesTheFile()
+    {
+        var file = KeyFile(new RankCredentials { JobToken = "the-job-key" });
+
+        var identity = RankIdentity.FromEnvironment(Environment(file, master: "http://127.0.0.1:7300"))!;
+
+        Assert.Equal("the-job-key", identity.JobToken);
+        Assert.False(File.Exists(file), "the rank left its key file behind");
+        Assert.Same(RpcSecurity.Insecure, identity.MasterSecurity);
+        Assert.False(identity.EncryptStreams);
+    }
+
+    [Fact]
+    public void FromEnvironment_TlsMasterAndAnAddressBeyondLoopback_TrustsTheCaAndEncryptsStreams()
+    {
+        var cluster = ClusterCredentials.Initialize(Path.Combine(_directory.FullName, "cluster"), []);
+        var file = KeyFile(new RankCredentials { JobToken = "k", Authority = ByteString.CopyFrom(cluster.Authority.RawData) });
+
+        var identity = RankIdentity.FromEnvironment(Environment(file, master: "https://10.1.0.1:7300", bind: "10.1.0.2"))!;
+
+        Assert.True(identity.MasterSecurity.UsesTls);
+        Assert.True(identity.EncryptStreams);
+    }
+
+    [Fact]
+    public void FromEnvironment_TlsMasterWithoutACa_FailsNamingTheVariable()
+    {
+        var file = KeyFile(new RankCredentials { JobToken = "k" });
+
+        var error = Assert.Throws<MpiException>(() => RankIdentity.FromEnvironment(Environment(file, master: "https://10.1.0.1:7300")));
+
+        Assert.Contains(RankEnvironment.CredentialsFile, error.Message);
+    }
+
+    [Fact]
+    public void FromEnvironment_KeyFileGone_FailsNamingTheFile()
+    {
+        var missing = Path.Combine(_directory.FullName, "rank-0");
+
+        var error = Assert.Throws<MpiException>(() => RankIdentity.FromEnvironment(Environment(missing, master: "http://127.0.0.1:7300")));
+
+        Assert.Contains(missing, error.Message);
+        Assert.Equal(ErrorClass.InvalidArgument, error.ErrorClass);
+    }
+
+    private string KeyFile(RankCredentials credentials)
+    {
+        var path = Path.Combine(_directory.FullName, "rank-0");
+        File.WriteAllBytes(path, credentials.ToByteArray());
+        return path;
+    }
+
+    private static Func<string, string?> Environment(string keyFile, string master, string bind = "127.0.0.1")
+    {
+        var variables = new Dictionary<string, string>
+        {
+            [RankEnvironment.JobId] = "job",
+            [RankEnvironment.Rank] = "0",
+            [RankEnvironment.Size] = "2",
+            [RankEnvironment.Master] = master,
+            [RankEnvironment.CredentialsFile] = keyFile,
+            [RankEnvironment.BindAddress] = bind,
+        };
+        return name => variables.GetValueOrDefault(name);
+    }
+}

@@ -1,0 +1,139 @@
+using System.Collections.Immutable;
+using Pmpi.Routing;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Tests.Routing;
+
+/// <summary>The resolver's decision table: which link serves each pair of ranks, from the rank table alone.</summary>
+public sealed class JobRoutesTests
+{
+    private const string GatewayA = "http://gw-a:7400";
+    private const string GatewayB = "http://gw-b:7400";
+
+    [Fact]
+    public void Resolve_SameRank_IsSelf()
+    {
+        var routes = Routes([Place(0, "a", GatewayA)]);
+
+        Assert.Equal(RouteKind.Self, routes.Resolve(0, 0).Kind);
+        Assert.Equal("", routes.Resolve(0, 0).Target);
+    }
+
+    [Fact]
+    public void Resolve_SameDomain_IsDirectToThePeersEndpoint()
+    {
+        var routes = Routes([Place(0, "a", GatewayA), Place(1, "a", GatewayA)]);
+
+        var route = routes.Resolve(0, 1);
+
+        Assert.Equal(RouteKind.Direct, route.Kind);
+        Assert.Equal("http://rank1:5001", route.Target);
+        Assert.Equal("direct", route.ToString());
+    }
+
+    [Fact]
+    public void Resolve_NoDomainsAndNoGateways_IsDirect()
+    {
+        var routes = Routes([Place(0, "", ""), Place(1, "", "")]);
+
+        Assert.Equal(RouteKind.Direct, routes.Resolve(1, 0).Kind);
+    }
+
+    [Fact]
+    public void Resolve_DifferentDomains_GoesToOwnGatewayNamingBothGateways()
+    {
+        var routes = Routes([Place(0, "a", GatewayA), Place(1, "b", GatewayB)]);
+
+        var there = routes.Resolve(0, 1);
+        var back = routes.Resolve(1, 0);
+
+        Assert.Equal(RouteKind.Gateway, there.Kind);
+        Assert.Equal(GatewayA, there.Target);
+        Assert.Equal($"via gateways {GatewayA} -> {GatewayB}", there.ToString());
+        Assert.Equal(RouteKind.Gateway, back.Kind);
+        Assert.Equal(GatewayB, back.Target);
+    }
+
+    [Fact]
+    public void Resolve_DomainDeclaredReachable_IsDirectOnlyInTheDeclaredDirection()
+    {
+        var routes = Routes([Place(0, "a", GatewayA), Place(1, "b", GatewayB)], ("a", "b"));
+
+        Assert.Equal(RouteKind.Direct, routes.Resolve(0, 1).Kind);
+        Assert.Equal("http://rank1:5001", routes.Resolve(0, 1).Target);
+        Assert.Equal(RouteKind.Gateway, routes.Resolve(1, 0).Kind);
+    }
+
+    [Fact]
+    public void Resolve_ReachableWithoutGateways_IsDirect()
+    {
+        var routes = Routes([Place(0, "a", ""), Place(1, "b", "")], ("a", "b"), ("b", "a"));
+
+        Assert.Equal(RouteKind.Direct, routes.Resolve(0, 1).Kind);
+        Assert.Equal(RouteKind.Direct, routes.Resolve(1, 0).Kind);
+    }
+
+    [Theory]
+    [InlineData("", GatewayB, "domain 'a'")]
+    [InlineData(GatewayA, "", "domain 'b'")]
+    public void Resolve_DifferentDomainsMissingAGateway_FailsNamingBothRanksAndDomains(string gatewayA, string gatewayB, string missing)
+    {
+        var routes = Routes([Place(0, "a", gatewayA), Place(1, "b", gatewayB)]);
+
+        var error = Assert.Throws<MpiException>(() => routes.Resolve(0, 1));
+
+        Assert.Equal(ErrorClass.Transport, error.ErrorClass);
+        Assert.Contains("Rank 0 (domain 'a') cannot reach rank 1 (domain 'b')", error.Message);
+        Assert.Contains($"{missing} has no gateway", error.Message);
+    }
+
+    [Fact]
+    public void Resolve_RankWithoutDomainBesideADomain_FailsNamingNoDomain()
+    {
+        var routes = Routes([Place(0, "", ""), Place(1, "b", GatewayB)]);
+
+        var error = Assert.Throws<MpiException>(() => routes.Resolve(1, 0));
+
+        Assert.Contains("Rank 1 (domain 'b') cannot reach rank 0 (no domain)", error.Message);
+    }
+
+    [Fact]
+    public void ResolveFrom_OneUnreachablePeer_FailsBeforeReturningAnyRoute()
+    {
+        var routes = Routes([Place(0, "a", GatewayA), Place(1, "a", GatewayA), Place(2, "c", "")]);
+
+        var error = Assert.Throws<MpiException>(() => routes.ResolveFrom(0));
+
+        Assert.Contains("rank 2 (domain 'c')", error.Message);
+    }
+
+    [Fact]
+    public void FromTable_EntriesAndReach_ResolveAsDeclared()
+    {
+        var table = new RankTable();
+        table.Ranks.Add(new RankEntry { Rank = 0, Node = "n1", Domain = "a", Endpoint = "http://rank0:5000", Gateway = GatewayA });
+        table.Ranks.Add(new RankEntry { Rank = 1, Node = "n2", Domain = "b", Endpoint = "http://rank1:5001", Gateway = GatewayB });
+        table.Ranks.Add(new RankEntry { Rank = 2, Node = "n3", Domain = "c", Endpoint = "http://rank2:5002", Gateway = "http://gw-c:7400" });
+        table.Reach.Add(new DomainReach { Domain = "a", Reachable = { "c" } });
+
+        var routes = JobRoutes.FromTable(table);
+
+        Assert.Equal([RouteKind.Self, RouteKind.Gateway, RouteKind.Direct], routes.ResolveFrom(0).Select(route => route.Kind));
+        Assert.Equal("n2", routes[1].Node);
+    }
+
+    [Fact]
+    public void FromTable_EntryOutOfOrder_FailsNamingIt()
+    {
+        var table = new RankTable();
+        table.Ranks.Add(new RankEntry { Rank = 1 });
+
+        var error = Assert.Throws<MpiException>(() => JobRoutes.FromTable(table));
+
+        Assert.Contains("Entry 0 of the rank table is for rank 1", error.Message);
+    }
+
+    private static RankPlace Place(int rank, string domain, string gateway) => new(rank, $"node{rank}", domain, $"http://rank{rank}:{5000 + rank}", gateway);
+
+    private static JobRoutes Routes(ImmutableArray<RankPlace> ranks, params (string From, string To)[] reachable) => new(ranks, reachable);
+}

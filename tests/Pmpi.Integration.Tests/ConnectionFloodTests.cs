@@ -1,0 +1,104 @@
+using System.Net;
+using System.Net.Sockets;
+using Pmpi.Integration.Tests.Infrastructure;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>An agent flooded with idle connections keeps its descriptors, refuses the excess and serves other callers.</summary>
+public sealed class ConnectionFloodTests
+{
+    private const int Connections = 5000;
+    private const int OpenFileLimit = 4096;
+
+    /// <summary>The flood's source: a second loopback address (Linux routes all of 127/8 to lo), apart from the legitimate caller's 127.0.0.1.</summary>
+    private static readonly IPAddress Attacker = IPAddress.Parse("127.0.0.2");
+
+    [LinuxFact]
+    public async Task Agent_5000IdleConnectionsUnderOpenFileLimit4096_RefusesExcessAndKeepsServing()
+    {
+        // Arrange
+        await using var agent = await AgentProcess.StartAsync("flooded", slots: 1, launcher: ["prlimit", $"--nofile={OpenFileLimit}:{OpenFileLimit}"]);
+        Assert.Contains(File.ReadLines($"/proc/{agent.Process.Id}/limits"), line => line.StartsWith("Max open files", StringComparison.Ordinal) && line.Contains($" {OpenFileLimit} ", StringComparison.Ordinal));
+        var sockets = new List<Socket>();
+        try
+        {
+            // Act: 5,000 connections that never send a byte, 100 at a time.
+            int failed = 0;
+            for (int batch = 0; batch < Connections; batch += 100)
+            {
+                var attempts = Enumerable.Range(0, 100).Select(_ => TryConnectAsync(agent.Port)).ToArray();
+                foreach (var socket in await Task.WhenAll(attempts))
+                {
+                    if (socket is null) failed++;
+                    else sockets.Add(socket);
+                }
+            }
+            var node = await PmpiCli.GetNodeInfoAsync(agent.Address);
+            var open = await Task.WhenAll(sockets.Select(socket => StillOpenAsync(socket)));
+            int held = open.Count(stillOpen => stillOpen);
+
+            // Assert
+            Assert.False(agent.Process.HasExited, $"The agent died under the flood.\n{agent.Process.Transcript}");
+            Assert.True(node.Slots == 1, "GetNodeInfo did not answer for the agent.");
+            Assert.True(held <= 1024, $"One address holds {held} connections of {Connections} ({failed} failed to connect); the per-address limit is 1,024.");
+            Assert.True(held > 0, "No connection of the flood was accepted at all: the test did not reach the agent.");
+        }
+        finally
+        {
+            foreach (var socket in sockets) socket.Dispose();
+        }
+    }
+
+    [LinuxFact]
+    public async Task Agent_SlowLorisHeaders_CutWithinItsHeadersTimeout()
+    {
+        // Arrange: an agent with its default limits (headers within 10 s).
+        await using var agent = await AgentProcess.StartAsync("slow-loris", slots: 1);
+
+        // Act
+        var cut = await SlowLoris.DripUntilClosedAsync(agent.Port, TimeSpan.FromSeconds(25));
+
+        // Assert
+        Assert.True(cut is not null, "The agent kept a connection that dripped its headers for 25 s.");
+        Assert.False(agent.Process.HasExited, $"The agent died.\n{agent.Process.Transcript}");
+        Assert.Equal(1, (await PmpiCli.GetNodeInfoAsync(agent.Address)).Slots);
+    }
+
+    private static async Task<Socket?> TryConnectAsync(int port)
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            socket.Bind(new IPEndPoint(Attacker, 0));
+            await socket.ConnectAsync(IPAddress.Loopback, port).WaitAsync(TimeSpan.FromSeconds(5));
+            return socket;
+        }
+        catch (Exception e) when (e is SocketException or TimeoutException)
+        {
+            socket.Dispose();
+            return null;
+        }
+    }
+
+    /// <summary>Whether the agent left the connection open for another second (an end of stream or a reset means it closed it).</summary>
+    private static async Task<bool> StillOpenAsync(Socket socket)
+    {
+        var buffer = new byte[1024];
+        using var wait = new CancellationTokenSource(TimeSpan.FromSeconds(1));
+        try
+        {
+            while (true)
+            {
+                if (await socket.ReceiveAsync(buffer, SocketFlags.None, wait.Token) == 0) return false;
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            return true;
+        }
+        catch (SocketException)
+        {
+            return false;
+        }
+    }
+}

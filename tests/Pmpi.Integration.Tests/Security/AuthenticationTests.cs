@@ -1,0 +1,181 @@
+using System.Net.Security;
+using System.Net.Sockets;
+using Pmpi.Integration.Tests.Infrastructure;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Integration.Tests.Security;
+
+/// <summary>
+/// Every method of a real agent and master refuses a caller without the cluster credential, or with another
+/// cluster's, logs the refusal with the peer's address, and starts nothing (a marker program proves it).
+/// </summary>
+[Trait("Category", "Security")]
+public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture<SecurityFixture>
+{
+    public static TheoryData<string> MemberMethods => [ServicePaths.GetNodeInfo, ServicePaths.Launch, ServicePaths.Kill, ServicePaths.Submit];
+
+    [Theory]
+    [MemberData(nameof(MemberMethods))]
+    public async Task MemberMethod_NoClientCertificate_UnauthenticatedLoggedAndNothingRuns(string method)
+    {
+        // Arrange: a TLS caller that trusts the cluster CA but presents no certificate.
+        var marker = fixture.NewMarker();
+        using var channel = new RpcChannel(fixture.Agent.Address, security: SecurityFixture.NoCredential);
+
+        // Act
+        var error = await Assert.ThrowsAsync<RpcException>(() => CallAsync(channel, method, marker)).WaitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.Unauthenticated, error.StatusCode);
+        Assert.False(File.Exists(marker), $"{method} without a credential ran the marker program.");
+        await fixture.Agent.Process.WaitForLineAsync(line => line.Contains($"Refused {method} from 127.0.0.1:", StringComparison.Ordinal), PmpiCli.Timeout,
+            $"the refusal of {method} with the peer's address");
+    }
+
+    [Fact]
+    public async Task AgentPort_ClientCertificateOfAForeignCa_HandshakeRefused()
+    {
+        // Arrange: a caller presenting another cluster's certificate (and accepting any server).
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(System.Net.IPAddress.Loopback, fixture.Agent.Port).WaitAsync(PmpiCli.Timeout);
+        await using var tls = new SslStream(new NetworkStream(socket), leaveInnerStreamOpen: false);
+
+        // Act: with TLS 1.3 the server judges the client's certificate after the client finished its handshake, so
+        // its refusal arrives on the first read.
+        var refused = await Record.ExceptionAsync(async () =>
+        {
+            await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+            {
+                TargetHost = "127.0.0.1",
+                ApplicationProtocols = [SslApplicationProtocol.Http2],
+                ClientCertificates = [fixture.Foreign.Certificate],
+                LocalCertificateSelectionCallback = (_, _, _, _, _) => fixture.Foreign.Certificate,
+                RemoteCertificateValidationCallback = (_, _, _, _) => true,
+            });
+            await tls.WriteAsync("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray());
+            if (await tls.ReadAsync(new byte[64]) == 0) throw new IOException("closed without a byte");
+        }).WaitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(refused is IOException or System.Security.Authentication.AuthenticationException,
+            $"A foreign client certificate was not refused: {refused?.ToString() ?? "the agent answered"}");
+        Assert.Equal(4, (await PmpiCli.GetNodeInfoAsync(fixture.Agent.Address)).Slots);
+    }
+
+    [Fact]
+    public async Task Channel_ServerCertificateOfAForeignCa_Refused()
+    {
+        // Arrange: a member of the foreign cluster calls this cluster's agent: the agent's certificate is not its CA's.
+        using var channel = new RpcChannel(fixture.Agent.Address, security: RpcSecurity.MutualTls(fixture.Foreign));
+
+        // Act
+        var error = await Assert.ThrowsAsync<RpcException>(() =>
+            channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10))).WaitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+    }
+
+    [Fact]
+    public async Task Submit_Cleartext_ToTheTlsPort_Refused()
+    {
+        // Arrange: h2c to the TLS port, as an old client or an attacker might.
+        var marker = fixture.NewMarker();
+        using var channel = new RpcChannel(new Uri($"http://{fixture.Agent.Endpoint}"));
+
+        // Act
+        var error = await Assert.ThrowsAsync<RpcException>(() => CallAsync(channel, ServicePaths.Submit, marker)).WaitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+        Assert.False(File.Exists(marker), "a cleartext Submit ran the marker program");
+    }
+
+    [Theory]
+    [InlineData("register")]
+    [InlineData("abort")]
+    public async Task RankMethod_UnknownJobOrWrongKey_PermissionDenied(string method)
+    {
+        // Arrange: Register and Abort take the job key, not a certificate; a member without it gets no further.
+        using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+
+        // Act
+        var error = await Assert.ThrowsAsync<RpcException>(() => method == "register"
+            ? channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest { JobId = "no-such-job", JobToken = "guess", Endpoint = "http://127.0.0.1:1" })
+            : channel.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest { JobId = "no-such-job", JobToken = "guess", Rank = 0 })).WaitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+    }
+
+    [Theory]
+    [InlineData("register")]
+    [InlineData("abort")]
+    public async Task RankMethod_RunningJobWithAWrongKey_PermissionDeniedAndTheJobRunsOn(string method)
+    {
+        // Arrange: a real job of two blocking ranks, submitted to the fixture's agent as master.
+        await using var run = PmpiCli.Start(["run", "--master", fixture.Agent.Endpoint, "-n", "2", PmpiCli.TestRanksDll, "block"]);
+        List<RankHello> hellos = [];
+        try
+        {
+            for (int rank = 0; rank < 2; rank++)
+                await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
+            hellos = RankHello.All(run.Stdout);
+            var jobId = hellos[0].JobId;
+            using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+            var wrongKey = Convert.ToBase64String(new byte[32]);
+
+            // Act
+            var error = await Assert.ThrowsAsync<RpcException>(() => method == "register"
+                ? channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest { JobId = jobId, JobToken = wrongKey, Rank = 1, Endpoint = "http://127.0.0.1:1" })
+                : channel.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest { JobId = jobId, JobToken = wrongKey, Rank = 0, ErrorCode = 9, Reason = "forged" })).WaitAsync(PmpiCli.Timeout);
+
+            // Assert: refused, logged, and the job neither aborted nor gained a rank.
+            Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+            Assert.Contains("wrong job key", error.Detail, StringComparison.Ordinal);
+            var path = method == "register" ? ServicePaths.Register : ServicePaths.Abort;
+            await fixture.Agent.Process.WaitForLineAsync(line => line.Contains($"Refused {path} from 127.0.0.1:", StringComparison.Ordinal), PmpiCli.Timeout, "the refusal");
+            Assert.False(run.HasExited, $"the job ended after a refused {method}.\n{run.Transcript}");
+            Assert.Equal(2, RankProcesses.Survivors(jobId, hellos.Select(h => h.ProcessId)).Count);
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    /// <summary>Calls <paramref name="method"/> as a real client would, with a request that runs the marker program if accepted.</summary>
+    private async Task CallAsync(RpcChannel channel, string method, string marker)
+    {
+        switch (method)
+        {
+            case ServicePaths.GetNodeInfo:
+                await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(method, new NodeInfoRequest(), TimeSpan.FromSeconds(10));
+                break;
+            case ServicePaths.Kill:
+                await channel.UnaryAsync<KillRequest, KillReply>(method, new KillRequest { JobId = "any", JobToken = "any" }, TimeSpan.FromSeconds(10));
+                break;
+            case ServicePaths.Launch:
+                // A ticket signed with the right key: only the caller's missing certificate may stop it.
+                var launch = fixture.MarkerLaunch($"unauthenticated-{Guid.NewGuid():N}", marker, TestCluster.Security);
+                await foreach (var _ in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(method, launch, TimeSpan.FromSeconds(30)))
+                {
+                }
+                break;
+            default:
+                var xml = $"""
+                    <computation name="marker" xmlns="urn:pmpi:computation:v1">
+                      <ranks program="{PmpiCli.TestRanksDll}" count="1"><arg>marker</arg><arg>{marker}</arg></ranks>
+                    </computation>
+                    """;
+                await foreach (var _ in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(method, new SubmitRequest { FileName = marker + ".xml", ComputationXml = xml }, TimeSpan.FromSeconds(30)))
+                {
+                }
+                break;
+        }
+    }
+}
