@@ -80,7 +80,7 @@ for ((i = 1; i <= runs; i++)); do
       run c-tcp "$rows" "$workers" mpirun --allow-run-as-root --oversubscribe -np "$ranks" --mca btl tcp,self --mca btl_tcp_if_include lo \
         ./matmul "$rows" "$columns" "$columns_of_b"
       for language in "${languages[@]}"; do
-        run "$language" "$rows" "$workers" dotnet "$pmpi_dll" run -n "$ranks" \
+        run "$language" "$rows" "$workers" dotnet "$pmpi_dll" run --oversubscribe -n "$ranks" \
           "$repo/examples/MatMul.$language/bin/Release/net10.0/MatMul.$language.dll" "$rows" "$columns" "$columns_of_b"
       done
     done

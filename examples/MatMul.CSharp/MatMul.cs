@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Numerics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace Pmpi.Examples.CSharp;
 
@@ -99,18 +100,24 @@ public static class MatMul
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public static void Multiply(double[] a, double[] b, double[] c, int rows, int columns, int columnsOfB)
     {
+        ArgumentOutOfRangeException.ThrowIfLessThan(a.Length, rows * columns);
+        ArgumentOutOfRangeException.ThrowIfLessThan(b.Length, columns * columnsOfB);
+        ArgumentOutOfRangeException.ThrowIfLessThan(c.Length, rows * columnsOfB);
         int width = Vector<double>.Count;
+        // The lengths were checked above, so the loop reads through references without a bounds check per vector.
+        ref double b0 = ref MemoryMarshal.GetArrayDataReference(b);
         for (int i = 0; i < rows; i++)
         {
-            var rowOfC = c.AsSpan(i * columnsOfB, columnsOfB);
+            ref double rowOfC = ref MemoryMarshal.GetArrayDataReference(c);
+            rowOfC = ref Unsafe.Add(ref rowOfC, i * columnsOfB);
             for (int k = 0; k < columns; k++)
             {
                 double aik = a[i * columns + k];
-                var rowOfB = b.AsSpan(k * columnsOfB, columnsOfB);
+                ref double rowOfB = ref Unsafe.Add(ref b0, k * columnsOfB);
                 int j = 0;
                 for (; j <= columnsOfB - width; j += width)
-                    (new Vector<double>(rowOfC[j..]) + aik * new Vector<double>(rowOfB[j..])).CopyTo(rowOfC[j..]);
-                for (; j < columnsOfB; j++) rowOfC[j] += aik * rowOfB[j];
+                    (Vector.LoadUnsafe(ref rowOfC, (nuint)j) + aik * Vector.LoadUnsafe(ref rowOfB, (nuint)j)).StoreUnsafe(ref rowOfC, (nuint)j);
+                for (; j < columnsOfB; j++) Unsafe.Add(ref rowOfC, j) += aik * Unsafe.Add(ref rowOfB, j);
             }
         }
     }
