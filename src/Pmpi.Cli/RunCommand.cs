@@ -24,11 +24,14 @@ internal static class RunCommand
 {
     private const int InvalidComputationExitCode = 2;
 
+    /// <summary>The option of the SPMD form, <c>-n N</c> (alias <c>--ranks</c>).</summary>
+    private const string RanksOption = "-n";
+
     public static Command Create()
     {
         var target = new Argument<string>("target") { Description = "A computation file (.xml), or with -n a rank program (.dll or executable)." };
         var programArguments = new Argument<string[]>("arguments") { Description = "Arguments for the rank program (with -n).", Arity = ArgumentArity.ZeroOrMore };
-        var ranks = new Option<int?>("-n", "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
+        var ranks = new Option<int?>(RanksOption, "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
         var master = new Option<string?>("--master")
         {
             Description = "Submit to the master of a running agent (host:port, or https://host:port) instead of an embedded one.",
@@ -90,6 +93,37 @@ internal static class RunCommand
             }
         });
         return command;
+    }
+
+    /// <summary>
+    /// In the SPMD form, <c>pmpi run [options] -n N program [arguments]</c>, everything after the program is the
+    /// program's, as with mpirun, even when it looks like one of pmpi's options (<c>-n</c>, <c>--master</c>, ...):
+    /// marks the end of pmpi's options right after the program with <c>--</c>, unless one is there already. Other
+    /// command lines are returned as they are.
+    /// </summary>
+    public static string[] KeepProgramArguments(Command run, string[] args)
+    {
+        ArgumentNullException.ThrowIfNull(run);
+        ArgumentNullException.ThrowIfNull(args);
+        if (args.Length == 0 || args[0] != run.Name) return args;
+        bool spmd = false;
+        for (int i = 1; i < args.Length; i++)
+        {
+            string token = args[i];
+            if (token == "--") return args;
+            if (token.Length > 1 && token[0] == '-')
+            {
+                string name = token.Split('=', 2)[0];
+                var option = run.Options.FirstOrDefault(option => option.Name == name || option.Aliases.Contains(name));
+                spmd |= option?.Name == RanksOption;
+                // An option that takes a value (not `--name=value`) owns the next token.
+                if (option is not null && name.Length == token.Length && option.ValueType != typeof(bool)) i++;
+                continue;
+            }
+            bool programHasArguments = i + 1 < args.Length && args[i + 1] != "--";
+            return spmd && programHasArguments ? [.. args[..(i + 1)], "--", .. args[(i + 1)..]] : args;
+        }
+        return args;
     }
 
     private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, bool oversubscribe, Uri? master, RpcSecurity security,

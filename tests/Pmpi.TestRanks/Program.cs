@@ -38,6 +38,9 @@ Environment.Run(ref args, world =>
         case "collectives":
             Collectives(world);
             break;
+        case "args":
+            Console.WriteLine($"args: {string.Join(' ', args[1..])}");
+            break;
         case "exit":
             Fail(world, failing: Int(args[1]), () => System.Environment.Exit(Int(args[2])));
             break;
