@@ -82,8 +82,8 @@ internal static class AgentCommand
         return command;
     }
 
-    /// <summary>Logging and lifetime for a daemon (the embedded agent of `pmpi run` keeps the silent defaults).</summary>
-    private static void ConfigureDaemon(IHostApplicationBuilder host)
+    /// <summary>Logging and lifetime for a daemon, `pmpi agent` or `pmpi gateway` (the embedded agent of `pmpi run` keeps the silent defaults).</summary>
+    internal static void ConfigureDaemon(IHostApplicationBuilder host)
     {
         host.Logging.AddSimpleConsole(console =>
         {

@@ -9,8 +9,9 @@ namespace Pmpi.Tests.Transport;
 
 /// <summary>
 /// A peer in another domain is reached through the sender's domain's gateway, on the same gRPC link code with another
-/// target: the stream opens at the gateway with a Hello naming the destination rank. Until the real gateway exists
-/// (src/Pmpi.Gateway), a relay standing in for the gateway pair forwards each stream to the rank its Hello names.
+/// target: the stream opens at the gateway with a Hello naming the destination rank. Here a relay standing in for the
+/// gateway pair forwards each stream to the rank its Hello names, so the device is tested alone; the real gateways
+/// (src/Pmpi.Gateway) are tested in Pmpi.Gateway.Tests and, between real processes, in Pmpi.Integration.Tests.
 /// </summary>
 public sealed class GatewayRouteTests
 {

@@ -106,15 +106,24 @@ internal sealed class PeerStreams
     }
 
     /// <summary>
-    /// A direct route to a rank that listens with TLS pins the certificate the rank registered; h2c otherwise (a
-    /// loopback endpoint, or a gateway, which joins the cluster's trust when it is built).
+    /// A direct route to a rank that listens with TLS pins the certificate the rank registered; a gateway that speaks
+    /// TLS must chain to the cluster CA the rank trusts its master by; h2c otherwise (a loopback endpoint, an insecure cluster).
     /// </summary>
-    private static RpcSecurity SecurityOf(Route route) =>
-        route.Kind == RouteKind.Direct && route.To.CertificatePin.Length > 0 ? RpcSecurity.PinnedCertificate(route.To.CertificatePin) : RpcSecurity.Insecure;
+    private RpcSecurity SecurityOf(Route route) => route.Kind switch
+    {
+        RouteKind.Direct when route.To.CertificatePin.Length > 0 => RpcSecurity.PinnedCertificate(route.To.CertificatePin),
+        RouteKind.Gateway when route.Target.StartsWith(Uri.UriSchemeHttps + ":", StringComparison.OrdinalIgnoreCase) => _identity.MasterSecurity,
+        _ => RpcSecurity.Insecure,
+    };
 
     private async Task<StreamSender> DialAsync(RpcChannel channel, int peer)
     {
-        var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).ConfigureAwait(false);
+        // A gateway picks the next hop from the request headers, before it reads the Hello: they state the route and
+        // prove it with the job key.
+        var route = _routes[peer];
+        var call = route.Kind == RouteKind.Gateway
+            ? await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(_identity.JobToken, _identity.JobId, _identity.Rank, peer)).ConfigureAwait(false)
+            : await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).ConfigureAwait(false);
         try
         {
             var hello = new Hello { JobId = _identity.JobId, JobToken = _identity.JobToken, SourceWorldRank = _identity.Rank, DestinationWorldRank = peer };
@@ -125,7 +134,7 @@ internal sealed class PeerStreams
             await call.DisposeAsync().ConfigureAwait(false);
             throw;
         }
-        var dialed = new DialedStream(call, _routes[peer]);
+        var dialed = new DialedStream(call, route);
         var sender = new StreamSender(dialed);
         dialed.Receiving = Task.Run(() => Inbound.ReceiveAsync(dialed));
         return sender;
