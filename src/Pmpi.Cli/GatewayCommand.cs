@@ -1,7 +1,11 @@
 using System.CommandLine;
+using System.Globalization;
 using System.Net.Sockets;
 using Pmpi.Gateway;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
 
 namespace Pmpi.Cli;
 
@@ -11,6 +15,7 @@ namespace Pmpi.Cli;
 /// TLS) or --insecure. Stdout carries one line, "pmpi gateway listening on https://host:port (domain NAME)"; the log
 /// goes to stderr, or to the journal / Event Log as a service.
 /// Exit codes: 0 after a clean stop, 2 for bad options, 1 when the endpoint cannot be bound.
+/// `pmpi gateway status host:port...` prints each gateway's domain and counters (Gateway.GetStatus, as a cluster member).
 /// </summary>
 internal static class GatewayCommand
 {
@@ -30,7 +35,7 @@ internal static class GatewayCommand
             DefaultValueFactory = _ => defaults.StreamIdleTimeout.TotalSeconds,
         };
         var security = new SecurityOptions();
-        var command = new Command(Name, "Run this domain's gateway.") { domain, port, bind, idle };
+        var command = new Command(Name, "Run this domain's gateway.") { domain, port, bind, idle, CreateStatus() };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -69,6 +74,41 @@ internal static class GatewayCommand
                 await host.WaitForShutdownRequestAsync(cancellationToken).ConfigureAwait(false);
             }
             return 0;
+        });
+        return command;
+    }
+
+    /// <summary>`pmpi gateway status ADDRESS...`: each gateway's domain and counters, one line each; exit 1 if one did not answer.</summary>
+    private static Command CreateStatus()
+    {
+        var addresses = new Argument<string[]>("gateway") { Description = "Gateways as host:port.", Arity = ArgumentArity.OneOrMore };
+        var security = new SecurityOptions();
+        var command = new Command("status", "Show gateways' domains and what they relayed.") { addresses };
+        security.AddTo(command);
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            if (security.Resolve(parse, $"{Name} status", fallback: null, out var error) is not { } rpcSecurity)
+            {
+                await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
+                return InvalidOptionsExitCode;
+            }
+            int code = 0;
+            foreach (var gateway in parse.GetValue(addresses)!)
+            {
+                try
+                {
+                    using var channel = new RpcChannel(rpcSecurity.AddressOf(gateway), security: rpcSecurity);
+                    var status = await channel.UnaryAsync<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, new GetStatusRequest(), TimeSpan.FromSeconds(10), cancellationToken).ConfigureAwait(false);
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"{gateway} domain={status.Domain} jobs={status.Jobs} streams_open={status.StreamsOpen} streams_relayed={status.StreamsRelayed} bytes_relayed={status.BytesRelayed} streams_refused={status.StreamsRefused}"));
+                }
+                catch (Exception e) when (e is RpcException or ArgumentException or UriFormatException)
+                {
+                    await Console.Error.WriteLineAsync($"pmpi gateway status: {gateway}: {e.Message}").ConfigureAwait(false);
+                    code = 1;
+                }
+            }
+            return code;
         });
         return command;
     }

@@ -27,6 +27,7 @@ internal sealed class PeerStreams
     private readonly ServedStream?[] _offered; // a call the peer opened, not (yet) chosen, still being read
     private readonly Dictionary<string, RpcChannel> _channels = []; // by address: peers behind one gateway share its connection
     private ImmutableArray<Route> _routes = [];
+    private volatile bool _closing;
 
     public PeerStreams(RankIdentity identity, MatchingEngine engine)
     {
@@ -66,9 +67,22 @@ internal sealed class PeerStreams
         }
     }
 
+    /// <summary>
+    /// Whether a stream with <paramref name="peer"/> that breaks between messages must abort this rank: one through the
+    /// gateways while this rank still runs. Messages may have been inside the relays when a hop failed, and nothing
+    /// else would tell the receiver they are not coming. (A direct stream that breaks may just be a peer that finished.)
+    /// </summary>
+    public bool BreakAborts(int peer) => !_closing && (uint)peer < (uint)_routes.Length && _routes[peer].Kind == RouteKind.Gateway;
+
+    /// <summary>The pair with <paramref name="peer"/> as errors name it: both ranks, their domains, and the route between them.</summary>
+    public string Describe(int peer) => (uint)peer < (uint)_routes.Length && _routes[peer] is { Kind: RouteKind.Gateway } route
+        ? $"rank {route.From.Rank} ({route.From.DomainName}) and rank {peer} ({route.To.DomainName}), {route}"
+        : $"rank {_identity.Rank} and rank {peer}";
+
     /// <summary>Writes what every sender has queued (briefly), then closes the streams this rank sends on.</summary>
     public async ValueTask DisposeAsync()
     {
+        _closing = true;
         List<StreamSender> senders;
         List<RpcChannel> channels;
         lock (_lock)

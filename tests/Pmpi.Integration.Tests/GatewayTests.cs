@@ -1,0 +1,97 @@
+using Pmpi.Integration.Tests.Infrastructure;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>
+/// A job across two domains, each with its own `pmpi agent` and `pmpi gateway` process on loopback: ranks of different
+/// domains reach each other only through the two gateways (their routes say so), which the gateways' counters show.
+/// The network-namespace test (FirewalledDomainsTests) adds the firewall that makes it the only way.
+/// </summary>
+public sealed class GatewayTests
+{
+    [Fact]
+    public async Task Run_JobAcrossTwoDomains_CompletesThroughBothGatewaysWithVerifiedResults()
+    {
+        // Arrange
+        await using var gatewayA = await GatewayProcess.StartAsync("a");
+        await using var gatewayB = await GatewayProcess.StartAsync("b");
+        await using var agentA = await AgentProcess.StartAsync("node-a", slots: 2, domain: "a");
+        await using var agentB = await AgentProcess.StartAsync("node-b", slots: 2, domain: "b");
+        using var scratch = new ScratchDirectory();
+        var file = scratch.Write("two-domains.xml", TwoDomains(gatewayA.Endpoint, gatewayB.Endpoint, agentA.Endpoint, agentB.Endpoint, "domains"));
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", agentA.Address.ToString(), file]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
+        var a = await gatewayA.StatusAsync();
+        var b = await gatewayB.StatusAsync();
+        Assert.True(a.StreamsRelayed > 0 && b.StreamsRelayed > 0, $"streams relayed: a {a.StreamsRelayed}, b {b.StreamsRelayed}");
+        // The 4 MB message from rank 0 (domain a) to rank 3 (domain b) crossed both.
+        Assert.True(a.BytesRelayed > 4 << 20 && b.BytesRelayed > 4 << 20, $"bytes relayed: a {a.BytesRelayed}, b {b.BytesRelayed}");
+        Assert.Equal((0, 0), (a.Jobs, b.Jobs));
+        Assert.Equal((0, 0), (a.StreamsRefused, b.StreamsRefused));
+    }
+
+    [Fact]
+    public async Task Run_PeerDomainsGatewayDown_FailsAtOnceNamingTheDomainAndTheGateway()
+    {
+        // Arrange: b's gateway was started and is gone.
+        await using var gatewayA = await GatewayProcess.StartAsync("a");
+        var gatewayB = await GatewayProcess.StartAsync("b");
+        await gatewayB.DisposeAsync();
+        await using var agentA = await AgentProcess.StartAsync("node-a", slots: 2, domain: "a");
+        await using var agentB = await AgentProcess.StartAsync("node-b", slots: 2, domain: "b");
+        using var scratch = new ScratchDirectory();
+        var file = scratch.Write("two-domains.xml", TwoDomains(gatewayA.Endpoint, gatewayB.Endpoint, agentA.Endpoint, agentB.Endpoint, "domains"));
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", agentA.Address.ToString(), file]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code == 1, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains($"the gateway of domain 'b' at https://{gatewayB.Endpoint} did not register the job", run.Transcript);
+        Assert.DoesNotContain(run.Stdout, line => line.Contains("hello rank=", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task Run_GatewayStoppedMidJob_FailsFastNamingTheRanksDomainsAndHop()
+    {
+        // Arrange: every rank registers, meets the others once (through the gateways), then waits for a file.
+        await using var gatewayA = await GatewayProcess.StartAsync("a");
+        var gatewayB = await GatewayProcess.StartAsync("b");
+        await using var agentA = await AgentProcess.StartAsync("node-a", slots: 2, domain: "a");
+        await using var agentB = await AgentProcess.StartAsync("node-b", slots: 2, domain: "b");
+        using var scratch = new ScratchDirectory();
+        var go = Path.Combine(scratch.Path, "go");
+        var file = scratch.Write("two-domains.xml", TwoDomains(gatewayA.Endpoint, gatewayB.Endpoint, agentA.Endpoint, agentB.Endpoint, "await", go));
+        await using var run = PmpiCli.Start(["run", "--master", agentA.Address.ToString(), file]);
+        await run.WaitForLineAsync(line => line.EndsWith("] waiting", StringComparison.Ordinal), PmpiCli.Timeout, "a waiting rank");
+
+        // Act
+        await gatewayB.DisposeAsync();
+        File.WriteAllText(go, "");
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: whichever rank notices first names both ranks, their domains and the gateways between them.
+        Assert.True(code == 1, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Matches($@"between rank \d \(domain 'a'\) and rank \d \(domain 'b'\), via gateways https://{gatewayA.Endpoint} -> https://{gatewayB.Endpoint}", run.Transcript);
+    }
+
+    /// <summary>Four test ranks running <paramref name="scenario"/>: ranks 0-1 on node a1 of domain a, ranks 2-3 on b1 of domain b.</summary>
+    private static string TwoDomains(string gatewayA, string gatewayB, string agentA, string agentB, params string[] scenario) => $"""
+        <computation name="gateways" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
+          <domain name="a" gateway="{gatewayA}"/>
+          <domain name="b" gateway="{gatewayB}"/>
+          <node name="a1" agent="{agentA}" domain="a" slots="2"/>
+          <node name="b1" agent="{agentB}" domain="b" slots="2"/>
+          <ranks program="{PmpiCli.TestRanksDll}" count="4">
+            {string.Concat(scenario.Select(argument => $"<arg>{argument}</arg>"))}
+          </ranks>
+        </computation>
+        """;
+}
