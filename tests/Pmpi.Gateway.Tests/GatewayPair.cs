@@ -41,13 +41,14 @@ internal sealed class GatewayPair : IAsyncDisposable
 
     public RpcServer Echo { get; }
 
-    public static async Task<GatewayPair> StartAsync()
+    /// <param name="streamIdleTimeout">Both gateways' <see cref="GatewayOptions.StreamIdleTimeout"/>; their default when null.</param>
+    public static async Task<GatewayPair> StartAsync(TimeSpan? streamIdleTimeout = null)
     {
         var directory = Directory.CreateTempSubdirectory("pmpi-gateway-tests-").FullName;
         var credentials = ClusterCredentials.Initialize(Path.Combine(directory, "cluster"), []);
         var security = RpcSecurity.MutualTls(credentials);
-        var a = await GatewayHost.StartAsync(options => Configure(options, "a", security)).WaitAsync(Timeout);
-        var b = await GatewayHost.StartAsync(options => Configure(options, "b", security)).WaitAsync(Timeout);
+        var a = await GatewayHost.StartAsync(options => Configure(options, "a", security, streamIdleTimeout)).WaitAsync(Timeout);
+        var b = await GatewayHost.StartAsync(options => Configure(options, "b", security, streamIdleTimeout)).WaitAsync(Timeout);
         var echo = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
             endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, async (requests, responses, call) =>
             {
@@ -58,8 +59,9 @@ internal sealed class GatewayPair : IAsyncDisposable
         return new GatewayPair(directory, credentials, a, b, echo);
     }
 
-    private static void Configure(GatewayOptions options, string domain, RpcSecurity security)
+    private static void Configure(GatewayOptions options, string domain, RpcSecurity security, TimeSpan? streamIdleTimeout)
     {
+        if (streamIdleTimeout is { } idle) options.StreamIdleTimeout = idle;
         options.Domain = domain;
         options.BindAddress = "127.0.0.1";
         options.Port = 0;
