@@ -37,6 +37,39 @@ public sealed class GatewayTests
     }
 
     [Fact]
+    public async Task Run_256MegabyteMessageAcrossDomains_ArrivesIntactThroughBothGateways()
+    {
+        // Arrange: rank 0 alone in domain a, rank 1 alone in domain b.
+        await using var gatewayA = await GatewayProcess.StartAsync("a");
+        await using var gatewayB = await GatewayProcess.StartAsync("b");
+        await using var agentA = await AgentProcess.StartAsync("node-a", slots: 1, domain: "a");
+        await using var agentB = await AgentProcess.StartAsync("node-b", slots: 1, domain: "b");
+        using var scratch = new ScratchDirectory();
+        var file = scratch.Write("big.xml", $"""
+            <computation name="big" timeout="00:03:00" xmlns="urn:pmpi:computation:v1">
+              <domain name="a" gateway="{gatewayA.Endpoint}"/>
+              <domain name="b" gateway="{gatewayB.Endpoint}"/>
+              <node name="a1" agent="{agentA.Endpoint}" domain="a" slots="1"/>
+              <node name="b1" agent="{agentB.Endpoint}" domain="b" slots="1"/>
+              <ranks program="{PmpiCli.TestRanksDll}" count="2"><arg>big</arg><arg>256</arg></ranks>
+            </computation>
+            """);
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", agentA.Address.ToString(), file]);
+        int code = await run.WaitForExitAsync(TimeSpan.FromMinutes(4));
+
+        // Assert: every double in place, and every byte of it crossed both gateways.
+        Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains($"[1] big ok {256 * 1024 * 1024 / sizeof(double)} doubles", run.Stdout);
+        foreach (var gateway in new[] { gatewayA, gatewayB })
+        {
+            var status = await gateway.StatusAsync();
+            Assert.True(status.BytesRelayed > 256L << 20, $"{gateway.Endpoint} relayed {status.BytesRelayed} bytes");
+        }
+    }
+
+    [Fact]
     public async Task Run_PeerDomainsGatewayDown_FailsAtOnceNamingTheDomainAndTheGateway()
     {
         // Arrange: b's gateway was started and is gone.
