@@ -1,4 +1,7 @@
+using Google.Protobuf;
 using Pmpi.Integration.Tests.Infrastructure;
+using Pmpi.Rpc;
+using Pmpi.Rpc.V1;
 
 namespace Pmpi.Integration.Tests;
 
@@ -113,6 +116,42 @@ public sealed class GatewayTests
         // Assert: whichever rank notices first names both ranks, their domains and the gateways between them.
         Assert.True(code == 1, $"pmpi run exited with {code}.\n{run.Transcript}");
         Assert.Matches($@"between rank \d \(domain 'a'\) and rank \d \(domain 'b'\), via gateways https://{gatewayA.Endpoint} -> https://{gatewayB.Endpoint}", run.Transcript);
+    }
+
+    [Fact]
+    public async Task Gateway_MutatedCalls_NeverCrashesAndStillRelaysAJob()
+    {
+        // Arrange
+        await using var gatewayA = await GatewayProcess.StartAsync("a");
+        await using var gatewayB = await GatewayProcess.StartAsync("b");
+        var table = new RankTable { Ranks = { new RankEntry { Rank = 0, Domain = "a", Gateway = gatewayA.Address.ToString(), Endpoint = "http://127.0.0.1:1" } } };
+        FuzzSeed[] seeds =
+        [
+            new(ServicePaths.RegisterJob, new RegisterJobRequest { Ticket = ByteString.CopyFromUtf8("fuzz-ticket"), TicketSignature = ByteString.CopyFrom(new byte[32]), Table = table }),
+            new(ServicePaths.RemoveJob, new RemoveJobRequest { JobId = "fuzz-job" }),
+            new(ServicePaths.GatewayStatus, new GetStatusRequest()),
+            new(ServicePaths.Connect, new Frame { Hello = new Hello { JobId = "fuzz-job", JobToken = "fuzz-token", SourceWorldRank = 0, DestinationWorldRank = 1 } }),
+            new("/pmpi.v1.Gateway/NoSuchMethod", new GetStatusRequest()),
+        ];
+
+        // Act: as a cluster member, so the mutations reach the methods behind the TLS handshake.
+        int answered = 0;
+        foreach (int seed in FuzzSettings.Seeds)
+        {
+            answered += await EndpointFuzzer.RunAsync(gatewayA.Address, seed, FuzzSettings.Iterations, seeds, tls: TestCluster.ClientTls());
+            Assert.False(gatewayA.Process.HasExited, $"The gateway died during seed {seed}.\n{gatewayA.Process.Transcript}");
+        }
+
+        // Assert: alive, and a job across two domains still runs through it.
+        Assert.True(answered > 0, "No mutated call was answered: the fuzzer did not reach the gateway.");
+        await using var agentA = await AgentProcess.StartAsync("node-a", slots: 2, domain: "a");
+        await using var agentB = await AgentProcess.StartAsync("node-b", slots: 2, domain: "b");
+        using var scratch = new ScratchDirectory();
+        var file = scratch.Write("after-fuzz.xml", TwoDomains(gatewayA.Endpoint, gatewayB.Endpoint, agentA.Endpoint, agentB.Endpoint, "domains"));
+        await using var run = PmpiCli.Start(["run", "--master", agentA.Address.ToString(), file]);
+        Assert.True(await run.WaitForExitAsync(PmpiCli.Timeout) == 0, $"A job failed through the fuzzed gateway.\n{run.Transcript}\n{gatewayA.Process.Transcript}");
+        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
+        Assert.True((await gatewayA.StatusAsync()).StreamsRefused > 0, "The fuzzed gateway refused no stream.");
     }
 
     /// <summary>Four test ranks running <paramref name="scenario"/>: ranks 0-1 on node a1 of domain a, ranks 2-3 on b1 of domain b.</summary>
