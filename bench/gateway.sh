@@ -34,9 +34,11 @@ quick_flag=$([[ $quick -eq 1 ]] && echo --quick || true)
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="$(mktemp -d)"
-pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+  # Each daemon's `timeout` wrapper and the daemon under it, by the ids start() recorded.
+  local pid
+  for pid in $(cat "$work"/*.pid 2>/dev/null); do pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
+  sleep 1
   [[ -n "${PMPI_BENCH_KEEP:-}" ]] && echo "gateway.sh: kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -57,10 +59,11 @@ else
 fi
 
 # start NAME LINE COMMAND...: a daemon in the background, once it printed its listening line; its port on stdout.
+# Called in a command substitution (a subshell), so it records the daemon's id in a file for cleanup().
 start() {
   local name="$1" line="$2" i; shift 2
   timeout "$((child_timeout * 2 * rounds + 120))" "$@" >"$work/$name.out" 2>"$work/$name.err" &
-  pids+=($!)
+  echo $! >"$work/$name.pid"
   for ((i = 0; i < 300; i++)); do
     if grep -q "$line" "$work/$name.out"; then grep -o '127.0.0.1:[0-9]*' "$work/$name.out" | head -1 | cut -d: -f2; return; fi
     sleep 0.1

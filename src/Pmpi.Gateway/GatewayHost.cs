@@ -1,5 +1,6 @@
 using System.Net;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -10,6 +11,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Pmpi.Gateway.Internal;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 
@@ -58,6 +60,8 @@ public sealed class GatewayHost : IAsyncDisposable
 
         var builder = RpcServer.CreateBuilder();
         builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(IPAddress.Parse(options.BindAddress), options.Port, security, RpcServerLimits.Default));
+        // Kestrel reads a socket one pool block at a time: 64 KB blocks, as rank endpoints use, instead of 4 KB.
+        builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();
         builder.Services.AddHttpForwarder();
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<GatewayCounters>();
