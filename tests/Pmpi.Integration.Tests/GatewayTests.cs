@@ -154,6 +154,23 @@ public sealed class GatewayTests
         Assert.True((await gatewayA.StatusAsync()).StreamsRefused > 0, "The fuzzed gateway refused no stream.");
     }
 
+    [Fact]
+    public async Task Gateway_WithoutCredential_RefusesToStartUnlessInsecureWhichWarns()
+    {
+        // Act
+        var (refused, refusal) = await ChildProcess.RunAsync(PmpiCli.DotnetHost, [PmpiCli.PmpiDll, "gateway", "--domain", "a", "--port", "0"], PmpiCli.Timeout,
+            PmpiCli.WithCredential(new Dictionary<string, string?> { [Rpc.Security.ClusterCredentials.EnvironmentVariable] = null }));
+        await using var insecure = PmpiCli.Start(["gateway", "--domain", "a", "--bind", "127.0.0.1", "--port", "0", "--insecure"],
+            new Dictionary<string, string?> { [Rpc.Security.ClusterCredentials.EnvironmentVariable] = null });
+        var listening = await insecure.WaitForLineAsync(line => line.StartsWith("pmpi gateway listening on http://127.0.0.1:", StringComparison.Ordinal), PmpiCli.Timeout, "its listening line");
+
+        // Assert
+        Assert.True(refused == 2, $"pmpi gateway without a credential exited with {refused}.\n{refusal}");
+        Assert.Contains("no cluster credential", refusal);
+        Assert.Contains(insecure.Stderr, line => line.Contains("WARNING: --insecure", StringComparison.Ordinal));
+        Assert.Contains("(domain a)", listening);
+    }
+
     /// <summary>Four test ranks running <paramref name="scenario"/>: ranks 0-1 on node a1 of domain a, ranks 2-3 on b1 of domain b.</summary>
     private static string TwoDomains(string gatewayA, string gatewayB, string agentA, string agentB, params string[] scenario) => $"""
         <computation name="gateways" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
