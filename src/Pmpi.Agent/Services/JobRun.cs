@@ -130,17 +130,19 @@ internal sealed class JobRun
             Fail(request.Rank, 1, reason);
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
         }
+        RankTable? complete = null;
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
             _table[request.Rank] = entry;
             if (++_registered == Size)
             {
-                var table = new RankTable { Reach = { _layout.Reach } };
-                table.Ranks.AddRange(_table!);
-                _ = PublishTableAsync(table);
+                complete = new RankTable { Reach = { _layout.Reach } };
+                complete.Ranks.AddRange(_table!);
             }
         }
+        // Outside the lock: the gateways are called before the table is handed out.
+        if (complete is not null) _ = PublishTableAsync(complete);
         await ProgressAsync().ConfigureAwait(false);
         return await _tableReady.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
