@@ -65,7 +65,7 @@ public sealed class GatewayHost : IAsyncDisposable
         builder.Services.AddHttpForwarder();
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<GatewayCounters>();
-        builder.Services.AddSingleton(new JobDirectory(security, options.Domain));
+        builder.Services.AddSingleton(new JobDirectory(security, options.Domain, options.MaxJobs));
         builder.Services.AddSingleton(new HopClients(security));
         builder.Services.AddSingleton<RankStreamRelay>();
         builder.Services.AddSingleton<GatewayService>();

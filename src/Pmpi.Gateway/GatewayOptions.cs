@@ -27,6 +27,12 @@ public sealed class GatewayOptions
     /// </summary>
     public TimeSpan StreamIdleTimeout { get; set; } = TimeSpan.FromHours(24);
 
+    /// <summary>
+    /// How many jobs may be registered at once; one more is refused with RESOURCE_EXHAUSTED, so no caller can make the
+    /// gateway hold tables without bound. Defaults to 4,096.
+    /// </summary>
+    public int MaxJobs { get; set; } = 4096;
+
     /// <summary>The problems with these options, each naming the flag to change; empty when valid.</summary>
     public IEnumerable<string> Problems()
     {
@@ -34,6 +40,7 @@ public sealed class GatewayOptions
         if (!System.Net.IPAddress.TryParse(BindAddress, out _)) yield return $"--bind: '{BindAddress}' is not an IP address.";
         if (Port is < 0 or > 65535) yield return $"--port: {Port} is not a TCP port (0-65535).";
         if (Security is null) yield return "--credentials: no cluster credential (or --insecure).";
+        if (MaxJobs < 1) yield return $"MaxJobs: {MaxJobs} is below 1.";
         if (StreamIdleTimeout <= TimeSpan.Zero) yield return $"--stream-idle-timeout: {StreamIdleTimeout} is not positive.";
     }
 }

@@ -42,13 +42,14 @@ internal sealed class GatewayPair : IAsyncDisposable
     public RpcServer Echo { get; }
 
     /// <param name="streamIdleTimeout">Both gateways' <see cref="GatewayOptions.StreamIdleTimeout"/>; their default when null.</param>
-    public static async Task<GatewayPair> StartAsync(TimeSpan? streamIdleTimeout = null)
+    /// <param name="maxJobs">Both gateways' <see cref="GatewayOptions.MaxJobs"/>; their default when null.</param>
+    public static async Task<GatewayPair> StartAsync(TimeSpan? streamIdleTimeout = null, int? maxJobs = null)
     {
         var directory = Directory.CreateTempSubdirectory("pmpi-gateway-tests-").FullName;
         var credentials = ClusterCredentials.Initialize(Path.Combine(directory, "cluster"), []);
         var security = RpcSecurity.MutualTls(credentials);
-        var a = await GatewayHost.StartAsync(options => Configure(options, "a", security, streamIdleTimeout)).WaitAsync(Timeout);
-        var b = await GatewayHost.StartAsync(options => Configure(options, "b", security, streamIdleTimeout)).WaitAsync(Timeout);
+        var a = await GatewayHost.StartAsync(options => Configure(options, "a", security, streamIdleTimeout, maxJobs)).WaitAsync(Timeout);
+        var b = await GatewayHost.StartAsync(options => Configure(options, "b", security, streamIdleTimeout, maxJobs)).WaitAsync(Timeout);
         var echo = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
             endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, async (requests, responses, call) =>
             {
@@ -59,9 +60,10 @@ internal sealed class GatewayPair : IAsyncDisposable
         return new GatewayPair(directory, credentials, a, b, echo);
     }
 
-    private static void Configure(GatewayOptions options, string domain, RpcSecurity security, TimeSpan? streamIdleTimeout)
+    private static void Configure(GatewayOptions options, string domain, RpcSecurity security, TimeSpan? streamIdleTimeout, int? maxJobs)
     {
         if (streamIdleTimeout is { } idle) options.StreamIdleTimeout = idle;
+        if (maxJobs is { } jobs) options.MaxJobs = jobs;
         options.Domain = domain;
         options.BindAddress = "127.0.0.1";
         options.Port = 0;

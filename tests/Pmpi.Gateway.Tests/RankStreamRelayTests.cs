@@ -205,6 +205,28 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         Assert.Equal(StatusCode.FailedPrecondition, error.StatusCode);
     }
 
+    [Fact]
+    public async Task RegisterJob_BeyondMaxJobs_ResourceExhaustedAndTheRegisteredOnesStillRelay()
+    {
+        await using var pair = await GatewayPair.StartAsync(maxJobs: 2);
+        var (first, token) = pair.Job("bounded-1");
+        await pair.RegisterAsync(first);
+        await pair.RegisterAsync(pair.Job("bounded-2").Request);
+        using var master = new RpcChannel(pair.A.Address, security: pair.Member);
+
+        var error = await Assert.ThrowsAsync<RpcException>(() => master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, pair.Job("bounded-3").Request).WaitAsync(Timeout));
+
+        Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
+        Assert.Contains("GatewayOptions.MaxJobs", error.Detail);
+        // A registered job renews its table, and streams for it are still relayed.
+        await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, first).WaitAsync(Timeout);
+        using var channel = pair.RankChannel(pair.A);
+        await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(token, "bounded-1", 0, GatewayPair.EchoRank)).WaitAsync(Timeout);
+        await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = "bounded-1", JobToken = token, SourceWorldRank = 0, DestinationWorldRank = GatewayPair.EchoRank } }, default).AsTask().WaitAsync(Timeout);
+        await call.Requests.WriteAsync(GatewayPair.Data(1, 16), default).AsTask().WaitAsync(Timeout);
+        Assert.Equal(GatewayPair.Data(1, 16), await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout));
+    }
+
     private static async Task<RpcException> CallAsync(RpcChannel channel, IEnumerable<KeyValuePair<string, string>> headers)
     {
         return await Assert.ThrowsAsync<RpcException>(async () =>

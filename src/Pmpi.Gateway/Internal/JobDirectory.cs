@@ -22,7 +22,7 @@ internal sealed class RegisteredJob(string id, string token, ByteString ticket, 
 }
 
 /// <summary>The jobs registered with this gateway: the only ones it relays streams for.</summary>
-internal sealed class JobDirectory(RpcSecurity security, string domain)
+internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJobs)
 {
     private readonly ConcurrentDictionary<string, RegisteredJob> _jobs = new(StringComparer.Ordinal);
 
@@ -62,6 +62,8 @@ internal sealed class JobDirectory(RpcSecurity security, string domain)
             known.Table = table;
             return known;
         }
+        if (_jobs.Count >= maxJobs && !_jobs.ContainsKey(ticket.JobId))
+            throw new RpcException(StatusCode.ResourceExhausted, $"This gateway holds {maxJobs} jobs already (GatewayOptions.MaxJobs); job {ticket.JobId} is refused.");
         var job = _jobs.AddOrUpdate(ticket.JobId,
             id => new RegisteredJob(id, JobTickets.JobToken(security, request.Ticket), request.Ticket, table),
             (id, existing) =>
