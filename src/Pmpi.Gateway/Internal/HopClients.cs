@@ -19,7 +19,7 @@ internal sealed class HopClients(RpcSecurity security) : IDisposable
     /// <summary>The client for a rank endpoint; <paramref name="pin"/> is its certificate's SHA-256, empty for h2c.</summary>
     public HttpMessageInvoker ForRank(string address, ReadOnlySpan<byte> pin) =>
         pin.IsEmpty ? _clients.GetOrAdd((address, "h2c"), key => Create(key.Address, RpcSecurity.Insecure))
-            : _clients.GetOrAdd((address, Convert.ToHexString(pin)), static (key, _) => Create(key.Address, RpcSecurity.PinnedCertificate(Convert.FromHexString(key.Pin))), 0);
+            : _clients.GetOrAdd((address, Convert.ToHexString(pin)), static key => Create(key.Address, RpcSecurity.PinnedCertificate(Convert.FromHexString(key.Pin))));
 
     private static HttpMessageInvoker Create(string address, RpcSecurity hop)
     {

@@ -33,7 +33,7 @@ internal sealed class RankStreamRelay(
     public async Task RelayAsync(HttpContext context)
     {
         string peer = $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}";
-        if (!context.Request.ContentType?.StartsWith("application/grpc", StringComparison.OrdinalIgnoreCase) ?? true)
+        if (context.Request.ContentType is not { } type || !type.StartsWith("application/grpc", StringComparison.OrdinalIgnoreCase))
         {
             context.Response.StatusCode = StatusCodes.Status415UnsupportedMediaType;
             return;
