@@ -113,6 +113,27 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Connect_HelloForAnotherRankThanTheHeaders_RefusedByTheRankWithItsStatusRelayed()
+    {
+        // The headers (checked by the gateways) name rank 1; the Hello inside (checked by the rank) names rank 2.
+        var (job, token) = _pair.Job("relay-9");
+        await _pair.RegisterAsync(job);
+        using var channel = _pair.RankChannel(_pair.A);
+
+        var error = await Assert.ThrowsAsync<RpcException>(async () =>
+        {
+            await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(token, "relay-9", 0, GatewayPair.EchoRank)).WaitAsync(Timeout);
+            await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = "relay-9", JobToken = token, SourceWorldRank = 0, DestinationWorldRank = 2 } }, default).AsTask().WaitAsync(Timeout);
+            await call.CompleteRequestsAsync().WaitAsync(Timeout);
+            while (await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout) is not null) { }
+        });
+
+        Assert.Equal(StatusCode.NotFound, error.StatusCode);
+        Assert.Contains("not 2", error.Detail);
+        Assert.Equal(1, (await _pair.StatusAsync(_pair.B)).StreamsRelayed);
+    }
+
+    [Fact]
     public async Task Connect_NeitherRankInTheGatewaysDomain_FailedPrecondition()
     {
         var (job, token) = _pair.Job("relay-5");
