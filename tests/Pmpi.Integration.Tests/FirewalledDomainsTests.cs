@@ -70,12 +70,27 @@ public sealed partial class FirewalledDomainsTests
         var after = await CountersAsync(network);
         Assert.All(after, pair => Assert.True(pair.Value.StreamsRelayed > counters[pair.Key].StreamsRelayed, $"{pair.Key} relayed no stream of the matrix multiply"));
 
-        // Act 3: campus-b's gateway stops; the same job again.
+        // Act 3: every rank meets the others once (through the gateways) and waits; campus-b's gateway stops; they go on.
+        var go = Path.Combine(scratch.Path, "go");
+        var waiting = scratch.Write("waiting.xml", File.ReadAllText(domains).Replace("<arg>domains</arg>", $"<arg>await</arg><arg>{go}</arg>", StringComparison.Ordinal));
+        var cut = network.Pmpi(network.Control, "run", "--master", $"https://127.0.0.1:{AgentPort}", waiting);
+        for (int rank = 0; rank < 4; rank++)
+            await cut.WaitForLineAsync(line => line == $"[{rank}] waiting", RunTimeout, $"rank {rank} waiting");
         await gatewayB.DisposeAsync();
+        File.WriteAllText(go, "");
+        int cutCode = await cut.WaitForExitAsync(RunTimeout);
+
+        // Assert 3: the job fails, a rank naming both ranks, their domains and the gateways between them.
+        Assert.True(cutCode == 1, $"pmpi run exited with {cutCode}.\n{cut.Transcript}");
+        // Whichever rank notices first speaks: from campus-a or from campus-b, its own side first.
+        string gateways = $"(https://{GatewayA}:{GatewayPort} -> https://{GatewayB}:{GatewayPort}|https://{GatewayB}:{GatewayPort} -> https://{GatewayA}:{GatewayPort})";
+        Assert.Matches($@"between rank \d \(domain '(?<own>campus-[ab])'\) and rank \d \(domain '(?!\k<own>)campus-[ab]'\), via gateways {gateways}", cut.Transcript);
+
+        // Act 4: the same job again, with campus-b's gateway gone.
         var started = DateTime.UtcNow;
         var failed = await network.RunAsync(network.Control, RunTimeout, "run", "--master", $"https://127.0.0.1:{AgentPort}", domains);
 
-        // Assert 3: it fails at once, naming the domain and the gateway, and no rank ran.
+        // Assert 4: it fails at once, naming the domain and the gateway, and no rank ran.
         Assert.True(failed.ExitCode == 1, $"pmpi run exited with {failed.ExitCode}.\n{failed.Transcript}");
         Assert.Contains($"the gateway of domain 'campus-b' at https://{GatewayB}:{GatewayPort} did not register the job", failed.Transcript);
         Assert.DoesNotContain(failed.Stdout, line => line.Contains("hello rank=", StringComparison.Ordinal));
