@@ -30,12 +30,13 @@ internal static class AgentCommand
         var port = new Option<int>("--port") { Description = "Port to listen on (0: any free port).", DefaultValueFactory = _ => defaults.Port };
         var bind = new Option<string>("--bind") { Description = "IP address to listen on (0.0.0.0: every interface).", DefaultValueFactory = _ => defaults.BindAddress };
         var domain = new Option<string?>("--domain") { Description = "This node's administrative domain." };
+        var gateway = new Option<string?>("--gateway") { Description = "The domain's gateway (host:port), shown by `pmpi nodes`." };
         var slots = new Option<int>("--slots") { Description = "Ranks this node takes.", DefaultValueFactory = _ => defaults.Slots };
         var rankAddress = new Option<string>("--rank-address") { Description = "IP address rank endpoints listen on and advertise.", DefaultValueFactory = _ => defaults.RankBindAddress };
         var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
         var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
         var security = new SecurityOptions();
-        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, slots, rankAddress, heartbeatTimeout, registerTimeout };
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, gateway, slots, rankAddress, heartbeatTimeout, registerTimeout };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -54,6 +55,7 @@ internal static class AgentCommand
                     options.Port = parse.GetValue(port);
                     options.BindAddress = parse.GetValue(bind)!;
                     options.Domain = parse.GetValue(domain);
+                    options.Gateway = parse.GetValue(gateway);
                     options.Slots = parse.GetValue(slots);
                     options.RankBindAddress = parse.GetValue(rankAddress)!;
                     options.Security = rpcSecurity;
@@ -82,8 +84,8 @@ internal static class AgentCommand
         return command;
     }
 
-    /// <summary>Logging and lifetime for a daemon (the embedded agent of `pmpi run` keeps the silent defaults).</summary>
-    private static void ConfigureDaemon(IHostApplicationBuilder host)
+    /// <summary>Logging and lifetime for a daemon, `pmpi agent` or `pmpi gateway` (the embedded agent of `pmpi run` keeps the silent defaults).</summary>
+    internal static void ConfigureDaemon(IHostApplicationBuilder host)
     {
         host.Logging.AddSimpleConsole(console =>
         {

@@ -166,7 +166,7 @@ internal static class RunCommand
             xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
         }
 
-        if (showRoutes) return ShowRoutes(fileName, xml);
+        if (showRoutes) return ShowRoutes(fileName, xml, security.Scheme);
 
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
@@ -224,8 +224,9 @@ internal static class RunCommand
     /// Prints every pair's route (stdout, one line per ordered pair: "0 (node, domain) -> 1 (node, domain): direct").
     /// It comes from the rank table the master would build (<see cref="RankTableLayout"/>) and the ranks' own resolver
     /// (<see cref="JobRoutes"/>); placement depends only on the computation, so these are the routes the ranks will use.
+    /// Gateways are shown with <paramref name="gatewayScheme"/>, as the master would dial them (https with a credential).
     /// </summary>
-    private static int ShowRoutes(string fileName, string xml)
+    private static int ShowRoutes(string fileName, string xml, string gatewayScheme)
     {
         ComputationDefinition computation;
         try
@@ -237,7 +238,7 @@ internal static class RunCommand
             Console.Error.WriteLine(e.Message);
             return InvalidComputationExitCode;
         }
-        var routes = JobRoutes.FromTable(RankTableLayout.Build(computation, Placement.Assign(computation)));
+        var routes = JobRoutes.FromTable(RankTableLayout.Build(computation, Placement.Assign(computation), gatewayScheme));
         Console.Error.WriteLine($"pmpi: routes of computation '{computation.Name}' ({routes.Size} ranks), not run:");
         for (int from = 0; from < routes.Size; from++)
         {

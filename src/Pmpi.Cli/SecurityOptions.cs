@@ -45,7 +45,7 @@ internal sealed class SecurityOptions
         if (parse.GetValue(Insecure)) return RpcSecurity.Insecure;
         if (fallback is not null) return fallback();
         error = $"pmpi {command}: no cluster credential: give --credentials DIR or set {ClusterCredentials.EnvironmentVariable} (`pmpi cluster init --dir DIR` makes one), "
-            + "or --insecure for an agent that runs without one.";
+            + (command is AgentCommand.Name or GatewayCommand.Name ? "or --insecure to run without one (cleartext, every caller accepted)." : "or --insecure for an agent that runs without one.");
         return null;
     }
 }

@@ -23,4 +23,13 @@ public static class ServicePaths
 
     /// <summary>Master.Abort (master.proto).</summary>
     public const string Abort = "/pmpi.v1.Master/Abort";
+
+    /// <summary>Gateway.RegisterJob (gateway.proto).</summary>
+    public const string RegisterJob = "/pmpi.v1.Gateway/RegisterJob";
+
+    /// <summary>Gateway.RemoveJob (gateway.proto).</summary>
+    public const string RemoveJob = "/pmpi.v1.Gateway/RemoveJob";
+
+    /// <summary>Gateway.GetStatus (gateway.proto).</summary>
+    public const string GatewayStatus = "/pmpi.v1.Gateway/GetStatus";
 }

@@ -104,7 +104,7 @@ public sealed partial class MatMulTests
     }
 
     // The documented matrices, multiplied in i-j-k order (a different order from the examples'), so the check is independent.
-    private static double[] Product(int rows, int columns, int columnsOfB)
+    internal static double[] Product(int rows, int columns, int columnsOfB)
     {
         var c = new double[rows * columnsOfB];
         for (int i = 0; i < rows; i++)
@@ -121,5 +121,5 @@ public sealed partial class MatMulTests
     private static int Int(System.Text.RegularExpressions.Group group) => int.Parse(group.Value, CultureInfo.InvariantCulture);
 
     [GeneratedRegex(@"^\[0\] C = A\((?<rows>\d+)x(?<columns>\d+)\) x B\(\d+x(?<columnsOfB>\d+)\) by a master in (?<master>.+) and (?<workers>\d+) workers in \S+ s \(sequential \S+ s\), max abs error (?<error>\S+), sum of C (?<sum>\S+)$")]
-    private static partial Regex Summary();
+    internal static partial Regex Summary();
 }

@@ -26,4 +26,20 @@ public sealed class NodesCommandTests
         Assert.Contains(nodes.Stdout, line => line.Contains(unreachable, StringComparison.Ordinal) && line.Contains("unreachable", StringComparison.Ordinal));
         Assert.DoesNotContain('\u001b', table); // no terminal escape codes into a pipe
     }
+
+    [Fact]
+    public async Task Nodes_AgentOfADomain_ShowsItsDomainAndGateway()
+    {
+        // Arrange
+        await using var agent = await AgentProcess.StartAsync("node-a", slots: 1, domain: "campus-a", gateway: "gw-a.campus-a.example:7400");
+        await using var nodes = PmpiCli.Start(["nodes", agent.Endpoint]);
+
+        // Act
+        int code = await nodes.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code == 0, $"pmpi nodes exited with {code}.\n{nodes.Transcript}");
+        Assert.Contains(nodes.Stdout, line => line.Contains(" campus-a ", StringComparison.Ordinal) && line.Contains(" gw-a.campus-a.example:7400 ", StringComparison.Ordinal));
+        Assert.Contains(nodes.Stdout, line => line.Contains(" gateway ", StringComparison.Ordinal));
+    }
 }

@@ -49,8 +49,8 @@ public sealed partial class ShowRoutesTests
         Assert.Equal(16, routes.Count);
         Assert.Equal("direct", routes[(0, 1)]);
         Assert.Equal("direct", routes[(3, 2)]);
-        Assert.Equal("via gateways http://gw-a:7400 -> http://gw-b:7400", routes[(1, 2)]);
-        Assert.Equal("via gateways http://gw-b:7400 -> http://gw-a:7400", routes[(3, 0)]);
+        Assert.Equal("via gateways https://gw-a:7400 -> https://gw-b:7400", routes[(1, 2)]);
+        Assert.Equal("via gateways https://gw-b:7400 -> https://gw-a:7400", routes[(3, 0)]);
         Assert.Contains(run.Stdout, line => line.StartsWith("0 (a1, campus-a) -> 2 (b1, campus-b): via gateways", StringComparison.Ordinal));
         Assert.False(File.Exists(marker), "A rank was launched by --show-routes.");
     }

@@ -76,6 +76,9 @@ Environment.Run(ref args, world =>
             while (!File.Exists(args[1])) Thread.Sleep(100);
             Collectives(world);
             break;
+        case "domains":
+            Domains(world);
+            break;
         case "grandchild":
             if (world.Rank == 0) Grandchild(pidFile: args[1]);
             world.Receive<int>(Communicator.AnySource, 999);
@@ -124,6 +127,42 @@ static void Collectives(Intracommunicator world)
     long sum = world.Allreduce((long)world.Rank + 1, Operation<long>.Add);
     int[]? gathered = world.Gather(world.Rank + 1, root: 0);
     if (world.Rank == 0) Console.WriteLine($"allreduce={sum} gather={string.Join(",", gathered!)}");
+}
+
+// What a job spanning domains must get right through the gateways: a ring of plain sends (order per pair), Ssend both
+// ways between pairs of ranks (completes only when the far receiver matched), a 4 MB message in chunks, and collectives.
+static void Domains(Intracommunicator world)
+{
+    int next = (world.Rank + 1) % world.Size, previous = (world.Rank + world.Size - 1) % world.Size;
+    int token = world.Rank == 0 ? 0 : world.Receive<int>(previous, 1);
+    world.Send(token + 1, next, 1);
+    if (world.Rank == 0) token = world.Receive<int>(previous, 1);
+    // Pairs (0,1), (2,3), ...: the even rank Ssends first, the odd one receives first.
+    int partner = world.Rank ^ 1;
+    for (int i = 0; i < 3 && partner < world.Size; i++)
+    {
+        if (world.Rank % 2 == 0) { world.Ssend(world.Rank * 10 + i, partner, 2); Check(world.Receive<int>(partner, 2) == partner * 10 + i, "ssend"); }
+        else { Check(world.Receive<int>(partner, 2) == partner * 10 + i, "ssend"); world.Ssend(world.Rank * 10 + i, partner, 2); }
+    }
+    var big = new double[512 * 1024];
+    if (world.Rank == 0)
+    {
+        for (int i = 0; i < big.Length; i++) big[i] = i * 0.5;
+        world.Send(big, world.Size - 1, 3);
+    }
+    else if (world.Rank == world.Size - 1)
+    {
+        world.Receive(0, 3, ref big);
+        for (int i = 0; i < big.Length; i++) Check(big[i] == i * 0.5, "big");
+    }
+    long sum = world.Allreduce((long)world.Rank + 1, Operation<long>.Add);
+    int[]? gathered = world.Gather(world.Rank + 1, root: 0);
+    if (world.Rank == 0) Console.WriteLine($"ring={token} ssend=ok big=ok allreduce={sum} gather={string.Join(",", gathered!)}");
+
+    static void Check(bool condition, string what)
+    {
+        if (!condition) throw new InvalidOperationException($"scenario 'domains': wrong {what} value");
+    }
 }
 
 // All ranks meet first, so the failure happens mid-run with every rank registered; the others then wait for a message

@@ -14,10 +14,13 @@ public static class RankTableLayout
     public const string LocalNode = "local";
 
     /// <summary>The table for <paramref name="placement"/> of <paramref name="computation"/>, with every endpoint still empty.</summary>
-    public static RankTable Build(ComputationDefinition computation, ImmutableArray<RankAssignment> placement)
+    /// <param name="computation">The computation.</param>
+    /// <param name="placement">Which node runs each rank.</param>
+    /// <param name="gatewayScheme">How gateways are dialled: "https" in a cluster with a credential (gateways speak mutual TLS), "http" without.</param>
+    public static RankTable Build(ComputationDefinition computation, ImmutableArray<RankAssignment> placement, string gatewayScheme = "http")
     {
         ArgumentNullException.ThrowIfNull(computation);
-        var gateways = computation.Domains.ToDictionary(domain => domain.Name, domain => domain.Gateway is { } gateway ? $"http://{gateway}" : "", StringComparer.Ordinal);
+        var gateways = computation.Domains.ToDictionary(domain => domain.Name, domain => domain.Gateway is { } gateway ? $"{gatewayScheme}://{gateway}" : "", StringComparer.Ordinal);
         var table = new RankTable();
         foreach (var assignment in placement)
         {

@@ -44,6 +44,7 @@ public sealed class AgentHost : IAsyncDisposable
             agent.BindAddress = address.ToString();
             agent.Port = port;
             agent.Domain = options.Domain;
+            agent.Gateway = options.Gateway;
             agent.Slots = options.Slots;
             agent.RankBindAddress = options.RankBindAddress;
             agent.Security = options.Security;

@@ -21,6 +21,12 @@ public sealed class AgentOptions
     public string? Domain { get; set; }
 
     /// <summary>
+    /// The gateway of <see cref="Domain"/> (host:port), as computation files name it; shown by <c>pmpi nodes</c>. Routes
+    /// come from the computation file, not from here. Defaults to null: none stated.
+    /// </summary>
+    public string? Gateway { get; set; }
+
+    /// <summary>
     /// How many ranks a computation that allows oversubscription may run per slot, at most: the hard cap on what the
     /// agent starts at once (<see cref="Slots"/> × 8), so no computation file or `-n` can fork without limit.
     /// </summary>

@@ -77,6 +77,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             Architecture = node.Architecture.ToString(),
             RuntimeVersion = node.RuntimeDescription,
             Domain = options.Domain ?? "",
+            Gateway = options.Gateway ?? "",
             Slots = options.Slots,
         };
         info.RunningJobs.AddRange(_jobs.Keys.Order(StringComparer.Ordinal));

@@ -37,6 +37,7 @@ internal sealed class JobRun
     private readonly TimeSpan _heartbeatTimeout;
     private readonly TimeSpan _registrationTimeout;
     private readonly RankTable _layout; // every rank's place; registration adds the endpoints
+    private readonly JobGateways _gateways;
     private readonly RankEntry?[] _table;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _end = new();
@@ -53,7 +54,8 @@ internal sealed class JobRun
         _master = master;
         _security = security;
         var placement = Placement.Assign(computation);
-        _layout = RankTableLayout.Build(computation, placement);
+        _layout = RankTableLayout.Build(computation, placement, security.Scheme);
+        _gateways = JobGateways.For(_layout, security);
         _table = new RankEntry?[computation.WorldSize];
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
         _launches = [.. placement.GroupBy(assignment => assignment.Node is { } node ? security.AddressOf(node.Agent) : localAgent)];
@@ -88,8 +90,11 @@ internal sealed class JobRun
         var pump = PumpAsync(responses, submitterGone);
         await ProgressAsync().ConfigureAwait(false);
 
+        // The gateways relay only for jobs registered with them: before any rank can dial one.
+        if (await _gateways.RegisterAsync(_ticket, _layout, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
         var launches = _launches.Select(group => LaunchAsync(group.Key, [.. group])).ToList();
         await Task.WhenAll(launches).ConfigureAwait(false);
+        await _gateways.RemoveAsync(Id).ConfigureAwait(false);
 
         var failure = _failure;
         var finished = new JobFinished
@@ -125,19 +130,28 @@ internal sealed class JobRun
             Fail(request.Rank, 1, reason);
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
         }
+        RankTable? complete = null;
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
             _table[request.Rank] = entry;
             if (++_registered == Size)
             {
-                var table = new RankTable { Reach = { _layout.Reach } };
-                table.Ranks.AddRange(_table!);
-                _tableReady.TrySetResult(table);
+                complete = new RankTable { Reach = { _layout.Reach } };
+                complete.Ranks.AddRange(_table!);
             }
         }
+        // Outside the lock: the gateways are called before the table is handed out.
+        if (complete is not null) _ = PublishTableAsync(complete);
         await ProgressAsync().ConfigureAwait(false);
         return await _tableReady.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Hands the complete table to the ranks, once the gateways know every endpoint in their domains.</summary>
+    private async Task PublishTableAsync(RankTable table)
+    {
+        if (await _gateways.RegisterAsync(_ticket, table, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
+        else _tableReady.TrySetResult(table);
     }
 
     /// <summary>Ends the job when ranks are still missing at the registration deadline, naming them.</summary>

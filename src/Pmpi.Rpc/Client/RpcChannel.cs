@@ -96,10 +96,21 @@ public sealed class RpcChannel : IDisposable
     /// <param name="deadline">How long the whole call may take (sent as grpc-timeout); none when null.</param>
     /// <param name="cancellationToken">Cancels the call for its whole life, not only its start.</param>
     /// <exception cref="RpcException">UNAVAILABLE when the server cannot be reached; DEADLINE_EXCEEDED when the deadline passed first.</exception>
-    public async Task<DuplexCall<TRequest, TResponse>> StartAsync<TRequest, TResponse>(string path, TimeSpan? deadline = null, CancellationToken cancellationToken = default)
+    public Task<DuplexCall<TRequest, TResponse>> StartAsync<TRequest, TResponse>(string path, TimeSpan? deadline = null, CancellationToken cancellationToken = default)
+        where TRequest : IMessage<TRequest> where TResponse : IMessage<TResponse>, new() =>
+        StartAsync<TRequest, TResponse>(path, [], deadline, cancellationToken);
+
+    /// <summary>Starts a call as <see cref="StartAsync{TRequest, TResponse}(string, TimeSpan?, CancellationToken)"/> does, with request metadata.</summary>
+    /// <param name="path">The method's path.</param>
+    /// <param name="metadata">Request headers (gRPC metadata), e.g. the route a gateway forwards by (<see cref="Security.RouteProof"/>).</param>
+    /// <param name="deadline">How long the whole call may take; none when null.</param>
+    /// <param name="cancellationToken">Cancels the call for its whole life.</param>
+    public async Task<DuplexCall<TRequest, TResponse>> StartAsync<TRequest, TResponse>(string path, IEnumerable<KeyValuePair<string, string>> metadata,
+        TimeSpan? deadline = null, CancellationToken cancellationToken = default)
         where TRequest : IMessage<TRequest> where TResponse : IMessage<TResponse>, new()
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
+        ArgumentNullException.ThrowIfNull(metadata);
         var body = new StreamingContent();
         var request = new HttpRequestMessage(HttpMethod.Post, new Uri(Address, path))
         {
@@ -109,6 +120,7 @@ public sealed class RpcChannel : IDisposable
         };
         // A grpcio server refuses a call without "te: trailers".
         request.Headers.TE.Add(new TransferCodingWithQualityHeaderValue("trailers"));
+        foreach (var (name, value) in metadata) request.Headers.TryAddWithoutValidation(name, value);
         _security.Authenticate(request, path);
         CancellationTokenSource? expiry = null;
         CancellationTokenSource lifetime;

@@ -42,6 +42,6 @@ public class ExampleJobsTests
         var nodes = Placement.Assign(computation).Select(a => a.Node!.Name);
 
         // Assert
-        Assert.Equal(["a1", "b1", "b1", "a1", "b2"], nodes);
+        Assert.Equal(["a1", "b1", "b1", "a1", "b1"], nodes);
     }
 }

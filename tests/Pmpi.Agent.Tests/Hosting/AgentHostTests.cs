@@ -230,10 +230,12 @@ public class AgentHostTests
     [InlineData("BindAddress", "'not-an-address' is not an IP address")]
     [InlineData("Port", "70000 is not a TCP port")]
     [InlineData("RankBindAddress", "'node-7' is not an IP address")]
+    [InlineData("Gateway", "'gw:7400' is not host:port of the node's domain's gateway (it needs --domain too)")]
     public async Task StartAsync_InvalidOption_ThrowsNamingTheOption(string option, string expected)
     {
         Action<AgentOptions> configure = option switch
         {
+            "Gateway" => options => options.Gateway = "gw:7400",
             "Slots" => options => options.Slots = 0,
             "BindAddress" => options => options.BindAddress = "not-an-address",
             "Port" => options => options.Port = 70000,

@@ -22,11 +22,22 @@ public class JobRunRegistrationTests
         </computation>
         """;
 
+    /// <summary>Two domains whose ranks reach each other directly: no gateway is on any route.</summary>
+    private const string TwoReachableDomains = """
+        <computation name="c" xmlns="urn:pmpi:computation:v1">
+          <domain name="campus-a" gateway="gw-a:7400" reachable="campus-b"/>
+          <domain name="campus-b" gateway="gw-b:7400" reachable="campus-a"/>
+          <node name="a1" agent="a:1" domain="campus-a"/>
+          <node name="b1" agent="b:1" domain="campus-b"/>
+          <ranks program="p.dll" count="2"/>
+        </computation>
+        """;
+
     [Fact]
     public async Task RegisterAsync_EveryRankRegistered_AnswersTheLayoutWithEachEndpoint()
     {
         // Arrange
-        var computation = Parse(TwoDomains);
+        var computation = Parse(TwoReachableDomains);
         var job = NewJob(computation);
         var layout = RankTableLayout.Build(computation, Placement.Assign(computation));
 
@@ -46,6 +57,29 @@ public class JobRunRegistrationTests
             Assert.Equal(expected, table.Ranks[rank]);
         }
         Assert.Equal("http://gw-b:7400", table.Ranks[1].Gateway);
+    }
+
+    [Fact]
+    public async Task RegisterAsync_GatewayOnARouteUnreachable_FailsTheJobNamingItsDomainAndAddress()
+    {
+        // Arrange: a's ranks reach b's only through the gateways, and nothing listens at a's (loopback port 1).
+        var job = NewJob(Parse("""
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <domain name="campus-a" gateway="127.0.0.1:1"/>
+              <domain name="campus-b" gateway="127.0.0.1:1" reachable="campus-a"/>
+              <node name="a1" agent="a:1" domain="campus-a"/>
+              <node name="b1" agent="b:1" domain="campus-b"/>
+              <ranks program="p.dll" count="2"/>
+            </computation>
+            """));
+
+        // Act: the table is complete, but the gateways must learn the endpoints before the ranks get it.
+        var registrations = new[] { job.RegisterAsync(Request(job, 0, "campus-a"), CancellationToken.None), job.RegisterAsync(Request(job, 1, ""), CancellationToken.None) };
+        var error = await Assert.ThrowsAsync<RpcException>(() => Task.WhenAll(registrations)).WaitAsync(Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.Aborted, error.StatusCode);
+        Assert.Contains("the gateway of domain 'campus-a' at http://127.0.0.1:1 did not register the job", error.Detail);
     }
 
     [Fact]

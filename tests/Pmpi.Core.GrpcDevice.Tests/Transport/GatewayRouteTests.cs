@@ -9,8 +9,9 @@ namespace Pmpi.Tests.Transport;
 
 /// <summary>
 /// A peer in another domain is reached through the sender's domain's gateway, on the same gRPC link code with another
-/// target: the stream opens at the gateway with a Hello naming the destination rank. Until the real gateway exists
-/// (src/Pmpi.Gateway), a relay standing in for the gateway pair forwards each stream to the rank its Hello names.
+/// target: the stream opens at the gateway with a Hello naming the destination rank. Here a relay standing in for the
+/// gateway pair forwards each stream to the rank its Hello names, so the device is tested alone; the real gateways
+/// (src/Pmpi.Gateway) are tested in Pmpi.Gateway.Tests and, between real processes, in Pmpi.Integration.Tests.
 /// </summary>
 public sealed class GatewayRouteTests
 {
@@ -66,8 +67,9 @@ public sealed class GatewayRouteTests
         }, new EnvironmentOptions { Timeout = TestJob.Timeout }));
 
         // Assert
-        // Whichever end of the call notices first (the dial, the write or the read of the refusal) names the route.
-        Assert.Contains($"rank 1 (via gateways {gateway.Address} -> {gateway.Address})", error.Message);
+        // Whichever end of the call notices first (the dial, the write or the read of the refusal) names the peer and the route.
+        Assert.Contains("rank 1 (", error.Message);
+        Assert.Contains($"via gateways {gateway.Address} -> {gateway.Address}", error.Message);
     }
 
     /// <summary>Forwards each Connect call, both ways frame by frame, to the endpoint of the rank its Hello names.</summary>

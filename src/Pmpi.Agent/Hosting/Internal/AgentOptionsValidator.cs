@@ -30,6 +30,8 @@ internal sealed class AgentOptionsValidator : IValidateOptions<AgentOptions>
             failures.Add($"AgentOptions.BindAddress '{options.BindAddress}' is beyond loopback, but {options.Security.Description} does not encrypt; give the cluster credential (--credentials DIR).");
         if (options.Domain is { } domain && string.IsNullOrWhiteSpace(domain))
             failures.Add("AgentOptions.Domain is blank: name the domain or leave it unset; see --domain.");
+        if (options.Gateway is { } gateway && (options.Domain is null || !Uri.TryCreate($"https://{gateway}", UriKind.Absolute, out var parsed) || parsed.Port <= 0 || parsed.PathAndQuery != "/"))
+            failures.Add($"AgentOptions.Gateway '{gateway}' is not host:port of the node's domain's gateway (it needs --domain too); see --gateway.");
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

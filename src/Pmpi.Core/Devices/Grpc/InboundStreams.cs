@@ -51,9 +51,10 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
             }
             stream.EnsureBetweenMessages();
         }
-        catch (Exception e) when (e is RpcException or IOException or OperationCanceledException && !call.CancellationToken.IsCancellationRequested)
+        catch (Exception e) when (e is RpcException or IOException or OperationCanceledException && (!call.CancellationToken.IsCancellationRequested || peers.BreakAborts(source)))
         {
-            engine.Abort(new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed: {e.Message}", e));
+            var detail = peers.BreakAborts(source) ? $" (between {peers.Describe(source)}; the call rank {source} opened broke)" : "";
+            engine.Abort(new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed{detail}: {e.Message}", e));
             throw;
         }
         finally
@@ -75,8 +76,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
 
     /// <summary>
     /// Reads the responses of a call this rank dialed until the peer ends them. A broken message or a frame that is
-    /// not one aborts the rank as on a served call; a stream that breaks between messages only fails the
-    /// synchronous sends awaiting an acknowledgement there (the peer may simply have finished).
+    /// not one aborts the rank as on a served call; a direct stream that breaks between messages only fails the
+    /// synchronous sends awaiting an acknowledgement there (the peer may simply have finished); one through the
+    /// gateways aborts the rank (<see cref="PeerStreams.BreakAborts"/>).
     /// </summary>
     public async Task ReceiveAsync(DialedStream dialed)
     {
@@ -91,9 +93,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         }
         catch (Exception e) when (e is RpcException or IOException or OperationCanceledException or HttpRequestException)
         {
-            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed, on rank {identity.Rank}'s call to rank {dialed.Peer} ({dialed.Way}): {e.Message}", e);
+            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed, on rank {identity.Rank}'s call to rank {dialed.Peer} ({(peers.BreakAborts(dialed.Peer) ? peers.Describe(dialed.Peer) : dialed.Way)}): {e.Message}", e);
             dialed.Sender?.FailAwaitingAcks(error);
-            if ((stream.Violated || stream.InsideMessage) && !call.CancellationToken.IsCancellationRequested) engine.Abort(error);
+            if ((stream.Violated || stream.InsideMessage || peers.BreakAborts(dialed.Peer)) && !call.CancellationToken.IsCancellationRequested) engine.Abort(error);
         }
         finally
         {

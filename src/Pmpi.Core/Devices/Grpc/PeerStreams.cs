@@ -27,6 +27,7 @@ internal sealed class PeerStreams
     private readonly ServedStream?[] _offered; // a call the peer opened, not (yet) chosen, still being read
     private readonly Dictionary<string, RpcChannel> _channels = []; // by address: peers behind one gateway share its connection
     private ImmutableArray<Route> _routes = [];
+    private volatile bool _closing;
 
     public PeerStreams(RankIdentity identity, MatchingEngine engine)
     {
@@ -66,9 +67,22 @@ internal sealed class PeerStreams
         }
     }
 
+    /// <summary>
+    /// Whether a stream with <paramref name="peer"/> that breaks between messages must abort this rank: one through the
+    /// gateways while this rank still runs. Messages may have been inside the relays when a hop failed, and nothing
+    /// else would tell the receiver they are not coming. (A direct stream that breaks may just be a peer that finished.)
+    /// </summary>
+    public bool BreakAborts(int peer) => !_closing && (uint)peer < (uint)_routes.Length && _routes[peer].Kind == RouteKind.Gateway;
+
+    /// <summary>The pair with <paramref name="peer"/> as errors name it: both ranks, their domains, and the route between them.</summary>
+    public string Describe(int peer) => (uint)peer < (uint)_routes.Length && _routes[peer] is { Kind: RouteKind.Gateway } route
+        ? $"rank {route.From.Rank} ({route.From.DomainName}) and rank {peer} ({route.To.DomainName}), {route}"
+        : $"rank {_identity.Rank} and rank {peer}";
+
     /// <summary>Writes what every sender has queued (briefly), then closes the streams this rank sends on.</summary>
     public async ValueTask DisposeAsync()
     {
+        _closing = true;
         List<StreamSender> senders;
         List<RpcChannel> channels;
         lock (_lock)
@@ -106,15 +120,24 @@ internal sealed class PeerStreams
     }
 
     /// <summary>
-    /// A direct route to a rank that listens with TLS pins the certificate the rank registered; h2c otherwise (a
-    /// loopback endpoint, or a gateway, which joins the cluster's trust when it is built).
+    /// A direct route to a rank that listens with TLS pins the certificate the rank registered; a gateway that speaks
+    /// TLS must chain to the cluster CA the rank trusts its master by; h2c otherwise (a loopback endpoint, an insecure cluster).
     /// </summary>
-    private static RpcSecurity SecurityOf(Route route) =>
-        route.Kind == RouteKind.Direct && route.To.CertificatePin.Length > 0 ? RpcSecurity.PinnedCertificate(route.To.CertificatePin) : RpcSecurity.Insecure;
+    private RpcSecurity SecurityOf(Route route) => route.Kind switch
+    {
+        RouteKind.Direct when route.To.CertificatePin.Length > 0 => RpcSecurity.PinnedCertificate(route.To.CertificatePin),
+        RouteKind.Gateway when route.Target.StartsWith(Uri.UriSchemeHttps + ":", StringComparison.OrdinalIgnoreCase) => _identity.MasterSecurity,
+        _ => RpcSecurity.Insecure,
+    };
 
     private async Task<StreamSender> DialAsync(RpcChannel channel, int peer)
     {
-        var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).ConfigureAwait(false);
+        // A gateway picks the next hop from the request headers, before it reads the Hello: they state the route and
+        // prove it with the job key.
+        var route = _routes[peer];
+        var call = route.Kind == RouteKind.Gateway
+            ? await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(_identity.JobToken, _identity.JobId, _identity.Rank, peer)).ConfigureAwait(false)
+            : await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).ConfigureAwait(false);
         try
         {
             var hello = new Hello { JobId = _identity.JobId, JobToken = _identity.JobToken, SourceWorldRank = _identity.Rank, DestinationWorldRank = peer };
@@ -125,7 +148,7 @@ internal sealed class PeerStreams
             await call.DisposeAsync().ConfigureAwait(false);
             throw;
         }
-        var dialed = new DialedStream(call, _routes[peer]);
+        var dialed = new DialedStream(call, route);
         var sender = new StreamSender(dialed);
         dialed.Receiving = Task.Run(() => Inbound.ReceiveAsync(dialed));
         return sender;

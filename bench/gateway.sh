@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Ping-pong through one gateway pair beside the same two ranks talking directly, in one run on one machine.
+#
+#   bench/gateway.sh [--quick] [--rounds N] [--timeout SECONDS] [--h2c]
+#
+# Two `pmpi agent` processes serve domains a and b and two `pmpi gateway` processes serve them, all on loopback under
+# one throwaway cluster credential (mutual TLS between the daemons). The two ranks of `Pmpi.Bench pingpong --device
+# grpc` run one per domain. "direct": the computation declares each domain reachable from the other, so the ranks dial
+# each other (h2c, as ranks on loopback do). "gateways": it does not, so every message crosses rank -> gateway a
+# (TLS) -> gateway b (mutual TLS) -> rank (h2c). Only the route differs. Each round runs both, in an order that
+# reverses from one round to the next; the table gives per size the median half round trip and bandwidth of each and
+# the median ratio with its min–max over the rounds. Goals (issue 10): latency at most 2x direct; at least 70% of
+# direct bandwidth at 1 MB and up. --h2c runs every daemon with --insecure (cleartext, loopback only), which takes
+# TLS out of the gateway path. Every child runs under `timeout`; every process started here is killed on exit.
+set -euo pipefail
+
+quick=0
+h2c=0
+rounds=
+child_timeout=300
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
+    --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
+    --h2c) h2c=1 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gateway.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+rounds="${rounds:-$([[ $quick -eq 1 ]] && echo 2 || echo 5)}"
+quick_flag=$([[ $quick -eq 1 ]] && echo --quick || true)
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="$(mktemp -d)"
+cleanup() {
+  # Each daemon's `timeout` wrapper and the daemon under it, by the ids start() recorded.
+  local pid
+  for pid in $(cat "$work"/*.pid 2>/dev/null); do pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
+  sleep 1
+  [[ -n "${PMPI_BENCH_KEEP:-}" ]] && echo "gateway.sh: kept $work" >&2 || rm -rf "$work"
+}
+trap cleanup EXIT
+export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
+
+echo "gateway.sh: building bench/Pmpi.Bench and the pmpi CLI (Release)" >&2
+for project in bench/Pmpi.Bench src/Pmpi.Cli; do
+  timeout 600 dotnet build "$repo/$project" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
+    || { cat "$work/build.log" >&2; echo "gateway.sh: building $project failed." >&2; exit 1; }
+done
+bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
+pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
+if [[ $h2c -eq 1 ]]; then
+  security=(--insecure)
+else
+  dotnet "$pmpi_dll" cluster init --dir "$work/cluster" >/dev/null
+  security=(--credentials "$work/cluster")
+fi
+
+# start NAME LINE COMMAND...: a daemon in the background, once it printed its listening line; its port on stdout.
+# Called in a command substitution (a subshell), so it records the daemon's id in a file for cleanup().
+start() {
+  local name="$1" line="$2" i; shift 2
+  timeout "$((child_timeout * 2 * rounds + 120))" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  echo $! >"$work/$name.pid"
+  for ((i = 0; i < 300; i++)); do
+    if grep -q "$line" "$work/$name.out"; then grep -o '127.0.0.1:[0-9]*' "$work/$name.out" | head -1 | cut -d: -f2; return; fi
+    sleep 0.1
+  done
+  cat "$work/$name.err" >&2; echo "gateway.sh: $name did not start." >&2; exit 1
+}
+agent_a=$(start agent-a "pmpi agent listening" dotnet "$pmpi_dll" agent --port 0 --slots 1 --domain a "${security[@]}")
+agent_b=$(start agent-b "pmpi agent listening" dotnet "$pmpi_dll" agent --port 0 --slots 1 --domain b "${security[@]}")
+gateway_a=$(start gateway-a "pmpi gateway listening" dotnet "$pmpi_dll" gateway --domain a --bind 127.0.0.1 --port 0 "${security[@]}")
+gateway_b=$(start gateway-b "pmpi gateway listening" dotnet "$pmpi_dll" gateway --domain b --bind 127.0.0.1 --port 0 "${security[@]}")
+
+# computation ROUTE: rank 0 in domain a, rank 1 in domain b; "direct" declares the domains reachable both ways.
+computation() {
+  local reach_a="" reach_b=""
+  [[ "$1" == direct ]] && reach_a=' reachable="b"' && reach_b=' reachable="a"'
+  cat <<XML
+<computation name="gateway-bench" xmlns="urn:pmpi:computation:v1">
+  <domain name="a" gateway="127.0.0.1:$gateway_a"$reach_a/>
+  <domain name="b" gateway="127.0.0.1:$gateway_b"$reach_b/>
+  <node name="a1" agent="127.0.0.1:$agent_a" domain="a" slots="1"/>
+  <node name="b1" agent="127.0.0.1:$agent_b" domain="b" slots="1"/>
+  <ranks program="$bench_dll" count="2">
+    <arg>pingpong</arg><arg>--device</arg><arg>grpc</arg><arg>--jit-warmup</arg>$([[ -n "$quick_flag" ]] && echo "<arg>--quick</arg>")
+    <arg>--timeout</arg><arg>$child_timeout</arg>
+  </ranks>
+</computation>
+XML
+}
+computation direct >"$work/direct.xml"
+computation gateways >"$work/gateways.xml"
+
+run() {
+  local route="$1"
+  echo "gateway.sh: [round $round/$rounds] $route" >&2
+  timeout "$child_timeout" dotnet "$pmpi_dll" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/$route.xml" \
+    >"$work/$route.$round" 2>"$work/$route.$round.err" \
+    || { tail -5 "$work/$route.$round.err" >&2; echo "gateway.sh: $route in round $round failed." >&2; : >"$work/$route.$round"; }
+}
+for ((round = 1; round <= rounds; round++)); do
+  if (( round % 2 )); then run direct; run gateways; else run gateways; run direct; fi
+done
+dotnet "$pmpi_dll" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
+
+echo "# bench/gateway.sh, $rounds rounds$([[ $quick -eq 1 ]] && echo ", --quick")$([[ $h2c -eq 1 ]] && echo ", --h2c"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+python3 - "$work" "$rounds" <<'PY'
+import statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+def load(route, r):
+    rows = {}
+    try:
+        for line in open(f"{work}/{route}.{r}"):
+            parts = line.strip().removeprefix("[0] ").split("\t")
+            if len(parts) == 3 and parts[0].isdigit():
+                rows[int(parts[0])] = (float(parts[1]), float(parts[2]))
+    except FileNotFoundError:
+        pass
+    return rows
+pairs = [(load("direct", r), load("gateways", r)) for r in range(1, rounds + 1)]
+pairs = [(d, g) for d, g in pairs if d and g]
+if not pairs:
+    sys.exit("gateway.sh: no round produced both runs.")
+def span(values):
+    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+print(f"| size | direct half RTT µs | gateways half RTT µs | latency ratio (goal ≤ 2) | direct MB/s | gateways MB/s | bandwidth ratio (goal ≥ 0.7 from 1 MB) |")
+print("|---|---|---|---|---|---|---|")
+for size in sorted(pairs[0][0]):
+    both = [(d[size], g[size]) for d, g in pairs if size in d and size in g]
+    lat = [g[0] / d[0] for d, g in both]
+    bw = [d[0] / g[0] for d, g in both]  # same bytes per round trip: the bandwidth ratio is the inverse of the latency ratio
+    label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB" if size >= 1024 else f"{size} B"
+    print(f"| {label} | {statistics.median(d[0] for d, _ in both):.1f} | {statistics.median(g[0] for _, g in both):.1f} | {span(lat)} | "
+          f"{statistics.median(d[1] for d, _ in both):.0f} | {statistics.median(g[1] for _, g in both):.0f} | {span(bw)} |")
+print(f"\n{len(pairs)} of {rounds} rounds produced both runs.")
+PY

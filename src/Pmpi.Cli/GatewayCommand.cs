@@ -1,0 +1,115 @@
+using System.CommandLine;
+using System.Globalization;
+using System.Net.Sockets;
+using Pmpi.Gateway;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Cli;
+
+/// <summary>
+/// `pmpi gateway`: relays rank streams between this administrative domain and the others, for jobs their masters
+/// register with it, until SIGTERM, Ctrl+C or the service manager stops it. It needs the cluster credential (mutual
+/// TLS) or --insecure. Stdout carries one line, "pmpi gateway listening on https://host:port (domain NAME)"; the log
+/// goes to stderr, or to the journal / Event Log as a service.
+/// Exit codes: 0 after a clean stop, 2 for bad options, 1 when the endpoint cannot be bound.
+/// `pmpi gateway status host:port...` prints each gateway's domain and counters (Gateway.GetStatus, as a cluster member).
+/// </summary>
+internal static class GatewayCommand
+{
+    public const string Name = "gateway";
+
+    private const int InvalidOptionsExitCode = 2;
+
+    public static Command Create()
+    {
+        var defaults = new GatewayOptions();
+        var domain = new Option<string>("--domain") { Description = "The administrative domain this gateway serves, as computation files name it.", Required = true };
+        var port = new Option<int>("--port") { Description = "Port to listen on (0: any free port).", DefaultValueFactory = _ => defaults.Port };
+        var bind = new Option<string>("--bind") { Description = "IP address to listen on (0.0.0.0: every interface).", DefaultValueFactory = _ => defaults.BindAddress };
+        var idle = new Option<double>("--stream-idle-timeout")
+        {
+            Description = "Seconds a relayed rank stream may carry nothing before it is ended.",
+            DefaultValueFactory = _ => defaults.StreamIdleTimeout.TotalSeconds,
+        };
+        var security = new SecurityOptions();
+        var command = new Command(Name, "Run this domain's gateway.") { domain, port, bind, idle, CreateStatus() };
+        security.AddTo(command);
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            if (security.Resolve(parse, Name, fallback: null, out var error) is not { } rpcSecurity)
+            {
+                await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
+                return InvalidOptionsExitCode;
+            }
+            if (rpcSecurity == RpcSecurity.Insecure)
+                await Console.Error.WriteLineAsync("pmpi gateway: WARNING: --insecure: no TLS and no authentication; anyone who reaches this port can register jobs and relay through it.").ConfigureAwait(false);
+            GatewayHost host;
+            try
+            {
+                host = await GatewayHost.StartAsync(options =>
+                {
+                    options.Domain = parse.GetValue(domain)!;
+                    options.Port = parse.GetValue(port);
+                    options.BindAddress = parse.GetValue(bind)!;
+                    options.StreamIdleTimeout = TimeSpan.FromSeconds(parse.GetValue(idle));
+                    options.Security = rpcSecurity;
+                }, AgentCommand.ConfigureDaemon, cancellationToken).ConfigureAwait(false);
+            }
+            catch (ArgumentException e)
+            {
+                foreach (var line in e.Message.Split(System.Environment.NewLine)) await Console.Error.WriteLineAsync($"pmpi gateway: {line}").ConfigureAwait(false);
+                return InvalidOptionsExitCode;
+            }
+            catch (Exception e) when (e is IOException or SocketException)
+            {
+                await Console.Error.WriteLineAsync($"pmpi gateway: {e.Message}").ConfigureAwait(false);
+                return 1;
+            }
+            await using (host.ConfigureAwait(false))
+            {
+                Console.WriteLine($"pmpi gateway listening on {host.Address} (domain {parse.GetValue(domain)})");
+                await host.WaitForShutdownRequestAsync(cancellationToken).ConfigureAwait(false);
+            }
+            return 0;
+        });
+        return command;
+    }
+
+    /// <summary>`pmpi gateway status ADDRESS...`: each gateway's domain and counters, one line each; exit 1 if one did not answer.</summary>
+    private static Command CreateStatus()
+    {
+        var addresses = new Argument<string[]>("gateway") { Description = "Gateways as host:port.", Arity = ArgumentArity.OneOrMore };
+        var security = new SecurityOptions();
+        var command = new Command("status", "Show gateways' domains and what they relayed.") { addresses };
+        security.AddTo(command);
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            if (security.Resolve(parse, $"{Name} status", fallback: null, out var error) is not { } rpcSecurity)
+            {
+                await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
+                return InvalidOptionsExitCode;
+            }
+            int code = 0;
+            foreach (var gateway in parse.GetValue(addresses)!)
+            {
+                try
+                {
+                    using var channel = new RpcChannel(rpcSecurity.AddressOf(gateway), security: rpcSecurity);
+                    var status = await channel.UnaryAsync<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, new GetStatusRequest(), TimeSpan.FromSeconds(10), cancellationToken).ConfigureAwait(false);
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"{gateway} domain={status.Domain} jobs={status.Jobs} streams_open={status.StreamsOpen} streams_relayed={status.StreamsRelayed} bytes_relayed={status.BytesRelayed} streams_refused={status.StreamsRefused}"));
+                }
+                catch (Exception e) when (e is RpcException or ArgumentException or UriFormatException)
+                {
+                    await Console.Error.WriteLineAsync($"pmpi gateway status: {gateway}: {e.Message}").ConfigureAwait(false);
+                    code = 1;
+                }
+            }
+            return code;
+        });
+        return command;
+    }
+}

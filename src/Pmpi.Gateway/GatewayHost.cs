@@ -1,0 +1,115 @@
+using System.Net;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Pmpi.Gateway.Internal;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Server;
+
+namespace Pmpi.Gateway;
+
+/// <summary>
+/// A running gateway: an ASP.NET Core host whose Kestrel endpoint serves the Gateway service (jobs registered by
+/// masters, counters), relays RankTransport.Connect streams with YARP's forwarder, and answers GET /health. It listens
+/// with the cluster credential (mutual TLS) or, with --insecure, in cleartext, and with the limits of every PMPI
+/// endpoint (connections per listener and per address, idle and header timeouts; rank-stream windows).
+/// </summary>
+public sealed class GatewayHost : IAsyncDisposable
+{
+    private static readonly TimeSpan StopTimeout = TimeSpan.FromSeconds(10);
+
+    private readonly WebApplication _app;
+    private int _disposed;
+
+    private GatewayHost(WebApplication app, Uri address, GatewayCounters counters)
+    {
+        _app = app;
+        Address = address;
+        Counters = counters;
+    }
+
+    /// <summary>Where it listens, e.g. https://10.9.0.1:7400 (the real port when 0 was asked for; a wildcard bind as 127.0.0.1).</summary>
+    public Uri Address { get; }
+
+    /// <summary>What it has relayed.</summary>
+    public GatewayCounters Counters { get; }
+
+    /// <summary>Builds and starts a gateway.</summary>
+    /// <param name="configure">Sets the options (<see cref="GatewayOptions"/> states the defaults).</param>
+    /// <param name="configureHost">Adjusts the host before it is built: logging providers (none by default), a service manager's lifetime.</param>
+    /// <param name="cancellationToken">Abandons the start.</param>
+    /// <exception cref="ArgumentException">An option holds a bad value; the message names its flag.</exception>
+    /// <exception cref="IOException">The endpoint could not be bound.</exception>
+    public static async Task<GatewayHost> StartAsync(Action<GatewayOptions> configure, Action<IHostApplicationBuilder>? configureHost = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(configure);
+        var options = new GatewayOptions();
+        configure(options);
+        if (options.Problems().ToList() is { Count: > 0 } problems) throw new ArgumentException(string.Join(Environment.NewLine, problems));
+        var security = options.Security!;
+
+        var builder = RpcServer.CreateBuilder();
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ListenGrpc(IPAddress.Parse(options.BindAddress), options.Port, security, RpcServerLimits.Default));
+        // Kestrel reads a socket one pool block at a time: 64 KB blocks, as rank endpoints use, instead of 4 KB.
+        builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();
+        builder.Services.AddHttpForwarder();
+        builder.Services.AddSingleton(options);
+        builder.Services.AddSingleton<GatewayCounters>();
+        builder.Services.AddSingleton(new JobDirectory(security, options.Domain, options.MaxJobs));
+        builder.Services.AddSingleton(new HopClients(security));
+        builder.Services.AddSingleton<RankStreamRelay>();
+        builder.Services.AddSingleton<GatewayService>();
+        configureHost?.Invoke(builder);
+        var app = builder.Build();
+        try
+        {
+            var relay = app.Services.GetRequiredService<RankStreamRelay>();
+            app.MapPost(ServicePaths.Connect, relay.RelayAsync);
+            app.Services.GetRequiredService<GatewayService>().Map(app);
+            // For service managers and load balancers: alive and serving; reveals nothing else.
+            app.MapGet("/health", () => "ok\n");
+            app.MapGrpcUnimplemented();
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+            var bound = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
+            var address = new Uri(bound.Replace("[::]", "127.0.0.1", StringComparison.Ordinal).Replace("0.0.0.0", "127.0.0.1", StringComparison.Ordinal));
+            var logger = app.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Pmpi.Gateway");
+            GatewayLog.Listening(logger, options.Domain, address);
+            if (security == RpcSecurity.Insecure) GatewayLog.Insecure(logger, address);
+            return new GatewayHost(app, address, app.Services.GetRequiredService<GatewayCounters>());
+        }
+        catch
+        {
+            await app.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    /// <summary>Completes when the host is asked to stop: SIGTERM, Ctrl+C, or the service manager.</summary>
+    public async Task WaitForShutdownRequestAsync(CancellationToken cancellationToken = default)
+    {
+        var requested = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var stopping = _app.Lifetime.ApplicationStopping.Register(() => requested.TrySetResult());
+        using var cancelled = cancellationToken.Register(() => requested.TrySetCanceled(cancellationToken));
+        await requested.Task.ConfigureAwait(false);
+    }
+
+    /// <summary>Stops serving (relayed streams get up to 10 s) and releases the host and its clients.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        using var grace = new CancellationTokenSource(StopTimeout);
+        await _app.StopAsync(grace.Token).ConfigureAwait(false);
+        _app.Services.GetRequiredService<HopClients>().Dispose();
+        await _app.DisposeAsync().ConfigureAwait(false);
+    }
+}

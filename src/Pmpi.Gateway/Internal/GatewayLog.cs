@@ -1,0 +1,38 @@
+using Microsoft.Extensions.Logging;
+
+namespace Pmpi.Gateway.Internal;
+
+/// <summary>
+/// Every event Pmpi.Gateway logs, with its id:
+/// <code>
+/// id  name            level        when
+/// 1   Listening       Information  the gateway's endpoint is bound and serving
+/// 2   Insecure        Warning      it accepts every caller in cleartext (--insecure)
+/// 3   JobRegistered   Information  a master registered (or updated) a job
+/// 4   JobRemoved      Information  a master removed a job
+/// 5   CallRefused     Warning      a call or stream was refused: no credential, no registered job, a wrong proof or destination
+/// 6   HopFailed       Warning      a relayed stream could not reach its next hop, or broke there
+/// </code>
+/// </summary>
+internal static partial class GatewayLog
+{
+    [LoggerMessage(EventId = 1, EventName = "Listening", Level = LogLevel.Information, Message = "pmpi gateway for domain {Domain} listening on {Address}")]
+    public static partial void Listening(ILogger logger, string domain, Uri address);
+
+    [LoggerMessage(EventId = 2, EventName = "Insecure", Level = LogLevel.Warning,
+        Message = "pmpi gateway runs with --insecure: cleartext, and every caller who reaches {Address} may register jobs")]
+    public static partial void Insecure(ILogger logger, Uri address);
+
+    [LoggerMessage(EventId = 3, EventName = "JobRegistered", Level = LogLevel.Information,
+        Message = "Job {JobId}: registered by {Peer}, {RankCount} ranks, {LocalCount} in this domain")]
+    public static partial void JobRegistered(ILogger logger, string jobId, string peer, int rankCount, int localCount);
+
+    [LoggerMessage(EventId = 4, EventName = "JobRemoved", Level = LogLevel.Information, Message = "Job {JobId}: removed by {Peer}")]
+    public static partial void JobRemoved(ILogger logger, string jobId, string peer);
+
+    [LoggerMessage(EventId = 5, EventName = "CallRefused", Level = LogLevel.Warning, Message = "Refused {Method} from {Peer}: {Reason}")]
+    public static partial void CallRefused(ILogger logger, string method, string peer, string reason);
+
+    [LoggerMessage(EventId = 6, EventName = "HopFailed", Level = LogLevel.Warning, Message = "{Route}: {Error}")]
+    public static partial void HopFailed(ILogger logger, string route, string error);
+}

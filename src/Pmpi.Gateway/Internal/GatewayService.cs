@@ -1,0 +1,61 @@
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.Logging;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Server;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Gateway.Internal;
+
+/// <summary>The Gateway service (gateway.proto): masters register and remove jobs; members read the counters.</summary>
+internal sealed class GatewayService(JobDirectory jobs, HopClients clients, GatewayCounters counters, GatewayOptions options, ILogger<GatewayService> logger)
+{
+    public void Map(IEndpointRouteBuilder endpoints)
+    {
+        endpoints.MapGrpcUnary<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, RegisterJob).RequireCaller(call => RequireMember(call, "Gateway.RegisterJob"));
+        endpoints.MapGrpcUnary<RemoveJobRequest, RemoveJobReply>(ServicePaths.RemoveJob, RemoveJob).RequireCaller(call => RequireMember(call, "Gateway.RemoveJob"));
+        endpoints.MapGrpcUnary<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, GetStatus).RequireCaller(call => RequireMember(call, "Gateway.GetStatus"));
+    }
+
+    private Task<RegisterJobReply> RegisterJob(RegisterJobRequest request, ServerCallContext call)
+    {
+        RegisteredJob job;
+        try
+        {
+            job = jobs.Register(request);
+        }
+        catch (RpcException e)
+        {
+            GatewayLog.CallRefused(logger, "Gateway.RegisterJob", call.Peer, e.Detail);
+            throw;
+        }
+        GatewayLog.JobRegistered(logger, job.Id, call.Peer, job.Table.Ranks.Count, job.Table.Ranks.Count(entry => entry.Domain == options.Domain));
+        return Task.FromResult(new RegisterJobReply());
+    }
+
+    private Task<RemoveJobReply> RemoveJob(RemoveJobRequest request, ServerCallContext call)
+    {
+        if (jobs.TryGet(request.JobId, out var job) && jobs.Remove(request.JobId))
+        {
+            clients.ForgetRanks(job.Table.Ranks.Where(entry => entry.Domain == options.Domain).Select(entry => entry.Endpoint));
+            GatewayLog.JobRemoved(logger, request.JobId, call.Peer);
+        }
+        return Task.FromResult(new RemoveJobReply());
+    }
+
+    private Task<GatewayStatus> GetStatus(GetStatusRequest request, ServerCallContext call) => Task.FromResult(new GatewayStatus
+    {
+        Domain = options.Domain,
+        Jobs = jobs.Count,
+        StreamsOpen = counters.StreamsOpen,
+        StreamsRelayed = counters.StreamsRelayed,
+        BytesRelayed = counters.BytesRelayed,
+        StreamsRefused = counters.StreamsRefused,
+    });
+
+    private void RequireMember(ServerCallContext call, string method)
+    {
+        if (options.Security!.TryAuthenticate(call.HttpContext, out var failure)) return;
+        GatewayLog.CallRefused(logger, method, call.Peer, failure);
+        throw new RpcException(StatusCode.Unauthenticated, $"{method} refused: {failure}.");
+    }
+}

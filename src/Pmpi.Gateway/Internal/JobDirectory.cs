@@ -1,0 +1,80 @@
+using System.Collections.Concurrent;
+using System.Security.Cryptography;
+using Google.Protobuf;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Gateway.Internal;
+
+/// <summary>A job a master registered: its key (derived here from its ticket) and its rank table.</summary>
+internal sealed class RegisteredJob(string id, string token, ByteString ticket, RankTable table)
+{
+    public string Id => id;
+
+    /// <summary>The job key ranks prove their routes with.</summary>
+    public string Token => token;
+
+    public ByteString Ticket => ticket;
+
+    /// <summary>The latest table the master sent (endpoints arrive with the second registration).</summary>
+    public RankTable Table { get; set; } = table;
+}
+
+/// <summary>The jobs registered with this gateway: the only ones it relays streams for.</summary>
+internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJobs)
+{
+    private readonly ConcurrentDictionary<string, RegisteredJob> _jobs = new(StringComparer.Ordinal);
+
+    public int Count => _jobs.Count;
+
+    public bool TryGet(string jobId, out RegisteredJob job) => _jobs.TryGetValue(jobId, out job!);
+
+    /// <summary>
+    /// Registers a job, or replaces the table of one registered with the same ticket. A new registration needs a ticket
+    /// signed with the cluster key and unexpired; its table must have one entry per rank of the ticket, each at its
+    /// index, and at least one rank in this gateway's domain.
+    /// </summary>
+    /// <exception cref="RpcException">PERMISSION_DENIED for a bad ticket; INVALID_ARGUMENT or FAILED_PRECONDITION for a table that does not fit.</exception>
+    public RegisteredJob Register(RegisterJobRequest request)
+    {
+        JobTicket? ticket = null;
+        var table = request.Table ?? throw new RpcException(StatusCode.InvalidArgument, "The registration carries no rank table.");
+        RegisteredJob? known = null;
+        if (!JobTickets.TryVerify(security, request.Ticket, request.TicketSignature, out ticket, out var failure))
+        {
+            // The second registration (with the endpoints) may come after the ticket expired; it must repeat the ticket exactly.
+            known = _jobs.Values.FirstOrDefault(job => CryptographicOperations.FixedTimeEquals(job.Ticket.Span, request.Ticket.Span));
+            if (known is null) throw new RpcException(StatusCode.PermissionDenied, failure);
+            ticket = JobTicket.Parser.ParseFrom(known.Ticket);
+        }
+        if (table.Ranks.Count != ticket.WorldSize)
+            throw new RpcException(StatusCode.InvalidArgument, $"The rank table of job {ticket.JobId} has {table.Ranks.Count} entries for {ticket.WorldSize} ranks.");
+        for (int rank = 0; rank < table.Ranks.Count; rank++)
+        {
+            if (table.Ranks[rank].Rank != rank)
+                throw new RpcException(StatusCode.InvalidArgument, $"Entry {rank} of the rank table of job {ticket.JobId} is for rank {table.Ranks[rank].Rank}.");
+        }
+        if (!table.Ranks.Any(entry => entry.Domain == domain))
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {ticket.JobId} has no rank in domain '{domain}', which this gateway serves.");
+        if (known is not null)
+        {
+            known.Table = table;
+            return known;
+        }
+        if (_jobs.Count >= maxJobs && !_jobs.ContainsKey(ticket.JobId))
+            throw new RpcException(StatusCode.ResourceExhausted, $"This gateway holds {maxJobs} jobs already (GatewayOptions.MaxJobs); job {ticket.JobId} is refused.");
+        var job = _jobs.AddOrUpdate(ticket.JobId,
+            id => new RegisteredJob(id, JobTickets.JobToken(security, request.Ticket), request.Ticket, table),
+            (id, existing) =>
+            {
+                if (!CryptographicOperations.FixedTimeEquals(existing.Ticket.Span, request.Ticket.Span))
+                    throw new RpcException(StatusCode.AlreadyExists, $"Job {id} is registered with another ticket.");
+                existing.Table = table;
+                return existing;
+            });
+        return job;
+    }
+
+    public bool Remove(string jobId) => _jobs.TryRemove(jobId, out _);
+}

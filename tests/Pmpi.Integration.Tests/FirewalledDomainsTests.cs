@@ -1,0 +1,121 @@
+using System.Globalization;
+using System.Text.RegularExpressions;
+using System.Xml.Linq;
+using Pmpi.Integration.Tests.Infrastructure;
+using Pmpi.Rpc.Security;
+using static Pmpi.Integration.Tests.Infrastructure.FirewalledDomains;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>
+/// Two domains in network namespaces whose direct traffic a firewall drops (<see cref="FirewalledDomains"/>), each
+/// with a real `pmpi agent` and `pmpi gateway`, and a master outside both: jobs spanning the domains complete only
+/// through the gateways, and fail fast when one is gone.
+/// </summary>
+public sealed partial class FirewalledDomainsTests
+{
+    private static readonly TimeSpan RunTimeout = TimeSpan.FromMinutes(3);
+
+    [NetworkNamespaceFact]
+    public async Task Run_JobsAcrossTheFirewall_CompleteThroughTheGatewaysAndFailFastWithoutOne()
+    {
+        // Arrange: a credential whose certificates name every address of the network, the daemons in their namespaces.
+        using var scratch = new ScratchDirectory();
+        var credentials = ClusterCredentials.Initialize(Path.Combine(scratch.Path, "cluster"), [AgentA, AgentB, GatewayA, GatewayB, Master]).Directory;
+        await using var network = await FirewalledDomains.CreateAsync(credentials);
+        await network.StartAgentAsync(network.Control, "0.0.0.0", domain: null, slots: 1);
+        await network.StartAgentAsync(network.A, AgentA, "campus-a", slots: 3);
+        await network.StartAgentAsync(network.B, AgentB, "campus-b", slots: 3);
+        await network.StartGatewayAsync(network.A, "campus-a");
+        var gatewayB = await network.StartGatewayAsync(network.B, "campus-b");
+        // The firewall holds: from campus-a, b's agent is out of reach and only b's gateway port answers.
+        Assert.False(await CanConnectAsync(network.A, AgentB, AgentPort), "campus-a reached campus-b's agent directly.");
+        Assert.True(await CanConnectAsync(network.A, GatewayB, GatewayPort), "campus-a cannot reach campus-b's gateway.");
+
+        // Act 1: a ring, Ssends both ways, a 4 MB message and collectives, two ranks per domain.
+        var domains = scratch.Write("domains.xml", $"""
+            <computation name="domains" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
+              <domain name="campus-a" gateway="{GatewayA}:{GatewayPort}"/>
+              <domain name="campus-b" gateway="{GatewayB}:{GatewayPort}"/>
+              <node name="a1" agent="{AgentA}:{AgentPort}" domain="campus-a" slots="2"/>
+              <node name="b1" agent="{AgentB}:{AgentPort}" domain="campus-b" slots="2"/>
+              <ranks program="{PmpiCli.TestRanksDll}" count="4"><arg>domains</arg></ranks>
+            </computation>
+            """);
+        var ring = await network.RunAsync(network.Control, RunTimeout, "run", "--master", $"https://127.0.0.1:{AgentPort}", domains);
+
+        // Assert 1: verified results, and both gateways carried the traffic (the 4 MB message went a -> b).
+        Assert.True(ring.ExitCode == 0, $"pmpi run exited with {ring.ExitCode}.\n{ring.Transcript}");
+        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", ring.Stdout);
+        var counters = await CountersAsync(network);
+        Assert.All(counters.Values, c => Assert.True(c.StreamsRelayed > 0 && c.BytesRelayed > 4 << 20, $"a gateway relayed {c.StreamsRelayed} streams, {c.BytesRelayed} bytes"));
+
+        // Act 2: examples/jobs/two-domains.xml as documented, its programs pointed at the (Debug) builds next to this
+        // test and the master's matrices cut to a fifth per side.
+        var twoDomains = XDocument.Load(Path.Combine(AppContext.BaseDirectory, "jobs", "two-domains.xml"));
+        var groups = twoDomains.Descendants(XName.Get("ranks", "urn:pmpi:computation:v1")).ToList();
+        foreach (var ranks in groups)
+            ranks.SetAttributeValue("program", Path.Combine(AppContext.BaseDirectory, Path.GetFileName(ranks.Attribute("program")!.Value)));
+        groups[0].SetAttributeValue("args", "480 240 100");
+        var matmul = await network.RunAsync(network.Control, RunTimeout, "run", "--master", $"https://127.0.0.1:{AgentPort}", scratch.Write("two-domains.xml", twoDomains.ToString()));
+
+        // Assert 2: the product the master printed is the one computed here, with 4 workers in VB and F#.
+        Assert.True(matmul.ExitCode == 0, $"pmpi run exited with {matmul.ExitCode}.\n{matmul.Transcript}");
+        var summary = matmul.Stdout.Select(line => MatMulTests.Summary().Match(line)).SingleOrDefault(m => m.Success);
+        Assert.True(summary is not null, $"No result line in the output.\n{matmul.Transcript}");
+        Assert.Equal(4, int.Parse(summary.Groups["workers"].Value, CultureInfo.InvariantCulture));
+        double expected = MatMulTests.Product(480, 240, 100).Sum();
+        double sum = double.Parse(summary.Groups["sum"].Value, CultureInfo.InvariantCulture);
+        Assert.True(Math.Abs(sum - expected) <= 1e-6 * Math.Max(1, Math.Abs(expected)), $"The sum of C is {sum}; computed here: {expected}.");
+        var after = await CountersAsync(network);
+        Assert.All(after, pair => Assert.True(pair.Value.StreamsRelayed > counters[pair.Key].StreamsRelayed, $"{pair.Key} relayed no stream of the matrix multiply"));
+
+        // Act 3: every rank meets the others once (through the gateways) and waits; campus-b's gateway stops; they go on.
+        var go = Path.Combine(scratch.Path, "go");
+        var waiting = scratch.Write("waiting.xml", File.ReadAllText(domains).Replace("<arg>domains</arg>", $"<arg>await</arg><arg>{go}</arg>", StringComparison.Ordinal));
+        var cut = network.Pmpi(network.Control, "run", "--master", $"https://127.0.0.1:{AgentPort}", waiting);
+        for (int rank = 0; rank < 4; rank++)
+            await cut.WaitForLineAsync(line => line == $"[{rank}] waiting", RunTimeout, $"rank {rank} waiting");
+        await gatewayB.DisposeAsync();
+        File.WriteAllText(go, "");
+        int cutCode = await cut.WaitForExitAsync(RunTimeout);
+
+        // Assert 3: the job fails, a rank naming both ranks, their domains and the gateways between them.
+        Assert.True(cutCode == 1, $"pmpi run exited with {cutCode}.\n{cut.Transcript}");
+        // Whichever rank notices first speaks: from campus-a or from campus-b, its own side first.
+        string gateways = $"(https://{GatewayA}:{GatewayPort} -> https://{GatewayB}:{GatewayPort}|https://{GatewayB}:{GatewayPort} -> https://{GatewayA}:{GatewayPort})";
+        Assert.Matches($@"between rank \d \(domain '(?<own>campus-[ab])'\) and rank \d \(domain '(?!\k<own>)campus-[ab]'\), via gateways {gateways}", cut.Transcript);
+
+        // Act 4: the same job again, with campus-b's gateway gone.
+        var started = DateTime.UtcNow;
+        var failed = await network.RunAsync(network.Control, RunTimeout, "run", "--master", $"https://127.0.0.1:{AgentPort}", domains);
+
+        // Assert 4: it fails at once, naming the domain and the gateway, and no rank ran.
+        Assert.True(failed.ExitCode == 1, $"pmpi run exited with {failed.ExitCode}.\n{failed.Transcript}");
+        Assert.Contains($"the gateway of domain 'campus-b' at https://{GatewayB}:{GatewayPort} did not register the job", failed.Transcript);
+        Assert.DoesNotContain(failed.Stdout, line => line.Contains("hello rank=", StringComparison.Ordinal));
+        Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(30), $"The failure took {DateTime.UtcNow - started}.");
+    }
+
+    /// <summary>Whether a TCP connection from namespace <paramref name="ns"/> to the address opens within 3 s.</summary>
+    private static async Task<bool> CanConnectAsync(string ns, string address, int port)
+    {
+        var (code, _) = await ChildProcess.RunAsync("ip", ["netns", "exec", ns, "timeout", "3", "bash", "-c", $"exec 3<>/dev/tcp/{address}/{port}"], TimeSpan.FromSeconds(30));
+        return code == 0;
+    }
+
+    /// <summary>Both gateways' counters, read with `pmpi gateway status` from campus-a (which reaches both).</summary>
+    private static async Task<Dictionary<string, (long StreamsRelayed, long BytesRelayed)>> CountersAsync(FirewalledDomains network)
+    {
+        var status = await network.RunAsync(network.A, PmpiCli.Timeout, "gateway", "status", $"{GatewayA}:{GatewayPort}", $"{GatewayB}:{GatewayPort}");
+        Assert.True(status.ExitCode == 0, $"pmpi gateway status exited with {status.ExitCode}.\n{status.Transcript}");
+        var counters = status.Stdout.Select(line => StatusLine().Match(line)).Where(m => m.Success).ToDictionary(
+            m => m.Groups["domain"].Value,
+            m => (long.Parse(m.Groups["streams"].Value, CultureInfo.InvariantCulture), long.Parse(m.Groups["bytes"].Value, CultureInfo.InvariantCulture)));
+        Assert.Equal(["campus-a", "campus-b"], counters.Keys.Order());
+        return counters;
+    }
+
+    [GeneratedRegex(@"domain=(?<domain>\S+) jobs=\d+ streams_open=\d+ streams_relayed=(?<streams>\d+) bytes_relayed=(?<bytes>\d+)")]
+    private static partial Regex StatusLine();
+}
