@@ -126,28 +126,37 @@ Public Module MatMul
 
     ' row += scale × other over length elements: 512-bit vectors where the processor has them, then Vector(Of T), then
     ' one at a time, with fused multiply-adds (what a C compiler's vectoriser makes of the loop with -O3 -march=native).
-    ' The vectors load and store at array elements passed ByRef, one bounds check per element named.
+    ' The vectors load and store at offsets from the rows' first elements, passed ByRef, whose ends are checked once.
     <MethodImpl(MethodImplOptions.AggressiveInlining)>
     Private Sub AddScaled(row As Double(), rowStart As Integer, scale As Double, other As Double(), otherStart As Integer, length As Integer)
         If rowStart + length > row.Length OrElse otherStart + length > other.Length Then Throw New ArgumentOutOfRangeException(NameOf(length))
-        Dim j = 0
-        If Vector512.IsHardwareAccelerated Then
-            Dim scales = Vector512.Create(scale)
-            While j <= length - Vector512(Of Double).Count
-                Vector512.FusedMultiplyAdd(scales, Vector512.LoadUnsafe(other(otherStart + j)), Vector512.LoadUnsafe(row(rowStart + j))).StoreUnsafe(row(rowStart + j))
-                j += Vector512(Of Double).Count
-            End While
-        End If
-        Dim scaled = New Vector(Of Double)(scale)
-        While j <= length - Vector(Of Double).Count
-            Vector.FusedMultiplyAdd(scaled, Vector.LoadUnsafe(other(otherStart + j)), Vector.LoadUnsafe(row(rowStart + j))).StoreUnsafe(row(rowStart + j))
-            j += Vector(Of Double).Count
-        End While
+        Dim j = AddScaledVectors(row(rowStart), scale, other(otherStart), length)
         While j < length
             row(rowStart + j) = Math.FusedMultiplyAdd(scale, other(otherStart + j), row(rowStart + j))
             j += 1
         End While
     End Sub
+
+    ' The vector part of AddScaled, from the first elements of the two rows; returns how many elements it did.
+    <MethodImpl(MethodImplOptions.AggressiveInlining)>
+    Private Function AddScaledVectors(ByRef row As Double, scale As Double, ByRef other As Double, length As Integer) As Integer
+        Dim j = 0
+        If Vector512.IsHardwareAccelerated Then
+            Dim scales = Vector512.Create(scale)
+            While j <= length - Vector512(Of Double).Count
+                Dim offset = New UIntPtr(CUInt(j))
+                Vector512.FusedMultiplyAdd(scales, Vector512.LoadUnsafe(other, offset), Vector512.LoadUnsafe(row, offset)).StoreUnsafe(row, offset)
+                j += Vector512(Of Double).Count
+            End While
+        End If
+        Dim scaled = New Vector(Of Double)(scale)
+        While j <= length - Vector(Of Double).Count
+            Dim offset = New UIntPtr(CUInt(j))
+            Vector.FusedMultiplyAdd(scaled, Vector.LoadUnsafe(other, offset), Vector.LoadUnsafe(row, offset)).StoreUnsafe(row, offset)
+            j += Vector(Of Double).Count
+        End While
+        Return j
+    End Function
 
     Private Sub MultiplySequentially(a As Double(), b As Double(), c As Double(), rows As Integer, columns As Integer, columnsOfB As Integer)
         For i = 0 To rows - 1
