@@ -18,8 +18,10 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
 
     public int Remaining => payload.Length - _position;
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public T ReadRaw<T>() => Unsafe.ReadUnaligned<T>(ref MemoryMarshal.GetReference(Take(Unsafe.SizeOf<T>())));
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public ReadOnlySpan<byte> Take(int count)
     {
         if ((uint)count > (uint)Remaining) throw Malformed($"{count} bytes were expected but {Remaining} remain");
@@ -29,6 +31,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
     }
 
     /// <summary>A count written by <see cref="FieldWriter.WriteCount"/>; every element takes at least a byte, so a count above the bytes left is corrupt.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public int ReadCount()
     {
         uint value = 0;
@@ -46,6 +49,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
     }
 
     /// <summary>A count of elements that must still be in the payload.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public int ReadLength()
     {
         int count = ReadCount();
@@ -59,6 +63,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
         return length == 0 ? null : Encoding.UTF8.GetString(Take(length - 1));
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public object? ReadReference(ReferenceCandidates candidates)
     {
         switch (ReadCount())
@@ -88,6 +93,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
     public void OnComplete(Action completion) => (_completions ??= []).Add(completion);
 
     /// <summary>Reads the bodies of every object met so far, then runs the completions; the payload must end there.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void Drain()
     {
         while (_pending.TryDequeue(out var next)) next.Shape.ReadBody(this, next.Value);
