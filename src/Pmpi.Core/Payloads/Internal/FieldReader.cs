@@ -9,14 +9,19 @@ namespace Pmpi.Payloads.Internal;
 /// (and the [KnownType]s those declare). Every count is checked against the bytes left, so a corrupt or hostile
 /// payload cannot make it allocate more than the message's size.
 /// </summary>
-internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
+internal sealed class FieldReader
 {
+    // The payload as an array segment: a read slices the array directly, not through ReadOnlyMemory.Span each time.
+    private readonly ArraySegment<byte> _payload;
     private readonly List<object> _objects = [];
     private readonly Queue<(object Value, ReferenceShape Shape)> _pending = new();
     private List<Action>? _completions;
     private int _position;
 
-    public int Remaining => payload.Length - _position;
+    public FieldReader(ReadOnlyMemory<byte> payload) =>
+        _payload = MemoryMarshal.TryGetArray(payload, out var segment) ? segment : new ArraySegment<byte>(payload.ToArray());
+
+    public int Remaining => _payload.Count - _position;
 
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public T ReadRaw<T>() => Unsafe.ReadUnaligned<T>(ref MemoryMarshal.GetReference(Take(Unsafe.SizeOf<T>())));
@@ -25,7 +30,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
     public ReadOnlySpan<byte> Take(int count)
     {
         if ((uint)count > (uint)Remaining) throw Malformed($"{count} bytes were expected but {Remaining} remain");
-        var span = payload.Span.Slice(_position, count);
+        var span = new ReadOnlySpan<byte>(_payload.Array, _payload.Offset + _position, count);
         _position += count;
         return span;
     }

@@ -17,7 +17,12 @@ namespace Pmpi.Payloads.Internal;
 /// </remarks>
 internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveReferences)
 {
-    private readonly Dictionary<object, int> _ids = new(ReferenceEqualityComparer.Instance);
+    // The identity map of the thread's last message, reused: growing a new one for every message of a few hundred
+    // objects cost more than writing them. Kept only while small, since Clear empties all of its buckets.
+    [ThreadStatic] private static Dictionary<object, int>? t_spareIds;
+    private const int SpareIdsLimit = 1024;
+
+    private readonly Dictionary<object, int> _ids = TakeSpareIds() ?? new(ReferenceEqualityComparer.Instance);
     private readonly Queue<(object Value, ReferenceShape Shape)> _pending = new();
 
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
@@ -102,6 +107,21 @@ internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveRefere
     public void Drain()
     {
         while (_pending.TryDequeue(out var next)) next.Shape.WriteBody(this, next.Value);
+    }
+
+    /// <summary>Done with the message: the identity map lets go of its objects and, if small, serves the thread's next message.</summary>
+    public void Release()
+    {
+        if (_ids.Count > SpareIdsLimit) return;
+        _ids.Clear();
+        t_spareIds = _ids;
+    }
+
+    private static Dictionary<object, int>? TakeSpareIds()
+    {
+        var spare = t_spareIds;
+        t_spareIds = null;
+        return spare;
     }
 }
 
