@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 
 namespace Pmpi.Examples.CSharp;
 
@@ -103,23 +104,33 @@ public static class MatMul
         ArgumentOutOfRangeException.ThrowIfLessThan(a.Length, rows * columns);
         ArgumentOutOfRangeException.ThrowIfLessThan(b.Length, columns * columnsOfB);
         ArgumentOutOfRangeException.ThrowIfLessThan(c.Length, rows * columnsOfB);
-        int width = Vector<double>.Count;
-        // The lengths were checked above, so the loop reads through references without a bounds check per vector.
+        // The lengths were checked above, so the rows are read through references without a bounds check per vector.
         ref double b0 = ref MemoryMarshal.GetArrayDataReference(b);
+        ref double c0 = ref MemoryMarshal.GetArrayDataReference(c);
         for (int i = 0; i < rows; i++)
         {
-            ref double rowOfC = ref MemoryMarshal.GetArrayDataReference(c);
-            rowOfC = ref Unsafe.Add(ref rowOfC, i * columnsOfB);
+            ref double rowOfC = ref Unsafe.Add(ref c0, i * columnsOfB);
             for (int k = 0; k < columns; k++)
-            {
-                double aik = a[i * columns + k];
-                ref double rowOfB = ref Unsafe.Add(ref b0, k * columnsOfB);
-                int j = 0;
-                for (; j <= columnsOfB - width; j += width)
-                    (Vector.LoadUnsafe(ref rowOfC, (nuint)j) + aik * Vector.LoadUnsafe(ref rowOfB, (nuint)j)).StoreUnsafe(ref rowOfC, (nuint)j);
-                for (; j < columnsOfB; j++) Unsafe.Add(ref rowOfC, j) += aik * Unsafe.Add(ref rowOfB, j);
-            }
+                AddScaled(ref rowOfC, a[i * columns + k], ref Unsafe.Add(ref b0, k * columnsOfB), columnsOfB);
         }
+    }
+
+    // row += scale × other over length elements: 512-bit vectors where the processor has them, then Vector<T>, then
+    // one at a time, with fused multiply-adds (what a C compiler's vectoriser makes of the loop with -O3 -march=native).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void AddScaled(ref double row, double scale, ref double other, int length)
+    {
+        nuint j = 0, end = (nuint)length;
+        if (Vector512.IsHardwareAccelerated)
+        {
+            var scales = Vector512.Create(scale);
+            for (; j + (nuint)Vector512<double>.Count <= end; j += (nuint)Vector512<double>.Count)
+                Vector512.FusedMultiplyAdd(scales, Vector512.LoadUnsafe(ref other, j), Vector512.LoadUnsafe(ref row, j)).StoreUnsafe(ref row, j);
+        }
+        var scaled = new Vector<double>(scale);
+        for (; j + (nuint)Vector<double>.Count <= end; j += (nuint)Vector<double>.Count)
+            Vector.FusedMultiplyAdd(scaled, Vector.LoadUnsafe(ref other, j), Vector.LoadUnsafe(ref row, j)).StoreUnsafe(ref row, j);
+        for (; j < end; j++) Unsafe.Add(ref row, j) = Math.FusedMultiplyAdd(scale, Unsafe.Add(ref other, j), Unsafe.Add(ref row, j));
     }
 
     private static void MultiplySequentially(double[] a, double[] b, double[] c, int rows, int columns, int columnsOfB)

@@ -156,16 +156,182 @@ public sealed class Intercommunicator : Communicator
     /// <summary>What each rank of the other group sent here, into <paramref name="outValues"/> (MPI_Alltoall).</summary>
     public void Alltoall<T>(T[] inValues, ref T[] outValues) => Into(ref outValues, Alltoall(inValues));
 
+    // ---- Flattened forms and ReduceScatter: counts are per rank of the group that receives ----
+
+    /// <summary>The root's side of GatherFlattened: the other group's arrays of <paramref name="count"/> elements each, concatenated in rank order.</summary>
+    public T[] GatherFlattened<T>(int count) => GatherFlattened<T>(Enumerable.Repeat(count, RemoteSize).ToArray());
+
+    /// <summary>The root's side of GatherFlattened: the other group's arrays, <paramref name="counts"/>[i] elements from its rank i, concatenated in rank order (MPI_Gatherv with MPI_ROOT).</summary>
+    public T[] GatherFlattened<T>(int[] counts)
+    {
+        CheckCounts(counts, RemoteSize, nameof(counts));
+        return IntercommunicatorCollectives.GatherFlattened<T>(this, _local, [], counts, Root)!;
+    }
+
+    /// <summary>The root's side of GatherFlattened, into <paramref name="outValues"/>.</summary>
+    public void GatherFlattened<T>(int count, ref T[] outValues) => Into(ref outValues, GatherFlattened<T>(count));
+
+    /// <summary>The root's side of GatherFlattened with a count per rank of the other group, into <paramref name="outValues"/>.</summary>
+    public void GatherFlattened<T>(int[] counts, ref T[] outValues) => Into(ref outValues, GatherFlattened<T>(counts));
+
+    /// <summary>The sending side of GatherFlattened: this rank's array goes to <paramref name="root"/>, its rank in the other group.</summary>
+    public void GatherFlattened<T>(T[] inValues, int root)
+    {
+        ArgumentNullException.ThrowIfNull(inValues);
+        CheckRank(root, nameof(root));
+        IntercommunicatorCollectives.GatherFlattened(this, _local, inValues, null, root);
+    }
+
+    /// <summary>The side of GatherFlattened of the root group's other ranks, which take no part.</summary>
+    public void GatherFlattened<T>() => IntercommunicatorCollectives.GatherFlattened<T>(this, _local, [], null, Null);
+
+    /// <summary>The root's side of ScatterFromFlattened: consecutive blocks of <paramref name="count"/> elements go to the other group's ranks in order.</summary>
+    public void ScatterFromFlattened<T>(T[] inValues, int count) => ScatterFromFlattened(inValues, Enumerable.Repeat(count, RemoteSize).ToArray());
+
+    /// <summary>The root's side of ScatterFromFlattened: block i, of <paramref name="counts"/>[i] elements, goes to rank i of the other group (MPI_Scatterv with MPI_ROOT).</summary>
+    public void ScatterFromFlattened<T>(T[] inValues, int[] counts)
+    {
+        ArgumentNullException.ThrowIfNull(inValues);
+        CheckCounts(counts, RemoteSize, nameof(counts));
+        if (inValues.Length != counts.Sum())
+            throw new MpiException(ErrorClass.InvalidCount, $"'inValues' must hold {counts.Sum()} elements, the sum of the counts; it holds {inValues.Length}.");
+        IntercommunicatorCollectives.ScatterFromFlattened(this, _local, inValues, counts, Root);
+    }
+
+    /// <summary>The receiving side of ScatterFromFlattened: this rank's block of <paramref name="count"/> elements, from <paramref name="root"/> in the other group.</summary>
+    public void ScatterFromFlattened<T>(int count, int root, ref T[] outValues) => ScatterFromFlattened(Enumerable.Repeat(count, Size).ToArray(), root, ref outValues);
+
+    /// <summary>The receiving side of ScatterFromFlattened: this rank's block, <paramref name="counts"/>[i] elements for rank i of this group.</summary>
+    public void ScatterFromFlattened<T>(int[] counts, int root, ref T[] outValues)
+    {
+        CheckCounts(counts, Size, nameof(counts));
+        CheckRank(root, nameof(root));
+        Into(ref outValues, IntercommunicatorCollectives.ScatterFromFlattened<T>(this, _local, null, counts, root));
+    }
+
+    /// <summary>The side of ScatterFromFlattened of the root group's other ranks, which take no part.</summary>
+    public void ScatterFromFlattened<T>() => IntercommunicatorCollectives.ScatterFromFlattened<T>(this, _local, null, [], Null);
+
+    /// <summary>Any side of ScatterFromFlattened, chosen by <paramref name="root"/> as in the other forms (MPI.NET's form).</summary>
+    public void ScatterFromFlattened<T>(T[]? inValues, int count, int root, ref T[] outValues) =>
+        ScatterFromFlattened(inValues, Enumerable.Repeat(count, root == Root ? RemoteSize : Size).ToArray(), root, ref outValues);
+
+    /// <summary>Any side of ScatterFromFlattened, chosen by <paramref name="root"/>; <paramref name="counts"/> has one count per rank of the receiving group.</summary>
+    public void ScatterFromFlattened<T>(T[]? inValues, int[] counts, int root, ref T[] outValues)
+    {
+        switch (root)
+        {
+            case Root: ScatterFromFlattened(inValues!, counts); break;
+            case Null: ScatterFromFlattened<T>(); break;
+            default: ScatterFromFlattened(counts, root, ref outValues); break;
+        }
+    }
+
+    /// <summary>The other group's arrays of <paramref name="count"/> elements each, concatenated in rank order, on every rank.</summary>
+    public T[] AllgatherFlattened<T>(T[] values, int count) => AllgatherFlattened(values, Enumerable.Repeat(count, RemoteSize).ToArray());
+
+    /// <summary>The other group's arrays, <paramref name="counts"/>[i] elements from its rank i, concatenated in rank order, on every rank (MPI_Allgatherv).</summary>
+    public T[] AllgatherFlattened<T>(T[] values, int[] counts)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        CheckCounts(counts, RemoteSize, nameof(counts));
+        return IntercommunicatorCollectives.AllgatherFlattened(this, _local, values, counts);
+    }
+
+    /// <summary>The other group's arrays of <paramref name="count"/> elements each, into <paramref name="outValues"/>.</summary>
+    public void AllgatherFlattened<T>(T[] inValues, int count, ref T[] outValues) => Into(ref outValues, AllgatherFlattened(inValues, count));
+
+    /// <summary>The other group's arrays, <paramref name="counts"/>[i] from its rank i, into <paramref name="outValues"/>.</summary>
+    public void AllgatherFlattened<T>(T[] inValues, int[] counts, ref T[] outValues) => Into(ref outValues, AllgatherFlattened(inValues, counts));
+
+    /// <summary>
+    /// Sends consecutive blocks of <paramref name="sendCounts"/>[j] elements to rank j of the other group and returns
+    /// the blocks received, <paramref name="receiveCounts"/>[i] from its rank i, in rank order (MPI_Alltoallv).
+    /// </summary>
+    public T[] AlltoallFlattened<T>(T[] values, int[] sendCounts, int[] receiveCounts)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        CheckCounts(sendCounts, RemoteSize, nameof(sendCounts));
+        CheckCounts(receiveCounts, RemoteSize, nameof(receiveCounts));
+        if (values.Length != sendCounts.Sum())
+            throw new MpiException(ErrorClass.InvalidCount, $"'values' must hold {sendCounts.Sum()} elements, the sum of sendCounts; it holds {values.Length}.");
+        return IntercommunicatorCollectives.AlltoallFlattened(this, values, sendCounts, receiveCounts);
+    }
+
+    /// <summary>The blocks received from the other group's ranks, into <paramref name="outValues"/> (MPI_Alltoallv).</summary>
+    public void AlltoallFlattened<T>(T[] inValues, int[] sendCounts, int[] recvCounts, ref T[] outValues) =>
+        Into(ref outValues, AlltoallFlattened(inValues, sendCounts, recvCounts));
+
+    /// <summary>
+    /// The other group's arrays combined element by element, in blocks: rank i of this group gets the
+    /// <paramref name="counts"/>[i] elements after those of ranks below it (MPI_Reduce_scatter on an intercommunicator).
+    /// <paramref name="counts"/> is the same on every rank of a group, and each group's add up to the other's array length.
+    /// </summary>
+    public T[] ReduceScatter<T>(T[] values, ReductionOperation<T> op, int[] counts)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        CheckCounts(counts, Size, nameof(counts));
+        return IntercommunicatorCollectives.ReduceScatter(this, _local, values, Elementwise(op), counts);
+    }
+
+    /// <summary>This rank's block of the other group's element-wise combination, into <paramref name="outValues"/>.</summary>
+    public void ReduceScatter<T>(T[] inValues, ReductionOperation<T> op, int[] counts, ref T[] outValues) => Into(ref outValues, ReduceScatter(inValues, op, counts));
+
+    // ---- New intercommunicators ----
+
+    /// <summary>
+    /// Splits both groups by <paramref name="color"/> (MPI_Comm_split on an intercommunicator; collective over both):
+    /// the ranks of one color in this group, ordered by <paramref name="key"/> then old rank, face the ranks of the
+    /// same color in the other group. Null for <see cref="Intracommunicator.Undefined"/>, or when no rank of the other
+    /// group chose this color.
+    /// </summary>
+    public Intercommunicator? Split(int color, int key)
+    {
+        var part = _local.Split(color, key);
+        var choices = _local.Allgather((color, key));
+        var (context, theirs) = AgreeAcrossGroups([.. choices.SelectMany(choice => new[] { choice.color, choice.key })]);
+        var remote = Enumerable.Range(0, RemoteSize).Where(r => theirs[2 * r] == color)
+            .OrderBy(r => theirs[2 * r + 1]).ThenBy(r => r).Select(r => Peers[r]).ToArray();
+        return part is null || remote.Length == 0 ? null : new Intercommunicator(new Setup(part, context, remote));
+    }
+
+    /// <summary>
+    /// The intercommunicator between <paramref name="group"/>, a subgroup of this rank's group that every rank of the
+    /// group passes, and the subgroup the other group passes (MPI_Comm_create on an intercommunicator; collective over
+    /// both). Null on ranks outside <paramref name="group"/>, and everywhere when either subgroup is empty.
+    /// </summary>
+    public Intercommunicator? Create(Group group)
+    {
+        var part = _local.Create(group);
+        var (context, theirs) = AgreeAcrossGroups(group.Members.ToArray());
+        return part is null || theirs.Length == 0 ? null : new Intercommunicator(new Setup(part, context, theirs));
+    }
+
     /// <summary>
     /// A context free on every rank of both groups, and a value from the other group: each group agrees on its highest
-    /// free context, the leaders swap theirs with <paramref name="value"/>, and each leader tells its group.
+    /// free context, the leaders swap theirs with <paramref name="value"/> (the same on every rank of a group), and
+    /// each leader tells its group.
     /// </summary>
     private (int Context, int RemoteValue) AgreeAcrossGroups(int value)
     {
-        int[] mine = [_local.AgreeOnContext(), value];
-        int[] theirs = Rank == 0 ? IntercommunicatorCollectives.ExchangeWithRemoteLeader(this, mine) : new int[2];
+        var (context, theirs) = AgreeAcrossGroups([value]);
+        return (context, theirs[0]);
+    }
+
+    private (int Context, int[] RemoteValues) AgreeAcrossGroups(int[] values)
+    {
+        int[] mine = [_local.AgreeOnContext(), .. values];
+        int[] theirs = Rank == 0 ? IntercommunicatorCollectives.ExchangeWithRemoteLeader(this, mine) : [];
         _local.Broadcast(ref theirs, 0);
-        return (Math.Max(mine[0], theirs[0]), theirs[1]);
+        return (Math.Max(mine[0], theirs[0]), theirs[1..]);
+    }
+
+    // counts has one entry per rank of the group that receives: this one (ranks == Size) or the other.
+    private void CheckCounts(int[] counts, int ranks, string argument)
+    {
+        ArgumentNullException.ThrowIfNull(counts, argument);
+        if (counts.Length != ranks || counts.Any(c => c < 0))
+            throw new MpiException(ErrorClass.InvalidCount, $"'{argument}' must hold {ranks} non-negative counts, one per rank of the receiving group; it holds [{string.Join(", ", counts)}].");
     }
 
     private int CheckedRoot(int root)

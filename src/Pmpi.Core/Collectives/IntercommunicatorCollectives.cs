@@ -11,7 +11,8 @@ internal static class IntercommunicatorCollectives
 {
     // Tags of their own, so a mismatched collective shows as an error rather than a silent swap.
     private const int BarrierTag = 21, BroadcastTag = 22, GatherTag = 23, ReduceTag = 24, ScatterTag = 25,
-        AllgatherTag = 26, AllreduceTag = 27, AlltoallTag = 28, AgreeTag = 29;
+        AllgatherTag = 26, AllreduceTag = 27, AlltoallTag = 28, AgreeTag = 29, GatherFlattenedTag = 30,
+        ScatterFlattenedTag = 31, AllgatherFlattenedTag = 32, AlltoallFlattenedTag = 33, ReduceScatterTag = 34;
 
     /// <summary>Every local rank enters, the leaders swap a token (so both groups entered), then the local ranks leave together.</summary>
     public static void Barrier(Intercommunicator comm, Intracommunicator local)
@@ -112,6 +113,100 @@ internal static class IntercommunicatorCollectives
         for (int source = 0; source < received.Length; source++) received[source] = Receive<T>(comm, source, AlltoallTag);
         foreach (var send in sends) Communicator.Complete(send);
         return received;
+    }
+
+    /// <summary>
+    /// The other group's arrays concatenated in rank order at the root: its leader gathers them (and their lengths, so
+    /// the root can check them against <paramref name="counts"/>) and sends both across.
+    /// </summary>
+    public static T[]? GatherFlattened<T>(Intercommunicator comm, Intracommunicator local, T[] values, int[]? counts, int root)
+    {
+        switch (root)
+        {
+            case Intercommunicator.Root:
+                var lengths = Receive<int[]>(comm, 0, GatherFlattenedTag);
+                var gathered = Receive<T[]>(comm, 0, GatherFlattenedTag);
+                if (!lengths.AsSpan().SequenceEqual(counts))
+                    throw new MpiException(ErrorClass.InvalidCount, $"GatherFlattened: the root expected [{string.Join(", ", counts!)}] elements from the other group's ranks; they sent [{string.Join(", ", lengths)}].");
+                return gathered;
+            case Intercommunicator.Null:
+                return null;
+            default:
+                var (flattened, sizes) = GatherAtLeader(local, values);
+                if (comm.Rank == 0)
+                {
+                    Send(comm, sizes!, root, GatherFlattenedTag);
+                    Send(comm, flattened!, root, GatherFlattenedTag);
+                }
+                return null;
+        }
+    }
+
+    /// <summary>The root sends the flattened array to the other group's leader, which scatters its blocks in its group.</summary>
+    public static T[] ScatterFromFlattened<T>(Intercommunicator comm, Intracommunicator local, T[]? values, int[] counts, int root)
+    {
+        switch (root)
+        {
+            case Intercommunicator.Root:
+                Send(comm, values!, 0, ScatterFlattenedTag);
+                return [];
+            case Intercommunicator.Null:
+                return [];
+            default:
+                var all = comm.Rank == 0 ? Receive<T[]>(comm, root, ScatterFlattenedTag) : null;
+                if (all is not null && all.Length != counts.Sum())
+                    throw new MpiException(ErrorClass.InvalidCount, $"ScatterFromFlattened: the root sent {all.Length} elements; the counts here, [{string.Join(", ", counts)}], add up to {counts.Sum()}.");
+                return CollectiveAlgorithms.Scatterv(local, all, 0, counts);
+        }
+    }
+
+    /// <summary>Each leader gathers its group's arrays, the leaders swap them, and each leader broadcasts the other group's.</summary>
+    public static T[] AllgatherFlattened<T>(Intercommunicator comm, Intracommunicator local, T[] values, int[] counts)
+    {
+        var (mine, _) = GatherAtLeader(local, values);
+        var theirs = comm.Rank == 0 ? Exchange(comm, mine!, 0, AllgatherFlattenedTag) : [];
+        local.Broadcast(ref theirs, 0);
+        if (theirs.Length != counts.Sum())
+            throw new MpiException(ErrorClass.InvalidCount, $"AllgatherFlattened: the other group sent {theirs.Length} elements; the counts, [{string.Join(", ", counts)}], add up to {counts.Sum()}.");
+        return theirs;
+    }
+
+    /// <summary>Blocks to every rank of the other group; every send starts before any receive, as in <see cref="Alltoall"/>.</summary>
+    public static T[] AlltoallFlattened<T>(Intercommunicator comm, T[] values, int[] sendCounts, int[] receiveCounts)
+    {
+        var sends = new SendOperation[sendCounts.Length];
+        for (int dest = 0, offset = 0; dest < sendCounts.Length; offset += sendCounts[dest++])
+            sends[dest] = comm.StartSend(values[offset..(offset + sendCounts[dest])], dest, AlltoallFlattenedTag, comm.CollectiveContext, synchronous: false);
+        var received = new T[receiveCounts.Sum()];
+        for (int source = 0, offset = 0; source < receiveCounts.Length; offset += receiveCounts[source++])
+        {
+            var block = Receive<T[]>(comm, source, AlltoallFlattenedTag);
+            if (block.Length != receiveCounts[source])
+                throw new MpiException(ErrorClass.InvalidCount, $"AlltoallFlattened: rank {source} of the other group sent {block.Length} elements; receiveCounts[{source}] is {receiveCounts[source]}.");
+            block.CopyTo(received, offset);
+        }
+        foreach (var send in sends) Communicator.Complete(send);
+        return received;
+    }
+
+    /// <summary>
+    /// Each group reduces its arrays at its leader, the leaders swap the results, and each leader scatters the other
+    /// group's result over its own group in blocks of <paramref name="counts"/> (MPI_Reduce_scatter, MPI-2 §7.3.3).
+    /// </summary>
+    public static T[] ReduceScatter<T>(Intercommunicator comm, Intracommunicator local, T[] values, ReductionOperation<T[]> op, int[] counts)
+    {
+        var mine = local.Reduce(values, op, 0);
+        var theirs = comm.Rank == 0 ? Exchange(comm, mine, 0, ReduceScatterTag) : null;
+        if (theirs is not null && theirs.Length != counts.Sum())
+            throw new MpiException(ErrorClass.InvalidCount, $"ReduceScatter: the other group reduced arrays of {theirs.Length} elements; the counts here, [{string.Join(", ", counts)}], add up to {counts.Sum()}.");
+        return CollectiveAlgorithms.Scatterv(local, theirs, 0, counts);
+    }
+
+    // The group's arrays concatenated in rank order, and their lengths, at the group's leader; nulls elsewhere.
+    private static (T[]? Flattened, int[]? Lengths) GatherAtLeader<T>(Intracommunicator local, T[] values)
+    {
+        var lengths = local.Gather(values.Length, 0);
+        return (CollectiveAlgorithms.Gatherv(local, values, 0, rank => lengths![rank]), lengths);
     }
 
     private static void Send<T>(Intercommunicator comm, T value, int dest, int tag) =>

@@ -240,6 +240,7 @@ internal sealed class FieldsCodec<T> : Codec<T>
             writer.WriteRaw(_fingerprint);
             Slot<T>.Write(writer, value);
             writer.Drain();
+            writer.Release();
         }
         catch (Exception e)
         {

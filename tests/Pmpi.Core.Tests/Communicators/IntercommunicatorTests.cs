@@ -2,7 +2,8 @@ namespace Pmpi.Tests.Communicators;
 
 /// <summary>
 /// Intercommunicators between the lower and upper halves of the world (1 + 2 ranks at size 3, 3 + 4 at size 7):
-/// creation, point-to-point across, collectives between the groups, Merge and Clone.
+/// creation, point-to-point across, collectives between the groups (flattened forms and ReduceScatter included),
+/// Merge, Clone, Split and Create.
 /// </summary>
 public abstract class IntercommunicatorTests(Device device) : DeviceSuite(device)
 {
@@ -135,6 +136,141 @@ public abstract class IntercommunicatorTests(Device device) : DeviceSuite(device
             Assert.True(r.CloneRemote);
             Assert.Equal(Comparison.Congruent, r.Compared);
         });
+    }
+
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void FlattenedForms_UnevenBlocks_MoveEachRanksBlockAcross(int size)
+    {
+        // Rank i of either group contributes or receives i + 1 elements; element e of world rank w's block is w * 100 + e.
+        static int[] Block(int worldRank, int length) => Enumerable.Range(0, length).Select(e => worldRank * 100 + e).ToArray();
+        static int[] Counts(int ranks) => Enumerable.Range(1, ranks).ToArray();
+        var results = Run(size, world =>
+        {
+            using var inter = Halves(world, out bool lower);
+            var mine = Block(world.Rank, inter.Rank + 1);
+            // Rooted forms: the lower half's rank 0 is the root, the upper half sends or receives.
+            int[] gathered = [-1], scattered = [-1];
+            if (!lower) inter.GatherFlattened(mine, 0);
+            else if (inter.Rank == 0) inter.GatherFlattened(Counts(inter.RemoteSize), ref gathered);
+            else inter.GatherFlattened<int>();
+            if (!lower) inter.ScatterFromFlattened(Counts(inter.Size), 0, ref scattered);
+            else if (inter.Rank == 0) inter.ScatterFromFlattened(Enumerable.Range(0, Counts(inter.RemoteSize).Sum()).ToArray(), Counts(inter.RemoteSize));
+            else inter.ScatterFromFlattened<int>();
+            var allgathered = inter.AllgatherFlattened(mine, Counts(inter.RemoteSize));
+            // To rank j of the other group: j + 1 copies of this rank's world rank; from rank i: Rank + 1 copies of its.
+            var sent = Enumerable.Range(0, inter.RemoteSize).SelectMany(j => Enumerable.Repeat(world.Rank, j + 1)).ToArray();
+            int[] exchanged = null!;
+            inter.AlltoallFlattened(sent, Counts(inter.RemoteSize), Enumerable.Repeat(inter.Rank + 1, inter.RemoteSize).ToArray(), ref exchanged);
+            return (lower, inter.Rank, gathered, scattered, allgathered, exchanged);
+        });
+
+        int half = size / 2;
+        var lowerRanks = Enumerable.Range(0, half).ToArray();
+        var upperRanks = Enumerable.Range(half, size - half).ToArray();
+        int[] Flattened(int[] worldRanks) => worldRanks.SelectMany((w, i) => Block(w, i + 1)).ToArray();
+        foreach (var r in results)
+        {
+            var remote = r.lower ? upperRanks : lowerRanks;
+            Assert.Equal(r.lower && r.Rank == 0 ? Flattened(upperRanks) : [-1], r.gathered);
+            // The root's array is 0, 1, 2, ...; rank i of the upper half gets the i + 1 elements after those of ranks below it.
+            int start = r.Rank * (r.Rank + 1) / 2;
+            Assert.Equal(r.lower ? [-1] : Enumerable.Range(start, r.Rank + 1), r.scattered);
+            Assert.Equal(Flattened(remote), r.allgathered);
+            Assert.Equal(remote.SelectMany(source => Enumerable.Repeat(source, r.Rank + 1)), r.exchanged);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void ReduceScatter_BetweenHalves_GivesEachRankItsBlockOfTheOtherGroupsSum(int size)
+    {
+        // Rank i of each group receives i + 1 elements, so a group's arrays are as long as the other group's counts add up to.
+        var results = Run(size, world =>
+        {
+            using var inter = Halves(world, out bool lower);
+            int length = inter.RemoteSize * (inter.RemoteSize + 1) / 2;
+            var values = Enumerable.Range(0, length).Select(e => world.Rank * 1000 + e).ToArray();
+            var counts = Enumerable.Range(1, inter.Size).ToArray();
+            var block = inter.ReduceScatter(values, Operation<int>.Add, counts);
+            int[] into = new int[inter.Rank + 1], kept = into;
+            inter.ReduceScatter(values, Operation<int>.Max, counts, ref into);
+            return (lower, inter.Rank, block, into, Same: ReferenceEquals(kept, into));
+        });
+
+        int half = size / 2;
+        var lowerRanks = Enumerable.Range(0, half).ToArray();
+        var upperRanks = Enumerable.Range(half, size - half).ToArray();
+        foreach (var r in results)
+        {
+            var remote = r.lower ? upperRanks : lowerRanks;
+            var elements = Enumerable.Range(r.Rank * (r.Rank + 1) / 2, r.Rank + 1);
+            Assert.Equal(elements.Select(e => remote.Sum(w => w * 1000 + e)), r.block);
+            Assert.Equal(elements.Select(e => remote.Max() * 1000 + e), r.into);
+            Assert.True(r.Same, "The caller's array of the right length was replaced instead of filled.");
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void Split_ByParityOfRank_PairsEachColorAcrossOrderedByKey(int size)
+    {
+        var results = Run(size, world =>
+        {
+            using var inter = Halves(world, out bool lower);
+            // Color: parity of the rank in its half; the last rank of each half opts out; key: reverse rank order.
+            int color = inter.Rank == inter.Size - 1 && inter.Size > 1 ? Intracommunicator.Undefined : inter.Rank % 2;
+            using var part = inter.Split(color, -inter.Rank);
+            if (part is null) return (lower, color, Null: true, Local: Array.Empty<int>(), Remote: Array.Empty<int>(), Sum: 0);
+            // Across the new intercommunicator: every rank learns the other side's world ranks in their new order.
+            return (lower, color, Null: false, Local: part.Group.TranslateRanks([.. Enumerable.Range(0, part.Size)], world.Group),
+                Remote: part.Allgather(world.Rank), Sum: part.Allreduce(world.Rank, Operation<int>.Add));
+        });
+
+        int half = size / 2;
+        int[] Part(int first, int count, int color) => Enumerable.Range(0, count)
+            .Where(i => (count == 1 || i != count - 1) && i % 2 == color).OrderByDescending(i => i).Select(i => first + i).ToArray();
+        for (int rank = 0; rank < size; rank++)
+        {
+            var r = results[rank];
+            var local = r.lower ? Part(0, half, r.color) : Part(half, size - half, r.color);
+            var remote = r.lower ? Part(half, size - half, r.color) : Part(0, half, r.color);
+            bool expectNull = r.color == Intracommunicator.Undefined || remote.Length == 0;
+            Assert.Equal(expectNull, r.Null);
+            if (expectNull) continue;
+            Assert.Equal(local, r.Local);
+            Assert.Equal(remote, r.Remote);
+            Assert.Equal(remote.Sum(), r.Sum);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void Create_Subgroups_JoinsThemAndLeavesTheRestOut(int size)
+    {
+        var results = Run(size, world =>
+        {
+            using var inter = Halves(world, out bool lower);
+            // The lower half keeps its even ranks, the upper half drops its rank 0.
+            var local = inter.Group;
+            var chosen = lower ? local.IncludeOnly(Enumerable.Range(0, inter.Size).Where(i => i % 2 == 0).ToArray()) : local.Exclude([0]);
+            using var part = inter.Create(chosen);
+            // An empty subgroup on one side leaves both sides without a communicator.
+            using var none = inter.Create(lower ? Group.Empty : local);
+            return (lower, Null: part is null, Remote: part?.Allgather(world.Rank), NoneIsNull: none is null);
+        });
+
+        int half = size / 2;
+        var lowerChosen = Enumerable.Range(0, half).Where(i => i % 2 == 0).ToArray();
+        var upperChosen = Enumerable.Range(half + 1, size - half - 1).ToArray();
+        for (int rank = 0; rank < size; rank++)
+        {
+            var r = results[rank];
+            bool chosen = r.lower ? lowerChosen.Contains(rank) : upperChosen.Contains(rank);
+            Assert.Equal(!chosen, r.Null);
+            if (chosen) Assert.Equal(r.lower ? upperChosen : lowerChosen, r.Remote);
+            Assert.True(r.NoneIsNull);
+        }
     }
 
     [Fact]

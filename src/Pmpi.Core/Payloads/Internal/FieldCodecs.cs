@@ -84,8 +84,10 @@ internal sealed class ReferenceField<T> : FieldCodec<T>
 {
     private readonly ReferenceCandidates _candidates = ReferenceCandidates.Of(typeof(T));
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override void Write(FieldWriter writer, T value) => writer.WriteReference(value, _candidates);
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override T Read(FieldReader reader) => (T)reader.ReadReference(_candidates)!;
 }
 
@@ -123,6 +125,7 @@ internal sealed class ReferenceCandidates
         return [.. (declared.IsAbstract ? known : known.Prepend(declared)).Distinct().OrderBy(TypeNames.Of, StringComparer.Ordinal)];
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public (int Index, ReferenceShape Shape) For(object value)
     {
         var type = value.GetType();
@@ -179,12 +182,15 @@ internal sealed class ArrayShape<T> : ReferenceShape
 
     public override Type Type => typeof(T[]);
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override void WriteHeader(FieldWriter writer, object value) => writer.WriteCount(((T[])value).Length);
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override object Create(FieldReader reader) => new T[reader.ReadLength()];
 
     public override object CreateEmpty() => Array.Empty<T>();
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override void WriteBody(FieldWriter writer, object value)
     {
         var array = (T[])value;
@@ -193,6 +199,7 @@ internal sealed class ArrayShape<T> : ReferenceShape
             foreach (var item in array) Slot<T>.Write(writer, item);
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override void ReadBody(FieldReader reader, object value)
     {
         var array = (T[])value;

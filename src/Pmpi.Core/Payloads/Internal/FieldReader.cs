@@ -9,26 +9,34 @@ namespace Pmpi.Payloads.Internal;
 /// (and the [KnownType]s those declare). Every count is checked against the bytes left, so a corrupt or hostile
 /// payload cannot make it allocate more than the message's size.
 /// </summary>
-internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
+internal sealed class FieldReader
 {
+    // The payload as an array segment: a read slices the array directly, not through ReadOnlyMemory.Span each time.
+    private readonly ArraySegment<byte> _payload;
     private readonly List<object> _objects = [];
     private readonly Queue<(object Value, ReferenceShape Shape)> _pending = new();
     private List<Action>? _completions;
     private int _position;
 
-    public int Remaining => payload.Length - _position;
+    public FieldReader(ReadOnlyMemory<byte> payload) =>
+        _payload = MemoryMarshal.TryGetArray(payload, out var segment) ? segment : new ArraySegment<byte>(payload.ToArray());
 
+    public int Remaining => _payload.Count - _position;
+
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public T ReadRaw<T>() => Unsafe.ReadUnaligned<T>(ref MemoryMarshal.GetReference(Take(Unsafe.SizeOf<T>())));
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public ReadOnlySpan<byte> Take(int count)
     {
         if ((uint)count > (uint)Remaining) throw Malformed($"{count} bytes were expected but {Remaining} remain");
-        var span = payload.Span.Slice(_position, count);
+        var span = new ReadOnlySpan<byte>(_payload.Array, _payload.Offset + _position, count);
         _position += count;
         return span;
     }
 
     /// <summary>A count written by <see cref="FieldWriter.WriteCount"/>; every element takes at least a byte, so a count above the bytes left is corrupt.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public int ReadCount()
     {
         uint value = 0;
@@ -46,6 +54,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
     }
 
     /// <summary>A count of elements that must still be in the payload.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public int ReadLength()
     {
         int count = ReadCount();
@@ -59,6 +68,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
         return length == 0 ? null : Encoding.UTF8.GetString(Take(length - 1));
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public object? ReadReference(ReferenceCandidates candidates)
     {
         switch (ReadCount())
@@ -88,6 +98,7 @@ internal sealed class FieldReader(ReadOnlyMemory<byte> payload)
     public void OnComplete(Action completion) => (_completions ??= []).Add(completion);
 
     /// <summary>Reads the bodies of every object met so far, then runs the completions; the payload must end there.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void Drain()
     {
         while (_pending.TryDequeue(out var next)) next.Shape.ReadBody(this, next.Value);

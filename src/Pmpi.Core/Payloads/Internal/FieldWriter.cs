@@ -10,11 +10,22 @@ namespace Pmpi.Payloads.Internal;
 /// costs no stack. Every object is remembered by identity, so a cycle can never loop: without reference preservation
 /// an object met twice is an error, with it the second meeting writes the first one's id.
 /// </summary>
+/// <remarks>
+/// The methods run per object here, in <see cref="FieldReader"/> and in the shapes are compiled fully optimised at
+/// their first call (AggressiveOptimization): one message of a few hundred objects calls them hundreds of times before
+/// tiered compilation would promote them, so a short job would serialize in unoptimised code throughout.
+/// </remarks>
 internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveReferences)
 {
-    private readonly Dictionary<object, int> _ids = new(ReferenceEqualityComparer.Instance);
+    // The identity map of the thread's last message, reused: growing a new one for every message of a few hundred
+    // objects cost more than writing them. Kept only while small, since Clear empties all of its buckets.
+    [ThreadStatic] private static Dictionary<object, int>? t_spareIds;
+    private const int SpareIdsLimit = 1024;
+
+    private readonly Dictionary<object, int> _ids = TakeSpareIds() ?? new(ReferenceEqualityComparer.Instance);
     private readonly Queue<(object Value, ReferenceShape Shape)> _pending = new();
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void WriteRaw<T>(T value)
     {
         int size = Unsafe.SizeOf<T>();
@@ -22,6 +33,7 @@ internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveRefere
         buffer.Advance(size);
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void WriteBytes(ReadOnlySpan<byte> bytes)
     {
         bytes.CopyTo(buffer.GetSpan(bytes.Length));
@@ -29,6 +41,7 @@ internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveRefere
     }
 
     /// <summary>A non-negative count as a 7-bit varint.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void WriteCount(int value)
     {
         var span = buffer.GetSpan(5);
@@ -58,6 +71,7 @@ internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveRefere
     /// <see cref="ReferenceMarker.New"/> with the candidate index (when the slot has several) and the shape's header;
     /// the body follows later, from <see cref="Drain"/>.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void WriteReference(object? value, ReferenceCandidates candidates)
     {
         if (value is null)
@@ -89,9 +103,25 @@ internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveRefere
     }
 
     /// <summary>Writes the bodies of every object referred to so far, and of those they refer to, in order.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void Drain()
     {
         while (_pending.TryDequeue(out var next)) next.Shape.WriteBody(this, next.Value);
+    }
+
+    /// <summary>Done with the message: the identity map lets go of its objects and, if small, serves the thread's next message.</summary>
+    public void Release()
+    {
+        if (_ids.Count > SpareIdsLimit) return;
+        _ids.Clear();
+        t_spareIds = _ids;
+    }
+
+    private static Dictionary<object, int>? TakeSpareIds()
+    {
+        var spare = t_spareIds;
+        t_spareIds = null;
+        return spare;
     }
 }
 

@@ -29,10 +29,13 @@ internal sealed class ObjectShape : ReferenceShape
 
     public override Type Type => _type;
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override object Create(FieldReader reader) => RuntimeHelpers.GetUninitializedObject(_type);
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override void WriteBody(FieldWriter writer, object value) => _write(writer, value);
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public override void ReadBody(FieldReader reader, object value)
     {
         _read(reader, value);
