@@ -25,10 +25,20 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
     /// <summary>The next message, or null at the end of the stream.</summary>
     /// <exception cref="RpcException">A malformed, compressed, oversized or truncated message.</exception>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))] // one read per message: don't allocate a box each
-    public async ValueTask<T?> ReadAsync(CancellationToken cancellationToken)
+    public ValueTask<T?> ReadAsync(CancellationToken cancellationToken) => ReadAsync(_options.MaxMessageSize, cancellationToken);
+
+    /// <summary>
+    /// The next message, or null at the end of the stream, refused when it is over <paramref name="maxMessageSize"/>
+    /// bytes: for a message that must be small, such as the one that says who a caller is, so that an unknown caller
+    /// cannot make the server hold a large one before it is checked.
+    /// </summary>
+    /// <exception cref="RpcException">A malformed, compressed, oversized or truncated message.</exception>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    public async ValueTask<T?> ReadAsync(int maxMessageSize, CancellationToken cancellationToken)
     {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxMessageSize);
         var parsed = new ParsedMessage();
-        return await ReadAsync(ParsedMessage.Parse, parsed, cancellationToken).ConfigureAwait(false) ? parsed.Message : default;
+        return await ReadAsync(ParsedMessage.Parse, parsed, Math.Min(maxMessageSize, _options.MaxMessageSize), cancellationToken).ConfigureAwait(false) ? parsed.Message : default;
     }
 
     /// <summary>
@@ -38,8 +48,11 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
     /// </summary>
     /// <returns>True when a message was handled; false at the end of the stream.</returns>
     /// <exception cref="RpcException">A compressed, oversized or truncated message, or whatever the handler throws.</exception>
+    public ValueTask<bool> ReadAsync<TState>(Action<ReadOnlySequence<byte>, TState> handler, TState state, CancellationToken cancellationToken) =>
+        ReadAsync(handler, state, _options.MaxMessageSize, cancellationToken);
+
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<bool> ReadAsync<TState>(Action<ReadOnlySequence<byte>, TState> handler, TState state, CancellationToken cancellationToken)
+    private async ValueTask<bool> ReadAsync<TState>(Action<ReadOnlySequence<byte>, TState> handler, TState state, int maxMessageSize, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(handler);
         while (true)
@@ -49,7 +62,7 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
             bool handled = false;
             try
             {
-                if (MessageFraming.TryReadMessage(ref buffer, _options.MaxMessageSize, out var message))
+                if (MessageFraming.TryReadMessage(ref buffer, maxMessageSize, out var message))
                 {
                     handled = true;
                     handler(message, state);

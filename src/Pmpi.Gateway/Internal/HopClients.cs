@@ -6,8 +6,9 @@ namespace Pmpi.Gateway.Internal;
 
 /// <summary>
 /// The HTTP/2 clients a gateway forwards with, one per next hop: a peer gateway (mutual TLS with this gateway's
-/// credential), or a rank endpoint (its pinned certificate, or h2c on a loopback or insecure cluster). Every stream
-/// to one peer gateway shares its connections, so many rank pairs ride few HTTP/2 connections between two domains.
+/// credential), or a rank endpoint (its pinned certificate, presenting this gateway's credential, which the rank
+/// admits as its domain's gateway; or h2c on a loopback or insecure cluster). Every stream to one peer gateway
+/// shares its connections, so many rank pairs ride few HTTP/2 connections between two domains.
 /// </summary>
 internal sealed class HopClients(RpcSecurity security) : IDisposable
 {
@@ -19,7 +20,7 @@ internal sealed class HopClients(RpcSecurity security) : IDisposable
     /// <summary>The client for a rank endpoint; <paramref name="pin"/> is its certificate's SHA-256, empty for h2c.</summary>
     public HttpMessageInvoker ForRank(string address, ReadOnlySpan<byte> pin) =>
         pin.IsEmpty ? _clients.GetOrAdd((address, "h2c"), key => Create(key.Address, RpcSecurity.Insecure))
-            : _clients.GetOrAdd((address, Convert.ToHexString(pin)), static key => Create(key.Address, RpcSecurity.PinnedCertificate(Convert.FromHexString(key.Pin))));
+            : _clients.GetOrAdd((address, Convert.ToHexString(pin)), key => Create(key.Address, security.DialingPinned(Convert.FromHexString(key.Pin))));
 
     private static HttpMessageInvoker Create(string address, RpcSecurity hop)
     {

@@ -64,22 +64,31 @@ public abstract class RpcSecurity
     }
 
     /// <summary>
-    /// A server presenting a certificate made now (ECDSA P-256, self-signed, never stored) and asking for no client
-    /// certificate: a rank's endpoint beyond loopback, whose callers prove themselves with the job key instead.
-    /// Peers pin <paramref name="certificateSha256"/>, which the rank publishes through its authenticated Register.
+    /// A rank's endpoint beyond loopback: TLS with a certificate made now (ECDSA P-256, self-signed, never stored),
+    /// which the rank publishes by its SHA-256 (<paramref name="certificateSha256"/>) through its authenticated
+    /// Register. A caller must present a client certificate: a peer's, whose SHA-256 is in <paramref name="peerPins"/>
+    /// (upper-case hex; handshakes wait until the rank table gives them), or one chaining to <paramref name="authority"/>
+    /// (the domain's gateway). Streams then prove their job with the job key in the Hello. The rank dials its peers
+    /// with <see cref="DialingPinned"/> on this security, presenting the same certificate.
     /// </summary>
-    public static RpcSecurity SelfSigned(out byte[] certificateSha256)
+    public static RpcSecurity RankEndpoint(Task<IReadOnlySet<string>> peerPins, X509Certificate2? authority, out byte[] certificateSha256)
     {
+        ArgumentNullException.ThrowIfNull(peerPins);
         var certificate = EphemeralCertificate.Create();
         certificateSha256 = SHA256.HashData(certificate.RawData);
-        return new SelfSignedSecurity(certificate);
+        return new RankEndpointSecurity(certificate, peerPins, authority);
     }
 
-    /// <summary>A client accepting only the server certificate whose SHA-256 is <paramref name="certificateSha256"/>: how a rank dials a peer over TLS.</summary>
-    public static RpcSecurity PinnedCertificate(ReadOnlySpan<byte> certificateSha256)
+    /// <summary>
+    /// A client to an endpoint known by its certificate's SHA-256 (a rank's), accepting that certificate alone and
+    /// presenting this security's own: a rank's (<see cref="RankEndpoint"/>) or the cluster node's (<see cref="MutualTls"/>).
+    /// </summary>
+    /// <exception cref="InvalidOperationException">This security holds no certificate to present.</exception>
+    public RpcSecurity DialingPinned(ReadOnlySpan<byte> certificateSha256)
     {
         if (certificateSha256.Length != SHA256.HashSizeInBytes) throw new ArgumentException("A SHA-256 pin is 32 bytes.", nameof(certificateSha256));
-        return new PinnedCertificateSecurity(certificateSha256.ToArray());
+        var own = OwnCertificate ?? throw new InvalidOperationException($"{Description} holds no certificate to present to a rank endpoint.");
+        return new PinnedCertificateSecurity(certificateSha256.ToArray(), own);
     }
 
     /// <summary>The URI scheme of the endpoints this security speaks to: https with TLS, http for h2c.</summary>
@@ -99,6 +108,9 @@ public abstract class RpcSecurity
 
     /// <summary>The cluster CA that TLS peers' certificates chain to; null for h2c.</summary>
     internal virtual X509Certificate2? Authority => null;
+
+    /// <summary>The certificate this security presents as a client, when it has one.</summary>
+    internal virtual X509Certificate2? OwnCertificate => null;
 
     /// <summary>The address of an endpoint given as host:port, with this security's scheme.</summary>
     public Uri AddressOf(string hostAndPort)

@@ -44,13 +44,36 @@ public sealed class EncryptedStreamTests
         // Arrange: a caller pinning some other certificate, as a peer fooled into dialing the wrong endpoint would.
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
-        using var channel = new RpcChannel(devices[1].Endpoint, security: RpcSecurity.PinnedCertificate(SHA256.HashData("another certificate"u8)));
+        var caller = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), authority: null, out _);
+        using var channel = new RpcChannel(devices[1].Endpoint, security: caller.DialingPinned(SHA256.HashData("another certificate"u8)));
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(async () =>
         {
             await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, TimeSpan.FromSeconds(10));
             await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0 } }, CancellationToken.None);
+            await call.Responses.ReadAsync(CancellationToken.None);
+        }).WaitAsync(Timeout);
+
+        // Assert
+        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+        Assert.Equal(0, devices[1].StreamsAccepted);
+    }
+
+    [Fact]
+    public async Task Connect_CertificateNotInTheRankTable_RefusedBeforeTheHello()
+    {
+        // Arrange: a caller holding the job key but not a certificate the table pins (nor the cluster's).
+        using var job = new LoopbackGrpcJob(2, encryptStreams: true);
+        var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
+        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), authority: null, out _);
+        using var channel = new RpcChannel(devices[1].Endpoint, security: stranger.DialingPinned(devices[1].CertificatePin));
+
+        // Act
+        var error = await Assert.ThrowsAsync<RpcException>(async () =>
+        {
+            await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, TimeSpan.FromSeconds(10));
+            await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0, DestinationWorldRank = 1 } }, CancellationToken.None);
             await call.Responses.ReadAsync(CancellationToken.None);
         }).WaitAsync(Timeout);
 

@@ -45,6 +45,31 @@ public sealed class MalformedStreamTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Connect_OversizedFirstFrame_FailsResourceExhaustedBeforeItIsBuffered()
+    {
+        // A "Hello" of 1 MB: refused from its length prefix, so the endpoint never holds it.
+        var error = await CallAsync(new Frame { Hello = new Hello { JobId = new string('j', 1 << 20), JobToken = _job.JobToken } });
+
+        Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
+        Assert.Contains("Hello of at most 4096 bytes", error.Detail);
+        Assert.Equal(0, _receiver.StreamsAccepted);
+        Assert.Null(_receiver.Engine.AbortReason);
+    }
+
+    [Fact]
+    public async Task Connect_NoHelloWithin10Seconds_FailsDeadlineExceeded()
+    {
+        // A caller that opens a stream and sends nothing holds it only until the Hello's deadline.
+        await using var call = await _channel.StartAsync<Frame, Frame>(ServicePaths.Connect, Timeout);
+
+        var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+
+        Assert.Equal(StatusCode.DeadlineExceeded, error.StatusCode);
+        Assert.Contains("must open with a Hello within 10 s", error.Detail);
+        Assert.Null(_receiver.Engine.AbortReason);
+    }
+
+    [Fact]
     public async Task Connect_WrongJobToken_FailsPermissionDenied()
     {
         var error = await CallAsync(new Frame { Hello = new Hello { JobId = "another-job", JobToken = "guess", SourceWorldRank = 0 } });
@@ -127,14 +152,15 @@ public sealed class MalformedStreamTests : IAsyncLifetime
 
     private Frame Hello() => new() { Hello = new Hello { JobId = _job.JobId, JobToken = _job.JobToken, SourceWorldRank = 0, DestinationWorldRank = 1 } };
 
-    /// <summary>Sends <paramref name="frames"/> on a Connect call, ends the request stream, and returns how the call failed.</summary>
+    /// <summary>Sends <paramref name="frames"/> on a Connect call, ends the request stream, and returns how the call failed (while writing or after).</summary>
     private async Task<RpcException> CallAsync(params Frame[] frames)
     {
         await using var call = await _channel.StartAsync<Frame, Frame>(ServicePaths.Connect, Timeout);
-        foreach (var frame in frames) await call.Requests.WriteAsync(frame, CancellationToken.None);
-        await call.CompleteRequestsAsync(CancellationToken.None);
         return await Assert.ThrowsAsync<RpcException>(async () =>
         {
+            // The refusal may already meet a write (the endpoint resets the stream as soon as it has seen enough).
+            foreach (var frame in frames) await call.Requests.WriteAsync(frame, CancellationToken.None).AsTask().WaitAsync(Timeout);
+            await call.CompleteRequestsAsync(CancellationToken.None).WaitAsync(Timeout);
             while (await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout) is not null)
             {
             }

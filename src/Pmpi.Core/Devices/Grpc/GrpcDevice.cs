@@ -19,13 +19,15 @@ internal sealed class GrpcDevice : IDevice
     private readonly RankIdentity _identity;
     private readonly RpcServer _server;
     private readonly PeerStreams _peers;
+    private readonly TaskCompletionSource<IReadOnlySet<string>> _peerPins;
 
-    private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, PeerStreams peers)
+    private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<IReadOnlySet<string>> peerPins)
     {
         _identity = identity;
         _server = server;
         Engine = engine;
         _peers = peers;
+        _peerPins = peerPins;
     }
 
     public int Rank => _identity.Rank;
@@ -52,14 +54,17 @@ internal sealed class GrpcDevice : IDevice
     public static async Task<GrpcDevice> OpenAsync(RankIdentity identity, CancellationToken cancellationToken)
     {
         var engine = new MatchingEngine();
-        // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
-        var peers = new PeerStreams(identity, engine);
-        // Beyond loopback the endpoint speaks TLS with a certificate made now; peers pin it from the rank table.
+        // Beyond loopback the endpoint speaks TLS with a certificate made now, which peers pin from the rank table and
+        // this rank presents when it dials them; it admits only the peers' certificates (once the table gives them)
+        // and the cluster's (its domain's gateway).
+        var peerPins = new TaskCompletionSource<IReadOnlySet<string>>(TaskCreationOptions.RunContinuationsAsynchronously);
         byte[] pin = [];
-        var security = identity.EncryptStreams ? RpcSecurity.SelfSigned(out pin) : RpcSecurity.Insecure;
+        var security = identity.EncryptStreams ? RpcSecurity.RankEndpoint(peerPins.Task, identity.MasterSecurity.Authority, out pin) : RpcSecurity.Insecure;
+        // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
+        var peers = new PeerStreams(identity, engine, security);
         var server = await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
             endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, peers.Inbound.ServeAsync), security: security, cancellationToken: cancellationToken).ConfigureAwait(false);
-        return new GrpcDevice(identity, server, engine, peers) { CertificatePin = pin };
+        return new GrpcDevice(identity, server, engine, peers, peerPins) { CertificatePin = pin };
     }
 
     /// <summary>
@@ -71,11 +76,14 @@ internal sealed class GrpcDevice : IDevice
         ArgumentNullException.ThrowIfNull(routes);
         var resolved = routes.ResolveFrom(Rank);
         _peers.UseRoutes(resolved);
+        _peerPins.TrySetResult(resolved.Where(route => route.To.CertificatePin.Length > 0).Select(route => Convert.ToHexString(route.To.CertificatePin)).ToHashSet());
         Links = [.. resolved.Select(route => route.Kind == RouteKind.Self ? new SelfLink(Engine) : (ILink)new GrpcLink(_peers, route))];
     }
 
     public void Dispose()
     {
+        // Handshakes still waiting for the table end now.
+        _peerPins.TrySetCanceled();
         _peers.DisposeAsync().AsTask().GetAwaiter().GetResult();
         _server.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }

@@ -19,6 +19,12 @@ namespace Pmpi.Devices.Grpc;
 /// </summary>
 internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engine, PeerStreams peers)
 {
+    /// <summary>The most a Hello may take (its ids and the job key need a few hundred bytes), so a caller not yet checked makes the endpoint hold little.</summary>
+    private const int MaxHelloSize = 4096;
+
+    /// <summary>How long a caller has to send its Hello once the stream is open.</summary>
+    private static readonly TimeSpan HelloTimeout = TimeSpan.FromSeconds(10);
+
     private int _accepted;
 
     /// <summary>How many Connect calls this rank's endpoint has accepted (opened with a valid Hello).</summary>
@@ -26,7 +32,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
 
     public async Task ServeAsync(MessageReader<Frame> requests, MessageWriter<Frame> responses, ServerCallContext call)
     {
-        var first = await requests.ReadAsync(call.CancellationToken).ConfigureAwait(false);
+        var first = await ReadHelloAsync(requests, call.CancellationToken).ConfigureAwait(false);
         if (first?.Hello is not { } hello) throw new RpcException(StatusCode.InvalidArgument, "A RankTransport stream must open with a Hello frame.");
         if (hello.JobId != identity.JobId || !JobTickets.TokenMatches(identity.JobToken, hello.JobToken))
             throw new RpcException(StatusCode.PermissionDenied, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream for job '{hello.JobId}' or with a wrong token.");
@@ -71,6 +77,24 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         catch (OperationCanceledException)
         {
             // The peer went away; the next write on this stream fails and fails this rank's sends.
+        }
+    }
+
+    private static async Task<Frame?> ReadHelloAsync(MessageReader<Frame> requests, CancellationToken callEnded)
+    {
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(callEnded);
+        deadline.CancelAfter(HelloTimeout);
+        try
+        {
+            return await requests.ReadAsync(MaxHelloSize, deadline.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!callEnded.IsCancellationRequested)
+        {
+            throw new RpcException(StatusCode.DeadlineExceeded, $"A RankTransport stream must open with a Hello within {HelloTimeout.TotalSeconds:0} s.");
+        }
+        catch (RpcException e) when (e.StatusCode == StatusCode.ResourceExhausted)
+        {
+            throw new RpcException(StatusCode.ResourceExhausted, $"A RankTransport stream must open with a Hello of at most {MaxHelloSize} bytes: {e.Message}");
         }
     }
 

@@ -21,6 +21,7 @@ namespace Pmpi.Devices.Grpc;
 internal sealed class PeerStreams
 {
     private readonly RankIdentity _identity;
+    private readonly RpcSecurity _endpointSecurity;
     private readonly Lock _lock = new(); // over the arrays below, the channels and the choice of a stream
     private readonly Task<StreamSender>?[] _senders;
     private readonly StreamSender?[] _openSenders; // the senders once open, read without the lock on every send
@@ -29,9 +30,13 @@ internal sealed class PeerStreams
     private ImmutableArray<Route> _routes = [];
     private volatile bool _closing;
 
-    public PeerStreams(RankIdentity identity, MatchingEngine engine)
+    /// <param name="identity">This rank.</param>
+    /// <param name="engine">Where arriving messages go.</param>
+    /// <param name="endpointSecurity">This rank's endpoint's security, whose certificate it presents to peers that listen with TLS.</param>
+    public PeerStreams(RankIdentity identity, MatchingEngine engine, RpcSecurity endpointSecurity)
     {
         _identity = identity;
+        _endpointSecurity = endpointSecurity;
         _senders = new Task<StreamSender>?[identity.Size];
         _openSenders = new StreamSender?[identity.Size];
         _offered = new ServedStream?[identity.Size];
@@ -120,12 +125,13 @@ internal sealed class PeerStreams
     }
 
     /// <summary>
-    /// A direct route to a rank that listens with TLS pins the certificate the rank registered; a gateway that speaks
+    /// A direct route to a rank that listens with TLS pins the certificate the rank registered and presents this rank's
+    /// own (both ends listen with TLS beyond loopback, as the agents bind them); a gateway that speaks
     /// TLS must chain to the cluster CA the rank trusts its master by; h2c otherwise (a loopback endpoint, an insecure cluster).
     /// </summary>
     private RpcSecurity SecurityOf(Route route) => route.Kind switch
     {
-        RouteKind.Direct when route.To.CertificatePin.Length > 0 => RpcSecurity.PinnedCertificate(route.To.CertificatePin),
+        RouteKind.Direct when route.To.CertificatePin.Length > 0 => _endpointSecurity.DialingPinned(route.To.CertificatePin),
         RouteKind.Gateway when route.Target.StartsWith(Uri.UriSchemeHttps + ":", StringComparison.OrdinalIgnoreCase) => _identity.MasterSecurity,
         _ => RpcSecurity.Insecure,
     };

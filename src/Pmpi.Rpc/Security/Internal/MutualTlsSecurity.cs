@@ -20,6 +20,8 @@ internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSec
 
     internal override X509Certificate2 Authority => credentials.Authority;
 
+    internal override X509Certificate2 OwnCertificate => credentials.Certificate;
+
     public override bool TryAuthenticate(HttpContext context, out string failure)
     {
         // A presented certificate was already checked against the cluster CA during the handshake (a foreign one

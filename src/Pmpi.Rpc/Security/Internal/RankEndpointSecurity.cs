@@ -1,0 +1,109 @@
+using System.Net.Http;
+using System.Net.Security;
+using System.Security.Authentication;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
+
+namespace Pmpi.Rpc.Security.Internal;
+
+/// <summary>
+/// A rank's endpoint (<see cref="RpcSecurity.RankEndpoint"/>): TLS with a certificate made at the rank's start,
+/// requiring a client certificate that is a peer's (pinned from the rank table) or a cluster member's (the domain's
+/// gateway). The handshake decides before HTTP/2 begins, so a stranger is never granted the endpoint's wide windows.
+/// </summary>
+internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<IReadOnlySet<string>> peerPins, X509Certificate2? authority) : RpcSecurity
+{
+    private static readonly TimeSpan HandshakeTimeout = TimeSpan.FromSeconds(10);
+
+    public override bool UsesTls => true;
+
+    public override string Description => "TLS between ranks' pinned certificates";
+
+    internal override ReadOnlySpan<byte> TicketKey => throw new InvalidOperationException("A rank endpoint holds no cluster key.");
+
+    internal override X509Certificate2 OwnCertificate => certificate;
+
+    /// <summary>The handshake admitted only peers and cluster members; the Hello's job key is checked by the endpoint itself.</summary>
+    public override bool TryAuthenticate(HttpContext context, out string failure)
+    {
+        failure = "";
+        return true;
+    }
+
+    internal override void ConfigureListener(ListenOptions listen) => listen.UseHttps(new TlsHandshakeCallbackOptions
+    {
+        OnConnection = ServerOptionsAsync,
+        HandshakeTimeout = HandshakeTimeout,
+    });
+
+    internal override void ConfigureClient(SocketsHttpHandler handler) =>
+        throw new InvalidOperationException("A rank endpoint dials its peers through DialingPinned, which pins each one's certificate.");
+
+    private async ValueTask<SslServerAuthenticationOptions> ServerOptionsAsync(TlsHandshakeCallbackContext context)
+    {
+        // The peers are known once the rank table arrives; a peer that got it first waits here, inside the handshake
+        // timeout, rather than being refused.
+        var peers = await peerPins.WaitAsync(context.CancellationToken).ConfigureAwait(false);
+        return new SslServerAuthenticationOptions
+        {
+            ServerCertificate = certificate,
+            ClientCertificateRequired = true,
+            RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && Admits(presented, peers),
+            CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+            ApplicationProtocols = [SslApplicationProtocol.Http2],
+            EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+        };
+    }
+
+    private bool Admits(X509Certificate presented, IReadOnlySet<string> peers)
+    {
+        // Self-signed rank certificates vouch for nothing but their pin; a gateway's chains to the cluster CA.
+        if (peers.Contains(Convert.ToHexString(SHA256.HashData(presented.GetRawCertData())))) return true;
+        return authority is not null && ClusterCredentials.ChainsTo(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()), authority);
+    }
+}
+
+/// <summary>A client accepting one server certificate, by its SHA-256, and presenting its own (<see cref="RpcSecurity.DialingPinned"/>).</summary>
+internal sealed class PinnedCertificateSecurity(byte[] certificateSha256, X509Certificate2 clientCertificate) : RpcSecurity
+{
+    public override bool UsesTls => true;
+
+    public override string Description => "TLS to a pinned certificate";
+
+    internal override ReadOnlySpan<byte> TicketKey => throw new InvalidOperationException("A client pinning a certificate holds no cluster key.");
+
+    public override bool TryAuthenticate(HttpContext context, out string failure) => throw new InvalidOperationException("A client pinning a certificate cannot serve.");
+
+    internal override void ConfigureListener(ListenOptions listen) => throw new InvalidOperationException("A client pinning a certificate cannot serve.");
+
+    internal override void ConfigureClient(SocketsHttpHandler handler) => handler.SslOptions = new SslClientAuthenticationOptions
+    {
+        ClientCertificates = [clientCertificate],
+        LocalCertificateSelectionCallback = (_, _, _, _, _) => clientCertificate,
+        // The pin replaces the name and chain checks: the certificate is self-signed and names nothing.
+        RemoteCertificateValidationCallback = (_, presented, _, _) =>
+            presented is not null && CryptographicOperations.FixedTimeEquals(SHA256.HashData(presented.GetRawCertData()), certificateSha256),
+        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+        EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+    };
+}
+
+/// <summary>Makes the self-signed certificates of rank endpoints, which serve and also present themselves to peers.</summary>
+internal static class EphemeralCertificate
+{
+    public static X509Certificate2 Create()
+    {
+        using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var request = new CertificateRequest("CN=PMPI rank endpoint", key, HashAlgorithmName.SHA256);
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension(
+            [new Oid("1.3.6.1.5.5.7.3.1", "Server Authentication"), new Oid("1.3.6.1.5.5.7.3.2", "Client Authentication")], critical: false));
+        var now = DateTimeOffset.UtcNow;
+        using var certificate = request.CreateSelfSigned(now.AddMinutes(-5), now.AddDays(30));
+        // Windows' TLS stack cannot use a key that lives only in memory; a PKCS#12 round trip gives it one it can.
+        return OperatingSystem.IsWindows() ? X509CertificateLoader.LoadPkcs12(certificate.Export(X509ContentType.Pkcs12), password: null) : new X509Certificate2(certificate);
+    }
+}

@@ -1,0 +1,138 @@
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Server;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Rpc.Tests.Security;
+
+/// <summary>
+/// A rank endpoint's TLS on a real server: a peer presenting a certificate pinned in the rank table, or a cluster
+/// member (its domain's gateway), is served; a caller with no certificate or a stranger's is refused in the
+/// handshake, before the server sends any HTTP/2 SETTINGS (so before it grants any window); a peer that dials
+/// before the table is known waits for it.
+/// </summary>
+public sealed class RankEndpointSecurityTests : IAsyncLifetime
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    private readonly TaskCompletionSource<IReadOnlySet<string>> _peerPins = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly string _credentialsRoot = Directory.CreateTempSubdirectory("pmpi-rank-endpoint-tests-").FullName;
+    private ClusterCredentials _cluster = null!;
+    private RpcServer _server = null!;
+    private byte[] _serverPin = [];
+    private int _served;
+
+    public async Task InitializeAsync()
+    {
+        _cluster = ClusterCredentials.Initialize(Path.Combine(_credentialsRoot, "cluster"), []);
+        var security = RpcSecurity.RankEndpoint(_peerPins.Task, _cluster.Authority, out _serverPin);
+        _server = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
+            endpoints.MapGrpcUnary<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, (_, _) =>
+            {
+                Interlocked.Increment(ref _served);
+                return Task.FromResult(new NodeInfo { NodeName = "rank" });
+            }), security: security).WaitAsync(Timeout);
+    }
+
+    public async Task DisposeAsync()
+    {
+        _peerPins.TrySetCanceled();
+        await _server.DisposeAsync();
+        Directory.Delete(_credentialsRoot, recursive: true);
+    }
+
+    [Fact]
+    public async Task Call_FromAPeerInTheTable_Served()
+    {
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out var peerPin);
+        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) });
+
+        var info = await CallAsync(peer.DialingPinned(_serverPin));
+
+        Assert.Equal("rank", info.NodeName);
+    }
+
+    [Fact]
+    public async Task Call_FromTheClustersGateway_Served()
+    {
+        _peerPins.SetResult(new HashSet<string>());
+
+        var info = await CallAsync(RpcSecurity.MutualTls(_cluster).DialingPinned(_serverPin));
+
+        Assert.Equal("rank", info.NodeName);
+    }
+
+    [Fact]
+    public async Task Call_BeforeTheTableIsKnown_WaitsAndIsServedOnceItIs()
+    {
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out var peerPin);
+
+        var call = CallAsync(peer.DialingPinned(_serverPin));
+        await Task.Delay(500);
+        Assert.False(call.IsCompleted);
+        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) });
+
+        Assert.Equal("rank", (await call).NodeName);
+    }
+
+    [Fact]
+    public async Task Call_FromAStrangersCertificate_RefusedUnserved()
+    {
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out var peerPin);
+        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out _);
+        var foreignCluster = RpcSecurity.MutualTls(ClusterCredentials.Initialize(Path.Combine(_credentialsRoot, "foreign"), []));
+        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) });
+
+        var strangerError = await Assert.ThrowsAsync<RpcException>(() => CallAsync(stranger.DialingPinned(_serverPin)));
+        var foreignError = await Assert.ThrowsAsync<RpcException>(() => CallAsync(foreignCluster.DialingPinned(_serverPin)));
+
+        Assert.Equal(StatusCode.Unavailable, strangerError.StatusCode);
+        Assert.Equal(StatusCode.Unavailable, foreignError.StatusCode);
+        Assert.Equal(0, Volatile.Read(ref _served));
+    }
+
+    [Fact]
+    public async Task Connection_WithoutAClientCertificate_GetsNoHttp2Settings()
+    {
+        _peerPins.SetResult(new HashSet<string>());
+        using var tcp = new TcpClient();
+        await tcp.ConnectAsync(_server.Address.Host, _server.Address.Port).WaitAsync(Timeout);
+        await using var tls = new SslStream(tcp.GetStream());
+
+        // A client that trusts any server and presents nothing: TLS 1.2 refuses in the handshake, TLS 1.3 right after it.
+        var bytesFromServer = await ReadAfterHandshakeAsync(tls).WaitAsync(Timeout);
+
+        Assert.Equal(0, bytesFromServer);
+        Assert.Equal(0, Volatile.Read(ref _served));
+    }
+
+    private async Task<NodeInfo> CallAsync(RpcSecurity client)
+    {
+        using var channel = new RpcChannel(_server.Address, security: client);
+        return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+    }
+
+    /// <summary>Completes a handshake presenting no certificate and sends HTTP/2's preface; returns how many bytes the server answered with.</summary>
+    private static async Task<int> ReadAfterHandshakeAsync(SslStream tls)
+    {
+        try
+        {
+            await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+            {
+                TargetHost = "localhost",
+                ApplicationProtocols = [SslApplicationProtocol.Http2],
+                RemoteCertificateValidationCallback = (_, _, _, _) => true,
+            });
+            // The client preface and an empty SETTINGS frame (RFC 9113 §3.4): a served connection answers with SETTINGS.
+            await tls.WriteAsync("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray().Concat(new byte[] { 0, 0, 0, 4, 0, 0, 0, 0, 0 }).ToArray());
+            var buffer = new byte[64];
+            return await tls.ReadAsync(buffer);
+        }
+        catch (Exception e) when (e is IOException or System.Security.Authentication.AuthenticationException)
+        {
+            return 0;
+        }
+    }
+}
