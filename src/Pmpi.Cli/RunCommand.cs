@@ -170,7 +170,9 @@ internal static class RunCommand
 
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
-        using var channel = new RpcChannel(master ?? embedded!.Address, security: security);
+        // A master that stops answering pings for the heartbeat timeout (stopped or frozen) ends the submission.
+        var liveness = new RpcOptions { PingDelay = TimeSpan.FromSeconds(1), PingTimeout = embeddedOptions.HeartbeatTimeout };
+        using var channel = new RpcChannel(master ?? embedded!.Address, liveness, security);
         var progress = new ProgressReporter();
         try
         {
@@ -215,7 +217,7 @@ internal static class RunCommand
         }
         catch (RpcException e)
         {
-            await Console.Error.WriteLineAsync($"pmpi: {e.Message}").ConfigureAwait(false);
+            await Console.Error.WriteLineAsync($"pmpi: the job failed at master {channel.Address}: {e.Message}").ConfigureAwait(false);
             return 1;
         }
     }

@@ -22,6 +22,15 @@ public sealed class RpcOptions
         }
     } = DefaultMaxMessageSize;
 
+    /// <summary>
+    /// How long a client's connection may bring no frame, while a call is open, before it sends an HTTP/2 PING.
+    /// Defaults to 30 seconds. The server's HTTP/2 stack answers, so a busy server answers and a frozen one does not.
+    /// </summary>
+    public TimeSpan PingDelay { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>How long a client's PING may go unanswered before its connection and calls fail (UNAVAILABLE). Defaults to 60 seconds.</summary>
+    public TimeSpan PingTimeout { get; init; } = TimeSpan.FromSeconds(60);
+
     /// <summary>The defaults.</summary>
     public static RpcOptions Default { get; } = new();
 }

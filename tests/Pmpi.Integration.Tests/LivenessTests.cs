@@ -84,6 +84,46 @@ public sealed class LivenessTests
         }
     }
 
+    [LinuxFact]
+    public async Task Run_MasterStoppedBySigstop_AgentKillsItsRanksAndRunExitsNamingTheMasterWithin15s()
+    {
+        // Arrange: node A is only the master; both ranks run on node B.
+        await using var master = await AgentProcess.StartAsync("master", slots: 1);
+        await using var node = await AgentProcess.StartAsync("node-b", slots: 2);
+        using var scratch = new ScratchDirectory();
+        var file = scratch.Write("frozen-master.xml", Computation.Of("frozen", 2, ["block"], ("b", node.Endpoint, 2)));
+        await using var run = PmpiCli.Start(["run", "--master", master.Endpoint, file]);
+        var hellos = new List<RankHello>();
+        bool stopped = false;
+        try
+        {
+            for (int rank = 0; rank < 2; rank++)
+                await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
+            hellos = RankHello.All(run.Stdout);
+
+            // Act
+            await Signals.SendAsync("STOP", master.Process.Id);
+            stopped = true;
+            var clock = Stopwatch.StartNew();
+            int code = await run.WaitForExitAsync(FrozenLimit + LoadAllowance);
+            var survivors = await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, hellos.Select(h => h.ProcessId), FrozenLimit + LoadAllowance - clock.Elapsed);
+            clock.Stop();
+
+            // Assert
+            Assert.True(code != 0, $"pmpi run exited with 0 although its master was frozen.\n{run.Transcript}");
+            Assert.True(run.Stderr.Any(line => line.Contains($"master https://{master.Endpoint}/", StringComparison.Ordinal)),
+                $"pmpi run did not name the frozen master {master.Endpoint}.\n{run.Transcript}");
+            Assert.Empty(survivors);
+            Assert.True(clock.Elapsed < FrozenLimit, $"The ranks ended {clock.Elapsed.TotalSeconds:F1} s after the master froze.\n{node.Process.Transcript}");
+            Assert.True(node.Process.Stdout.Concat(node.Process.Stderr).Any(line => line.Contains($"master https://{master.Endpoint}", StringComparison.Ordinal) && line.Contains("stopped answering", StringComparison.Ordinal)), $"The agent did not log its lost master.\n{node.Process.Transcript}");
+        }
+        finally
+        {
+            if (stopped) await Signals.SendAsync("CONT", master.Process.Id);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
     [Fact]
     public async Task Run_RankExitsZeroBeforeRegistering_FailsWithin5sNamingTheRank()
     {

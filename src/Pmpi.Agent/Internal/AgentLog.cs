@@ -15,6 +15,7 @@ namespace Pmpi.Agent.Internal;
 /// 7   CallRefused    Warning      a call lacked valid credentials (no cluster membership, a bad ticket or job key); nothing started
 /// 8   Insecure       Warning      the agent accepts every caller in cleartext (--insecure)
 /// 9   RankUnresponsive Warning    a rank's runtime stopped sending heartbeats (stopped or frozen)
+/// 10  MasterGone     Warning      a job's Launch call ended before its ranks did (the master ended it, went away or stopped answering pings)
 /// </code>
 /// </summary>
 internal static partial class AgentLog
@@ -51,4 +52,8 @@ internal static partial class AgentLog
     [LoggerMessage(EventId = 9, EventName = "RankUnresponsive", Level = LogLevel.Warning,
         Message = "Job {JobId}: rank {Rank} (pid {ProcessId}) sent no heartbeat for {Seconds:F1} s: stopped or frozen")]
     public static partial void RankUnresponsive(ILogger logger, string jobId, int rank, int processId, double seconds);
+
+    [LoggerMessage(EventId = 10, EventName = "MasterGone", Level = LogLevel.Warning,
+        Message = "Job {JobId}: master {Master} ended the launch or stopped answering; killing its {RankCount} ranks here")]
+    public static partial void MasterGone(ILogger logger, string jobId, string master, int rankCount);
 }

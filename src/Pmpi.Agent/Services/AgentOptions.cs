@@ -40,10 +40,11 @@ public sealed class AgentOptions
     public int Slots { get; set; } = System.Environment.ProcessorCount;
 
     /// <summary>
-    /// How long a rank's runtime (for this agent) or an agent (for this agent as master) may fall silent before the
-    /// job is aborted naming it. Both beat every second from a thread of their own, so a long compute phase never
-    /// trips it; a stopped (SIGSTOP) or frozen process does. Defaults to 5 seconds, so a job ends within 10 s of a
-    /// freeze.
+    /// How long a rank's runtime (for this agent), an agent (for this agent as master) or a master (for this agent,
+    /// which then kills the job's ranks here) may fall silent before the job is aborted naming it. Ranks and agents
+    /// beat every second from a thread of their own, and a master's HTTP/2 stack answers the agent's pings every
+    /// second, so a long compute phase never trips it; a stopped (SIGSTOP) or frozen process does. Defaults to 5
+    /// seconds, so a job ends within 10 s of a freeze.
     /// </summary>
     public TimeSpan HeartbeatTimeout { get; set; } = TimeSpan.FromSeconds(5);
 

@@ -171,6 +171,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await pump.ConfigureAwait(false);
             if (_stopping) throw ShuttingDown(request);
         }
+        catch (OperationCanceledException) when (call.CancellationToken.IsCancellationRequested && !_stopping)
+        {
+            AgentLog.MasterGone(logger, request.JobId, request.MasterAddress, request.Ranks.Count);
+            throw;
+        }
         catch (Exception e) when (e is InvalidOperationException or IOException)
         {
             AgentLog.LaunchFailed(logger, request.JobId, e.Message);

@@ -20,7 +20,7 @@ public sealed class RpcChannel : IDisposable
 
     /// <summary>A channel to <paramref name="address"/> (https://host:port, or http://host:port for h2c).</summary>
     /// <param name="address">The server's base address; its scheme must be the one <paramref name="security"/> speaks.</param>
-    /// <param name="options">Message size limits; <see cref="RpcOptions.Default"/> when null.</param>
+    /// <param name="options">Message size limits and pings; <see cref="RpcOptions.Default"/> when null.</param>
     /// <param name="security">How the server is checked and this caller proven; <see cref="RpcSecurity.Insecure"/> (h2c, no credential) when null.</param>
     /// <exception cref="ArgumentException">The address's scheme is not the one <paramref name="security"/> speaks.</exception>
     public RpcChannel(Uri address, RpcOptions? options = null, RpcSecurity? security = null)
@@ -38,8 +38,8 @@ public sealed class RpcChannel : IDisposable
             EnableMultipleHttp2Connections = true,
             // Matches the server's 16 MB stream window, so large responses don't wait on WINDOW_UPDATEs.
             InitialHttp2StreamWindowSize = 16 * 1024 * 1024,
-            KeepAlivePingDelay = TimeSpan.FromSeconds(30),
-            KeepAlivePingTimeout = TimeSpan.FromSeconds(60),
+            KeepAlivePingDelay = _options.PingDelay,
+            KeepAlivePingTimeout = _options.PingTimeout,
             KeepAlivePingPolicy = HttpKeepAlivePingPolicy.WithActiveRequests,
             ConnectTimeout = TimeSpan.FromSeconds(10),
             // Streams live as long as jobs; an idle connection is kept rather than re-dialled.

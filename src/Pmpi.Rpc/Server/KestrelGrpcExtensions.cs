@@ -13,7 +13,8 @@ public static class KestrelGrpcExtensions
     /// (<see cref="RpcServerLimits.Default"/> when null): MaxRequestBodySize (30 MB by default) and the minimum
     /// request/response data rates are removed, since an MPI stream may rightly idle for hours; the number of
     /// connections, the time to send headers and the time a connection may sit without a call are bounded instead,
-    /// and keep-alive pings every 10 s (answered within 20 s) detect a dead peer on an idle stream.
+    /// and HTTP/2 pings (<see cref="RpcServerLimits.PingDelay"/>, <see cref="RpcServerLimits.PingTimeout"/>) detect a dead or
+    /// frozen peer on an idle stream.
     /// </summary>
     public static KestrelServerOptions ConfigureForGrpc(this KestrelServerOptions kestrel, RpcServerLimits? limits = null)
     {
@@ -29,8 +30,8 @@ public static class KestrelGrpcExtensions
         kestrel.Limits.Http2.InitialConnectionWindowSize = limits.ConnectionWindowSize;
         kestrel.Limits.Http2.InitialStreamWindowSize = limits.StreamWindowSize;
         kestrel.Limits.Http2.MaxStreamsPerConnection = limits.MaxStreamsPerConnection;
-        kestrel.Limits.Http2.KeepAlivePingDelay = TimeSpan.FromSeconds(10);
-        kestrel.Limits.Http2.KeepAlivePingTimeout = TimeSpan.FromSeconds(20);
+        kestrel.Limits.Http2.KeepAlivePingDelay = limits.PingDelay;
+        kestrel.Limits.Http2.KeepAlivePingTimeout = limits.PingTimeout;
         return kestrel;
     }
 

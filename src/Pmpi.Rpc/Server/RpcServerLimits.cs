@@ -7,7 +7,7 @@ namespace Pmpi.Rpc.Server;
 /// send request headers, time a connection may idle without a call, and the HTTP/2 flow-control windows that bound
 /// what a peer can send before the server reads it. Every PMPI endpoint (rank, agent, master) has these limits.
 /// </summary>
-public sealed class RpcServerLimits
+public sealed record RpcServerLimits
 {
     /// <summary>
     /// Connections the listener holds at once; further ones are closed as soon as they are accepted. Defaults to
@@ -61,19 +61,33 @@ public sealed class RpcServerLimits
     /// <summary>Concurrent calls on one connection. Defaults to 1,000.</summary>
     public int MaxStreamsPerConnection { get; init; } = 1000;
 
+    /// <summary>
+    /// How long a connection may bring no frame before the server sends an HTTP/2 PING. Defaults to 10 seconds.
+    /// Pings are answered by the peer's HTTP/2 stack, not its application code, so a busy peer answers and a
+    /// stopped (SIGSTOP) or frozen one does not.
+    /// </summary>
+    public TimeSpan PingDelay { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>How long a PING may go unanswered before the connection and its calls are ended. Defaults to 20 seconds.</summary>
+    public TimeSpan PingTimeout { get; init; } = TimeSpan.FromSeconds(20);
+
     /// <summary>The limits of rank endpoints: wide windows for bulk MPI traffic.</summary>
     public static RpcServerLimits Default { get; } = new();
 
     /// <summary>
     /// The limits of control-plane endpoints (agent, master), whose calls carry small messages: Kestrel's default
     /// windows (1 MB per connection, 768 KB per stream) and 100 calls per connection, so a peer makes the daemon
-    /// hold little before a handler has looked at its call.
+    /// hold little before a handler has looked at its call; and a PING after 1 s without a frame, answered within
+    /// 5 s, so an agent finds a frozen master (whose Launch calls send it nothing) as fast as a master finds a
+    /// frozen agent by its heartbeats.
     /// </summary>
     public static RpcServerLimits ControlPlane { get; } = new()
     {
         ConnectionWindowSize = 1024 * 1024,
         StreamWindowSize = 768 * 1024,
         MaxStreamsPerConnection = 100,
+        PingDelay = TimeSpan.FromSeconds(1),
+        PingTimeout = TimeSpan.FromSeconds(5),
     };
 
     private static int DefaultMaxConnections()

@@ -16,6 +16,7 @@ internal sealed class AgentKestrelSetup(IOptions<AgentOptions> options) : IConfi
     {
         // Reading Value runs the validator, so a bad address fails here with its message rather than in Parse.
         var agent = options.Value;
-        kestrel.ListenGrpc(IPAddress.Parse(agent.BindAddress), agent.Port, agent.Security, RpcServerLimits.ControlPlane);
+        // A master that stops answering pings for the heartbeat timeout ends its Launch calls, and so its ranks here.
+        kestrel.ListenGrpc(IPAddress.Parse(agent.BindAddress), agent.Port, agent.Security, RpcServerLimits.ControlPlane with { PingTimeout = agent.HeartbeatTimeout });
     }
 }
