@@ -31,11 +31,16 @@ PINGPONG_PATHS = [
 # TLS against PMPI's own cleartext path, same processes and placement: the cost of encryption.
 TLS_PATH = ("TLS beside h2c: two rank processes on an address beyond loopback (a network namespace)", "tls", "h2c",
             [("latency", 1, 1, 1.3), ("bandwidth", 1 << 20, 16 << 20, 0.85)])
+# OpenSSL's TLS against plain TCP between two processes, no MPI: what encryption costs natively on this machine,
+# the scale for the row above.
+NATIVE_TLS_PATH = ("For scale, OpenSSL's own TLS beside plain TCP loopback (bench/native/tls_pingpong.py, no MPI)",
+                   "tls-native", "tcp-native", [])
 COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
 LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60
 
 LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI two processes",
           "tls": "PMPI two processes, TLS"}
+PAIR_NAMES = {"h2c": ("TLS", "h2c"), "tcp-native": ("OpenSSL TLS", "TCP")}   # (ours, theirs) where not PMPI/Open MPI
 
 
 def size_label(n):
@@ -133,14 +138,13 @@ class Report:
                     per_size[size].append(t)
             for size, times in per_size.items():
                 self.medians[kind, size] = statistics.median(times)
-        for title, pmpi, ref, goals in PINGPONG_PATHS + [TLS_PATH]:
+        for title, pmpi, ref, goals in PINGPONG_PATHS + [TLS_PATH, NATIVE_TLS_PATH]:
             pairs = self.paired(f"pingpong-{pmpi}", f"pingpong-{ref}", (int,))
             if not pairs:
                 continue
             self.out(f"### {title}")
             self.out()
-            theirs_name = "h2c" if ref == "h2c" else "Open MPI"
-            ours_name = "TLS" if pmpi == "tls" else "PMPI"
+            ours_name, theirs_name = PAIR_NAMES.get(ref, ("PMPI", "Open MPI"))
             self.out(f"| size | {theirs_name} µs | {ours_name} µs | latency {ours_name}/{theirs_name} | {theirs_name} MB/s "
                      f"| {ours_name} MB/s | bandwidth {ours_name}/{theirs_name} | goal |")
             self.out("|---:|---:|---:|---:|---:|---:|---:|---|")

@@ -8,7 +8,9 @@
 #   ping-pong  PMPI in-process, Open MPI shared memory, PMPI two processes (`pmpi run -n 2`), Open MPI TCP loopback:
 #              each PMPI path sits next to the Open MPI path it is compared with
 #   TLS        (as root, with iproute2) the same two processes with their ranks on an address beyond loopback, so
-#              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes
+#              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes; and
+#              for scale, OpenSSL's own TLS beside plain TCP (bench/native/tls_pingpong.py): what encryption costs
+#              natively on this machine
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
 #              resident memory after init
@@ -140,6 +142,8 @@ tls() {
   run pingpong-tls "${in_namespace[@]}" --master "$tls_address:7399" --credentials "$work/cluster" -n 2 "$bench_dll" -- \
     pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"
 }
+tcp_native() { run pingpong-tcp-native python3 "$repo/bench/native/tls_pingpong.py" tcp $quick_flag; }
+tls_native() { run pingpong-tls-native python3 "$repo/bench/native/tls_pingpong.py" tls $quick_flag; }
 coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag; }
 coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 $quick_flag --timeout "$child_timeout"; }
 
@@ -150,6 +154,7 @@ for ((round = 1; round <= rounds; round++)); do
   cut -d' ' -f1-3 /proc/loadavg >>"$runs/load"
   chain inproc sm procs tcp
   [[ $with_tls -eq 1 ]] && chain h2c tls
+  chain tcp_native tls_native
   chain coll_ompi coll_pmpi
   for n in $launch_counts; do
     hello_ompi() { run "launch-ompi-$n" "${ompi[@]}" -np "$n" ./hello; }
