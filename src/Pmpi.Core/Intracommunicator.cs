@@ -13,23 +13,33 @@ public class Intracommunicator : Communicator
     /// <summary>The color that leaves a rank out of every communicator made by <see cref="Split"/> (MPI_UNDEFINED).</summary>
     public const int Undefined = -1;
 
+    private readonly Lazy<CommunicatorTopology?> _topology;
+
     internal Intracommunicator(RankRuntime runtime, int context, int[] members, int rank)
         : base(runtime, context, members, rank)
     {
+        _topology = new(() => CommunicatorTopology.Of(this, runtime.Device.Places));
     }
 
     // ---- Synchronisation and data movement ----
 
-    /// <summary>Returns once every member has called it (MPI_Barrier; dissemination, ⌈log2 n⌉ rounds).</summary>
-    public override void Barrier() => CollectiveAlgorithms.Barrier(this);
+    /// <summary>
+    /// Returns once every member has called it (MPI_Barrier; dissemination, ⌈log2 n⌉ rounds; across nodes or domains,
+    /// within each node, then among node and domain leaders, and back).
+    /// </summary>
+    public override void Barrier()
+    {
+        if (Topology is { } levels) HierarchicalCollectives.Barrier(levels);
+        else CollectiveAlgorithms.Barrier(this);
+    }
 
-    /// <summary>Makes <paramref name="value"/> on every rank equal the root's (MPI_Bcast; binomial tree).</summary>
-    public void Broadcast<T>(ref T value, int root) => value = CollectiveAlgorithms.Broadcast(this, value, Checked(root));
+    /// <summary>Makes <paramref name="value"/> on every rank equal the root's (MPI_Bcast; binomial tree, by node and domain when the communicator spans several).</summary>
+    public void Broadcast<T>(ref T value, int root) => value = BroadcastValue(value, Checked(root));
 
     /// <summary>Broadcasts an array; a non-root array of the root's length is filled in place, otherwise replaced.</summary>
     public void Broadcast<T>(ref T[] values, int root)
     {
-        var received = CollectiveAlgorithms.Broadcast(this, values, Checked(root));
+        var received = BroadcastValue(values, Checked(root));
         if (Rank != root && values is not null && values.Length == received.Length) received.CopyTo(values, 0);
         else values = received;
     }
@@ -128,32 +138,44 @@ public class Intracommunicator : Communicator
 
     // ---- Reductions ----
 
-    /// <summary>Combines every rank's value in rank order at <paramref name="root"/>; default elsewhere (MPI_Reduce; binomial tree).</summary>
+    /// <summary>
+    /// Combines every rank's value in rank order at <paramref name="root"/>; default elsewhere (MPI_Reduce; binomial
+    /// tree; a commutative predefined operation goes by node and domain when the communicator spans several).
+    /// </summary>
     public T Reduce<T>(T value, ReductionOperation<T> op, int root)
     {
         ArgumentNullException.ThrowIfNull(op);
-        return CollectiveAlgorithms.Reduce(this, value, op, Checked(root));
+        return LevelsFor(op) is { } levels
+            ? HierarchicalCollectives.Reduce(this, levels, value, op, Checked(root))
+            : CollectiveAlgorithms.Reduce(this, value, op, Checked(root));
     }
 
     /// <summary>Combines arrays element by element at <paramref name="root"/>; null elsewhere (MPI_Reduce on a buffer).</summary>
     public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return Detached(CollectiveAlgorithms.Reduce(this, values, Elementwise(op), Checked(root)), values);
+        return Detached(LevelsFor(op) is { } levels
+            ? HierarchicalCollectives.Reduce(this, levels, values, Elementwise(op), Checked(root))
+            : CollectiveAlgorithms.Reduce(this, values, Elementwise(op), Checked(root)), values);
     }
 
-    /// <summary>Combines every rank's value in rank order and returns the result everywhere (MPI_Allreduce; recursive doubling).</summary>
+    /// <summary>
+    /// Combines every rank's value in rank order and returns the result everywhere (MPI_Allreduce; recursive doubling;
+    /// a commutative predefined operation goes by node and domain when the communicator spans several).
+    /// </summary>
     public T Allreduce<T>(T value, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(op);
-        return CollectiveAlgorithms.Allreduce(this, value, op);
+        return LevelsFor(op) is { } levels ? HierarchicalCollectives.Allreduce(levels, value, op) : CollectiveAlgorithms.Allreduce(this, value, op);
     }
 
     /// <summary>Combines arrays element by element and returns the result everywhere (MPI_Allreduce on a buffer).</summary>
     public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return Detached(CollectiveAlgorithms.Allreduce(this, values, Elementwise(op)), values);
+        return Detached(LevelsFor(op) is { } levels
+            ? HierarchicalCollectives.Allreduce(levels, values, Elementwise(op))
+            : CollectiveAlgorithms.Allreduce(this, values, Elementwise(op)), values);
     }
 
     /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> (MPI_Scan; recursive doubling).</summary>
@@ -346,6 +368,15 @@ public class Intracommunicator : Communicator
     // buffer the result must not alias the send buffer, or a later write to the input would change it, at some sizes only.
     [return: NotNullIfNotNull(nameof(result))]
     private static T[]? Detached<T>(T[]? result, T[] input) => ReferenceEquals(result, input) ? [.. input] : result;
+
+    /// <summary>How this communicator's members sit on nodes and domains; null when one level is all there is.</summary>
+    internal CommunicatorTopology? Topology => _topology.Value;
+
+    private T BroadcastValue<T>(T value, int root) =>
+        Topology is { } levels ? HierarchicalCollectives.Broadcast(this, levels, value, root) : CollectiveAlgorithms.Broadcast(this, value, root);
+
+    /// <summary>The levels a reduction by <paramref name="op"/> may climb: only a commutative one may be regrouped.</summary>
+    private CommunicatorTopology? LevelsFor<T>(ReductionOperation<T> op) => Operation<T>.IsCommutative(op) ? Topology : null;
 
     internal static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
     {

@@ -4,7 +4,9 @@ namespace Pmpi;
 
 /// <summary>
 /// Combines two values in a reduction. Collectives apply it in rank order, <c>op(lower, higher)</c>, so an operation
-/// need not be commutative, only associative (MPI-4.1 §6.9.1).
+/// need not be commutative, only associative (MPI-4.1 §6.9.1). The predefined commutative operations on primitive
+/// types (<see cref="Operation{T}.IsCommutative"/>) may be combined in another grouping, by node and domain, as MPI
+/// allows; floating-point sums may then differ from rank order in their last bits, identically on every rank.
 /// </summary>
 public delegate T ReductionOperation<T>(T first, T second);
 
@@ -27,6 +29,8 @@ public static class Operation<T>
     private static readonly Lazy<ReductionOperation<T>> BitwiseAndOp = new(() => Binary(nameof(BitwiseAnd), Expression.And));
     private static readonly Lazy<ReductionOperation<T>> BitwiseOrOp = new(() => Binary(nameof(BitwiseOr), Expression.Or));
     private static readonly Lazy<ReductionOperation<T>> ExclusiveOrOp = new(() => Binary(nameof(ExclusiveOr), Expression.ExclusiveOr));
+    private static readonly Lazy<ReductionOperation<T>>[] Predefined =
+        [AddOp, MultiplyOp, MinOp, MaxOp, LogicalAndOp, LogicalOrOp, LogicalXorOp, BitwiseAndOp, BitwiseOrOp, ExclusiveOrOp];
 
     /// <summary>Sum (MPI_SUM); string concatenation for strings.</summary>
     public static ReductionOperation<T> Add => AddOp.Value;
@@ -57,6 +61,15 @@ public static class Operation<T>
 
     /// <summary>Bitwise exclusive or (MPI_BXOR).</summary>
     public static ReductionOperation<T> ExclusiveOr => ExclusiveOrOp.Value;
+
+    /// <summary>
+    /// Whether <paramref name="op"/> is one of the predefined operations that are commutative on a primitive type (or
+    /// decimal): sum, product, min, max and the logical and bitwise ones. A user's operation, or a predefined one on a
+    /// user's type (whose operator may not commute, such as a matrix product), is not known to be.
+    /// </summary>
+    public static bool IsCommutative(ReductionOperation<T> op) =>
+        (typeof(T).IsPrimitive || typeof(T) == typeof(decimal))
+        && Predefined.Any(predefined => predefined.IsValueCreated && predefined.Value == op);
 
     // Expression trees have no arithmetic on the narrow integers; widen to int, then narrow back (wrapping, as C# does).
     private static bool IsNarrow => Type.GetTypeCode(typeof(T)) is TypeCode.Byte or TypeCode.SByte or TypeCode.Int16 or TypeCode.UInt16 or TypeCode.Char;

@@ -8,7 +8,7 @@ namespace Pmpi.Collectives;
 internal static class CollectiveAlgorithms
 {
     // One tag per algorithm keeps a mismatched collective call visible as a type or tag error instead of a silent swap.
-    private const int BarrierTag = 1, BroadcastTag = 2, ReduceTag = 3, AllreduceTag = 4, GatherTag = 5, ScatterTag = 6,
+    internal const int BarrierTag = 1, BroadcastTag = 2, ReduceTag = 3, AllreduceTag = 4, GatherTag = 5, ScatterTag = 6,
         AllgatherTag = 7, AlltoallTag = 8, ScanTag = 9;
 
     /// <summary>Dissemination barrier: in round k each rank signals rank + 2^k and waits for rank - 2^k.</summary>
@@ -254,10 +254,10 @@ internal static class CollectiveAlgorithms
 
     private static int Absolute(int relative, int root, int size) => (relative + root) % size;
 
-    private static void Send<T>(Intracommunicator comm, T value, int dest, int tag) =>
+    internal static void Send<T>(Intracommunicator comm, T value, int dest, int tag) =>
         Communicator.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
 
-    private static T Receive<T>(Intracommunicator comm, int source, int tag) =>
+    internal static T Receive<T>(Intracommunicator comm, int source, int tag) =>
         comm.Decode<T>(comm.ReceiveMessage(source, tag, comm.CollectiveContext), comm.CollectiveContext);
 
     /// <summary>Sends and receives at once, so large (rendezvous) messages between partners cannot deadlock.</summary>

@@ -1,5 +1,6 @@
 using System.Collections.Immutable;
 using Pmpi.Matching;
+using Pmpi.Routing;
 
 namespace Pmpi.Devices;
 
@@ -23,4 +24,7 @@ internal interface IDevice : IDisposable
 
     /// <summary>The link to each world rank, this one's own included, indexed by world rank.</summary>
     ImmutableArray<ILink> Links { get; }
+
+    /// <summary>Where each world rank runs (node and domain), indexed by world rank: what topology-aware collectives group by.</summary>
+    ImmutableArray<RankPlace> Places { get; }
 }

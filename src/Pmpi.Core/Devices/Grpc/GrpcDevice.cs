@@ -41,6 +41,9 @@ internal sealed class GrpcDevice : IDevice
     /// <summary>Empty until <see cref="Connect"/>.</summary>
     public ImmutableArray<ILink> Links { get; private set; } = [];
 
+    /// <summary>Empty until <see cref="Connect"/>.</summary>
+    public ImmutableArray<RankPlace> Places { get; private set; } = [];
+
     /// <summary>Where this rank's RankTransport endpoint listens (what it registers with the master).</summary>
     public Uri Endpoint => _server.Address;
 
@@ -76,6 +79,7 @@ internal sealed class GrpcDevice : IDevice
         ArgumentNullException.ThrowIfNull(routes);
         var resolved = routes.ResolveFrom(Rank);
         _peers.UseRoutes(resolved);
+        Places = [.. resolved.Select(route => route.To)];
         _peerPins.TrySetResult(resolved.Where(route => route.To.CertificatePin.Length > 0).Select(route => Convert.ToHexString(route.To.CertificatePin)).ToHashSet());
         Links = [.. resolved.Select(route => route.Kind == RouteKind.Self ? new SelfLink(Engine) : (ILink)new GrpcLink(_peers, route))];
     }

@@ -2,6 +2,7 @@ using System.Collections.Immutable;
 using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
+using Pmpi.Routing;
 
 namespace Pmpi.Devices.InProcess;
 
@@ -18,10 +19,20 @@ internal sealed class InProcessJob : IThreadedJob, IJobControl
 
     private readonly MatchingEngine[] _engines;
     private readonly Link[] _links; // every rank's link to each rank, shared: a link holds nothing of its sender
+    private readonly ImmutableArray<RankPlace> _places;
 
-    public InProcessJob(int size)
+    /// <param name="size">Number of ranks.</param>
+    /// <param name="places">
+    /// Where each rank is taken to run, (node, domain) by rank: all on this machine in no domain by default; other
+    /// places let tests run the topology-aware collectives in one process.
+    /// </param>
+    public InProcessJob(int size, IReadOnlyList<(string Node, string Domain)>? places = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(size, 1);
+        if (places is not null && places.Count != size) throw new ArgumentException($"{places.Count} places for {size} ranks.", nameof(places));
+        _places = [.. Enumerable.Range(0, size).Select(rank => places is null
+            ? new RankPlace(rank, System.Environment.MachineName, "", "", "")
+            : new RankPlace(rank, places[rank].Node, places[rank].Domain, "", ""))];
         _engines = new MatchingEngine[size];
         _links = new Link[size];
         for (int i = 0; i < size; i++)
@@ -53,6 +64,7 @@ internal sealed class InProcessJob : IThreadedJob, IJobControl
             Engine = job._engines[rank];
             ImmutableArray<ILink> links = [.. job._links];
             Links = links.SetItem(rank, new SelfLink(Engine));
+            Places = job._places;
         }
 
         public int Rank { get; }
@@ -64,6 +76,8 @@ internal sealed class InProcessJob : IThreadedJob, IJobControl
         public string ProcessorName => System.Environment.MachineName;
 
         public ImmutableArray<ILink> Links { get; }
+
+        public ImmutableArray<RankPlace> Places { get; }
 
         public void Dispose()
         {

@@ -1,0 +1,80 @@
+using System.Collections.Immutable;
+using Pmpi.Routing;
+
+namespace Pmpi.Collectives;
+
+/// <summary>
+/// How a communicator's members sit on nodes and domains, for the topology-aware collectives: this rank's node
+/// group and, on leaders, the group of its domain's node leaders and the group of domain leaders. A node's (domain's)
+/// leader is its lowest rank. Each level is a communicator of its own over some of the members, in rank order, with
+/// a context of its own (three are agreed on at once when the topology is first needed, by every member), so the
+/// levels' messages and the parent's never meet.
+/// </summary>
+internal sealed class CommunicatorTopology
+{
+    private readonly int[] _nodeLeader;   // by rank: the rank leading its node
+    private readonly int[] _domainLeader; // by rank: the rank leading its domain
+    private readonly int[] _domainLeaders; // the domain leaders' ranks, in rank order
+
+    private CommunicatorTopology(Intracommunicator comm, int[] nodeOf, int[] domainOf, int context)
+    {
+        int size = comm.Size, rank = comm.Rank;
+        _nodeLeader = new int[size];
+        _domainLeader = new int[size];
+        for (int r = size - 1; r >= 0; r--)
+        {
+            _nodeLeader[r] = Array.IndexOf(nodeOf, nodeOf[r]);
+            _domainLeader[r] = Array.IndexOf(domainOf, domainOf[r]);
+        }
+        _domainLeaders = [.. Enumerable.Range(0, size).Where(r => _domainLeader[r] == r)];
+        Node = Level(comm, context, [.. Enumerable.Range(0, size).Where(r => nodeOf[r] == nodeOf[rank])]);
+        if (_nodeLeader[rank] == rank)
+            NodeLeaders = Level(comm, context + 2, [.. Enumerable.Range(0, size).Where(r => _nodeLeader[r] == r && domainOf[r] == domainOf[rank])]);
+        if (_domainLeader[rank] == rank) DomainLeaders = Level(comm, context + 4, _domainLeaders);
+        comm.Runtime.MarkContextUsed(context + 4);
+    }
+
+    /// <summary>The members on this rank's node; its leader is rank 0 of it.</summary>
+    public Intracommunicator Node { get; }
+
+    /// <summary>On a node leader: the node leaders of its domain, the domain's leader first; null elsewhere.</summary>
+    public Intracommunicator? NodeLeaders { get; }
+
+    /// <summary>On a domain leader: every domain's leader; null elsewhere.</summary>
+    public Intracommunicator? DomainLeaders { get; }
+
+    /// <summary>The rank leading <paramref name="rank"/>'s node.</summary>
+    public int NodeLeaderOf(int rank) => _nodeLeader[rank];
+
+    /// <summary>The rank leading <paramref name="rank"/>'s domain.</summary>
+    public int DomainLeaderOf(int rank) => _domainLeader[rank];
+
+    /// <summary>Where <paramref name="rank"/>'s domain leader is among the domain leaders.</summary>
+    public int DomainIndexOf(int rank) => Array.IndexOf(_domainLeaders, _domainLeader[rank]);
+
+    /// <summary>
+    /// The topology of <paramref name="comm"/> from where each world rank runs (<paramref name="places"/>, indexed by
+    /// world rank), or null when levels would gain nothing: all members on one node, or each on its own node in one
+    /// domain, or where ranks run is not known. Every member decides alike from the same table; when there are levels,
+    /// the members agree on their contexts (a collective on <paramref name="comm"/>).
+    /// </summary>
+    public static CommunicatorTopology? Of(Intracommunicator comm, ImmutableArray<RankPlace> places)
+    {
+        if (places.IsDefaultOrEmpty) return null;
+        var members = comm.Members.ToArray();
+        var nodes = members.Select(world => (places[world].Domain, places[world].Node)).ToArray();
+        var domains = members.Select(world => places[world].Domain).ToArray();
+        int nodeCount = nodes.Distinct().Count(), domainCount = domains.Distinct().Count();
+        bool nodesShared = nodeCount > 1 && nodeCount < members.Length;
+        bool domainsShared = domainCount > 1 && domainCount < nodeCount;
+        if (!nodesShared && !domainsShared) return null;
+        return new CommunicatorTopology(comm, [.. nodes.Select(node => Array.IndexOf(nodes, node))], [.. domains.Select(domain => Array.IndexOf(domains, domain))],
+            comm.AgreeOnContext());
+    }
+
+    private static Intracommunicator Level(Intracommunicator comm, int context, int[] ranks)
+    {
+        var members = comm.Members.ToArray();
+        return new Intracommunicator(comm.Runtime, context, [.. ranks.Select(r => members[r])], Array.IndexOf(ranks, comm.Rank));
+    }
+}

@@ -1,0 +1,58 @@
+namespace Pmpi.Collectives;
+
+/// <summary>
+/// Collectives that climb a communicator's topology (<see cref="CommunicatorTopology"/>): within each node first, then
+/// among one leader per node within each domain, then among one leader per domain, and back down; each level runs
+/// the flat algorithm of <see cref="CollectiveAlgorithms"/> on its group. So a broadcast or a reduction crosses
+/// between two domains (a gateway pair) once per direction it needs, and between two nodes once, instead of
+/// ⌈log2 n⌉ times per rank. Reductions regroup the operands, so they take this path only for commutative
+/// operations (<see cref="Operation{T}.IsCommutative"/>); any other keeps the flat algorithm and its exact rank order.
+/// </summary>
+internal static class HierarchicalCollectives
+{
+    /// <summary>Up to the domain leaders and back: no rank leaves before every rank has come.</summary>
+    public static void Barrier(CommunicatorTopology levels) => Allreduce(levels, (byte)0, static (first, _) => first);
+
+    public static T Broadcast<T>(Intracommunicator comm, CommunicatorTopology levels, T value, int root)
+    {
+        // The root's value climbs to its domain's leader, then spreads: among domain leaders, to node leaders, to nodes.
+        int nodeLeader = levels.NodeLeaderOf(root), domainLeader = levels.DomainLeaderOf(root);
+        value = Hand(comm, value, root, nodeLeader, CollectiveAlgorithms.BroadcastTag);
+        value = Hand(comm, value, nodeLeader, domainLeader, CollectiveAlgorithms.BroadcastTag);
+        if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Broadcast(domainLeaders, value, levels.DomainIndexOf(root));
+        if (levels.NodeLeaders is { } nodeLeaders) value = CollectiveAlgorithms.Broadcast(nodeLeaders, value, 0);
+        return CollectiveAlgorithms.Broadcast(levels.Node, value, 0);
+    }
+
+    public static T Reduce<T>(Intracommunicator comm, CommunicatorTopology levels, T value, ReductionOperation<T> op, int root)
+    {
+        value = ReduceToDomainLeaders(levels, value, op);
+        if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Reduce(domainLeaders, value, op, levels.DomainIndexOf(root));
+        value = Hand(comm, value, levels.DomainLeaderOf(root), root, CollectiveAlgorithms.ReduceTag);
+        return comm.Rank == root ? value : default!;
+    }
+
+    public static T Allreduce<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
+    {
+        value = ReduceToDomainLeaders(levels, value, op);
+        if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Allreduce(domainLeaders, value, op);
+        if (levels.NodeLeaders is { } nodeLeaders) value = CollectiveAlgorithms.Broadcast(nodeLeaders, value, 0);
+        return CollectiveAlgorithms.Broadcast(levels.Node, value, 0);
+    }
+
+    /// <summary>Each node's values combined at its leader, then each domain's at its leader; what other ranks hold after is meaningless.</summary>
+    private static T ReduceToDomainLeaders<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
+    {
+        value = CollectiveAlgorithms.Reduce(levels.Node, value, op, 0);
+        return levels.NodeLeaders is { } nodeLeaders ? CollectiveAlgorithms.Reduce(nodeLeaders, value, op, 0) : value;
+    }
+
+    /// <summary>Moves <paramref name="value"/> from rank <paramref name="from"/> to rank <paramref name="to"/> (nothing when they are one).</summary>
+    private static T Hand<T>(Intracommunicator comm, T value, int from, int to, int tag)
+    {
+        if (from == to) return value;
+        if (comm.Rank == from) CollectiveAlgorithms.Send(comm, value, to, tag);
+        else if (comm.Rank == to) value = CollectiveAlgorithms.Receive<T>(comm, from, tag);
+        return value;
+    }
+}
