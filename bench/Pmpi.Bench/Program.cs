@@ -2,7 +2,8 @@
 // and writes docs/benchmarks.md.
 //   pingpong [--device inprocess|grpc] [--details] [--jit-warmup] [--quick]   half round trip and MB/s per size
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
-//   collectives [--device ...] [--ranks N] [--quick]          Allreduce and Broadcast latency per size
+//   collectives [--device ...] [--ranks N] [--quick] [--block-allreduce-from BYTES]
+//                                                   Allreduce and Broadcast latency per size
 //   hello [--device ...] [--ranks N]                           each rank's resident memory after init, for launch timing
 //   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
 //   baseline                                                   the floor: thread hand-off and memcpy, without PMPI
@@ -50,13 +51,18 @@ pingpong.SetAction(parse =>
     });
 });
 
+var blockAllreduceFrom = new Option<int?>("--block-allreduce-from")
+{
+    Description = "Allreduce arrays of at least this many bytes by blocks (reduce-scatter + allgather), to measure where that pays.",
+};
 var collectives = new Command("collectives", "Allreduce and Broadcast latency (us) per message size, as bench/native/collectives.c.")
 {
-    device, ranks, quick, timeout,
+    device, ranks, quick, timeout, blockAllreduceFrom,
 };
 collectives.SetAction(parse =>
 {
     bool isQuick = parse.GetValue(quick);
+    if (parse.GetValue(blockAllreduceFrom) is { } from) Pmpi.Collectives.CollectiveAlgorithms.BlockAllreduceThreshold = from;
     return RunJob(parse, parse.GetValue(ranks), (world, _) => CollectivesBenchmark.Run(world, Console.Out, isQuick));
 });
 

@@ -169,13 +169,17 @@ public class Intracommunicator : Communicator
         return LevelsFor(op) is { } levels ? HierarchicalCollectives.Allreduce(levels, value, op) : CollectiveAlgorithms.Allreduce(this, value, op);
     }
 
-    /// <summary>Combines arrays element by element and returns the result everywhere (MPI_Allreduce on a buffer).</summary>
+    /// <summary>
+    /// Combines arrays element by element and returns the result everywhere (MPI_Allreduce on a buffer); a long array
+    /// and a commutative predefined operation go by blocks, a reduce-scatter then an allgather (Rabenseifner).
+    /// </summary>
     public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
+        ArgumentNullException.ThrowIfNull(op);
         return Detached(LevelsFor(op) is { } levels
-            ? HierarchicalCollectives.Allreduce(levels, values, Elementwise(op))
-            : CollectiveAlgorithms.Allreduce(this, values, Elementwise(op)), values);
+            ? HierarchicalCollectives.Allreduce(levels, values, op)
+            : CollectiveAlgorithms.AllreduceElementwise(this, values, op, Operation<T>.IsCommutative(op)), values);
     }
 
     /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> (MPI_Scan; recursive doubling).</summary>

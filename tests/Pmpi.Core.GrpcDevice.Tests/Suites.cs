@@ -19,6 +19,7 @@ namespace Pmpi.Tests.Collectives
     public sealed class GrpcGatherTests() : GatherTests(Device.Grpc);
 
     public sealed class GrpcNonCommutativeTests() : NonCommutativeTests(Device.Grpc);
+    public sealed class GrpcBlockAllreduceTests() : BlockAllreduceTests(Device.Grpc);
 
     public sealed class GrpcOperationTests() : OperationTests(Device.Grpc);
 

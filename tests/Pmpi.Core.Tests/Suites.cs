@@ -19,6 +19,7 @@ namespace Pmpi.Tests.Collectives
     public sealed class InProcessGatherTests() : GatherTests(Device.InProcess);
 
     public sealed class InProcessNonCommutativeTests() : NonCommutativeTests(Device.InProcess);
+    public sealed class InProcessBlockAllreduceTests() : BlockAllreduceTests(Device.InProcess);
 
     public sealed class InProcessOperationTests() : OperationTests(Device.InProcess);
 

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Pmpi.Collectives;
 
 /// <summary>
@@ -9,7 +11,13 @@ internal static class CollectiveAlgorithms
 {
     // One tag per algorithm keeps a mismatched collective call visible as a type or tag error instead of a silent swap.
     internal const int BarrierTag = 1, BroadcastTag = 2, ReduceTag = 3, AllreduceTag = 4, GatherTag = 5, ScatterTag = 6,
-        AllgatherTag = 7, AlltoallTag = 8, ScanTag = 9;
+        AllgatherTag = 7, AlltoallTag = 8, ScanTag = 9, BlockAllreduceTag = 10;
+
+    /// <summary>
+    /// From how many bytes an element-wise allreduce of a commutative operation goes by blocks
+    /// (<see cref="AllreduceByBlocks"/>) rather than whole arrays; measured in docs/benchmarks.md.
+    /// </summary>
+    internal static int BlockAllreduceThreshold = 256 * 1024;
 
     /// <summary>Dissemination barrier: in round k each rank signals rank + 2^k and waits for rank - 2^k.</summary>
     public static void Barrier(Intracommunicator comm)
@@ -104,6 +112,79 @@ internal static class CollectiveAlgorithms
             else value = Receive<T>(comm, rank + 1, AllreduceTag);
         }
         return value;
+    }
+
+    /// <summary>
+    /// Element-wise allreduce of arrays: by blocks (<see cref="AllreduceByBlocks"/>) when the operation is commutative,
+    /// the array is at least <see cref="BlockAllreduceThreshold"/> bytes and there are at least 4 ranks (below that
+    /// the extra rounds cost more than the bytes they save); otherwise whole arrays by recursive doubling.
+    /// </summary>
+    public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative) =>
+        commutative && comm.Size >= 4 && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && values.Length >= comm.Size
+            ? AllreduceByBlocks(comm, values, op)
+            : Allreduce(comm, values, Intracommunicator.Elementwise(op));
+
+    /// <summary>
+    /// Rabenseifner's allreduce for a commutative operation (MPICH's for long messages): the ranks beyond a power of
+    /// two p fold into partners as in <see cref="Allreduce"/>; the array is cut into p blocks; recursive halving
+    /// leaves each of the p ranks with one block reduced over all of them (a reduce-scatter), and recursive doubling
+    /// hands the blocks round (an allgather). Each rank sends about 2·(p-1)/p of the array instead of log2 p arrays.
+    /// </summary>
+    public static T[] AllreduceByBlocks<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op)
+    {
+        int rank = comm.Rank, size = comm.Size;
+        int powerOfTwo = 1;
+        while (powerOfTwo * 2 <= size) powerOfTwo *= 2;
+        int remainder = size - powerOfTwo;
+        var result = (T[])values.Clone();
+
+        int folded = rank - remainder;
+        if (rank < 2 * remainder)
+        {
+            if (rank % 2 == 0)
+            {
+                Send(comm, result, rank + 1, BlockAllreduceTag);
+                folded = -1;
+            }
+            else
+            {
+                Combine(result, 0, result.Length, Receive<T[]>(comm, rank - 1, BlockAllreduceTag), op);
+                folded = rank / 2;
+            }
+        }
+
+        if (folded >= 0)
+        {
+            // Block b is elements [start(b), start(b + 1)); this rank holds blocks [low, high) reduced over its subcube.
+            int Start(int block) => (int)((long)result.Length * block / powerOfTwo);
+            int RankOf(int foldedRank) => foldedRank < remainder ? foldedRank * 2 + 1 : foldedRank + remainder;
+            int low = 0, high = powerOfTwo;
+            for (int mask = powerOfTwo / 2; mask > 0; mask /= 2)
+            {
+                int middle = (low + high) / 2;
+                bool keepLower = (folded & mask) == 0;
+                var (keepFrom, keepTo, giveFrom, giveTo) = keepLower ? (low, middle, middle, high) : (middle, high, low, middle);
+                var theirs = Exchange(comm, result[Start(giveFrom)..Start(giveTo)], RankOf(folded ^ mask), RankOf(folded ^ mask), BlockAllreduceTag);
+                Combine(result, Start(keepFrom), Start(keepTo) - Start(keepFrom), theirs, op);
+                (low, high) = (keepFrom, keepTo);
+            }
+            for (int mask = 1; mask < powerOfTwo; mask *= 2)
+            {
+                int width = high - low;
+                var (otherFrom, otherTo) = (folded & mask) == 0 ? (high, high + width) : (low - width, low);
+                var theirs = Exchange(comm, result[Start(low)..Start(high)], RankOf(folded ^ mask), RankOf(folded ^ mask), BlockAllreduceTag);
+                CheckLength(theirs, Start(otherTo) - Start(otherFrom), result.Length);
+                theirs.CopyTo(result, Start(otherFrom));
+                (low, high) = (Math.Min(low, otherFrom), Math.Max(high, otherTo));
+            }
+        }
+
+        if (rank < 2 * remainder)
+        {
+            if (rank % 2 == 1) Send(comm, result, rank - 1, BlockAllreduceTag);
+            else result = Receive<T[]>(comm, rank + 1, BlockAllreduceTag);
+        }
+        return result;
     }
 
     /// <summary>
@@ -241,6 +322,20 @@ internal static class CollectiveAlgorithms
             block.CopyTo(result, receiveOffsets[source]);
         }
         return result;
+    }
+
+    /// <summary>Folds <paramref name="theirs"/>, a peer's <paramref name="length"/> elements from <paramref name="offset"/> on, into <paramref name="result"/>.</summary>
+    private static void Combine<T>(T[] result, int offset, int length, T[] theirs, ReductionOperation<T> op)
+    {
+        CheckLength(theirs, length, result.Length);
+        for (int i = 0; i < theirs.Length; i++) result[offset + i] = op(result[offset + i], theirs[i]);
+    }
+
+    /// <summary>A peer's block of an array as long as this rank's has the length this rank's block has.</summary>
+    private static void CheckLength<T>(T[] theirs, int length, int arrayLength)
+    {
+        if (theirs.Length != length)
+            throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths: this rank's has {arrayLength} elements, a peer's block has {theirs.Length} where {length} were due.");
     }
 
     private static int[] Offsets(int[] counts)

@@ -40,6 +40,16 @@ internal static class HierarchicalCollectives
         return CollectiveAlgorithms.Broadcast(levels.Node, value, 0);
     }
 
+    /// <summary>Element-wise over arrays: the domain leaders' level may go by blocks (<see cref="CollectiveAlgorithms.AllreduceElementwise"/>).</summary>
+    public static T[] Allreduce<T>(CommunicatorTopology levels, T[] values, ReductionOperation<T> op)
+    {
+        var elementwise = Intracommunicator.Elementwise(op);
+        values = ReduceToDomainLeaders(levels, values, elementwise);
+        if (levels.DomainLeaders is { } domainLeaders) values = CollectiveAlgorithms.AllreduceElementwise(domainLeaders, values, op, commutative: true);
+        if (levels.NodeLeaders is { } nodeLeaders) values = CollectiveAlgorithms.Broadcast(nodeLeaders, values, 0);
+        return CollectiveAlgorithms.Broadcast(levels.Node, values, 0);
+    }
+
     /// <summary>Each node's values combined at its leader, then each domain's at its leader; what other ranks hold after is meaningless.</summary>
     private static T ReduceToDomainLeaders<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
     {

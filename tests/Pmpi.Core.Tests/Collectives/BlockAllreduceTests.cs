@@ -1,0 +1,60 @@
+using Pmpi.Collectives;
+
+namespace Pmpi.Tests.Collectives;
+
+/// <summary>
+/// Allreduce by blocks (reduce-scatter by recursive halving, then allgather by recursive doubling) for every size
+/// up to 9 ranks, powers of two and not, and array lengths that do not divide evenly (some shorter than the number of
+/// ranks, so some blocks are empty); and through the public Allreduce with arrays past the threshold.
+/// </summary>
+public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
+{
+    public static TheoryData<int, int> SizesAndLengths => new()
+    {
+        { 1, 5 }, { 2, 7 }, { 3, 1 }, { 3, 10 }, { 4, 4 }, { 4, 13 }, { 5, 3 }, { 5, 17 }, { 6, 29 }, { 7, 7 }, { 7, 50 }, { 8, 64 }, { 9, 100 },
+    };
+
+    [Theory]
+    [MemberData(nameof(SizesAndLengths))]
+    public void AllreduceByBlocks_SumAndMax_EveryRankGetsTheElementwiseResult(int size, int length)
+    {
+        // Act
+        var results = Run(size, world => (
+            Sum: CollectiveAlgorithms.AllreduceByBlocks(world, Values(world.Rank, length), Operation<long>.Add),
+            Max: CollectiveAlgorithms.AllreduceByBlocks(world, Values(world.Rank, length), Operation<long>.Max)));
+
+        // Assert
+        var inputs = Enumerable.Range(0, size).Select(rank => Values(rank, length)).ToArray();
+        var sum = Enumerable.Range(0, length).Select(i => inputs.Sum(input => input[i])).ToArray();
+        var max = Enumerable.Range(0, length).Select(i => inputs.Max(input => input[i])).ToArray();
+        Assert.All(results, result => Assert.Equal(sum, result.Sum));
+        Assert.All(results, result => Assert.Equal(max, result.Max));
+    }
+
+    [Theory]
+    [InlineData(4)]
+    [InlineData(7)]
+    public void Allreduce_ArrayPastTheThreshold_GoesByBlocksWithTheSameResult(int size)
+    {
+        // Arrange: a double[] of twice the threshold, whose sums are exact in any grouping (small integers).
+        int length = 2 * CollectiveAlgorithms.BlockAllreduceThreshold / sizeof(double) + 3;
+
+        // Act
+        var results = Run(size, world => world.Allreduce([.. Values(world.Rank, length).Select(v => (double)v)], Operation<double>.Add));
+
+        // Assert
+        var inputs = Enumerable.Range(0, size).Select(rank => Values(rank, length)).ToArray();
+        var expected = Enumerable.Range(0, length).Select(i => (double)inputs.Sum(input => input[i])).ToArray();
+        Assert.All(results, result => Assert.Equal(expected, result));
+    }
+
+    [Fact]
+    public void AllreduceByBlocks_ArraysOfDifferentLengths_FailsNamingTheLengths()
+    {
+        var error = Assert.ThrowsAny<Exception>(() => Run(4, world => CollectiveAlgorithms.AllreduceByBlocks(world, Values(world.Rank, world.Rank == 3 ? 9 : 8), Operation<long>.Add)));
+
+        Assert.Contains("arrays of different lengths", error.ToString());
+    }
+
+    private static long[] Values(int rank, int length) => [.. Enumerable.Range(0, length).Select(i => (long)((rank + 1) * 1000 + i * (rank % 3 - 1)))];
+}
