@@ -40,6 +40,50 @@ public sealed class GatewayTests
     }
 
     [Fact]
+    public async Task Run_AllreduceAcrossTwoDomains_OnlyTheDomainLeadersCrossTheGateways()
+    {
+        // Arrange: ranks 0-3 on node a1 in domain a, 4-7 on b1 in domain b; an Allreduce of 1 MB of doubles, once by
+        // the predefined sum (by node and domain) and once by a lambda (flat recursive doubling, whose last round
+        // pairs every rank of a with one of b).
+        await using var gatewayA = await GatewayProcess.StartAsync("a");
+        await using var gatewayB = await GatewayProcess.StartAsync("b");
+        await using var agentA = await AgentProcess.StartAsync("node-a", slots: 4, domain: "a");
+        await using var agentB = await AgentProcess.StartAsync("node-b", slots: 4, domain: "b");
+        using var scratch = new ScratchDirectory();
+
+        // Act
+        var byLevels = await RelayedByAsync("predefined");
+        var flat = await RelayedByAsync("lambda");
+
+        // Assert: by levels, one pair (leader 0 with leader 4: one call, or two when both dial at once) carrying the
+        // array once each way; flat, four pairs.
+        Assert.True(byLevels.Streams is 1 or 2, $"by levels: {byLevels} (streams, bytes), flat: {flat}");
+        Assert.InRange(byLevels.Bytes, 2L << 20, 3L << 20);
+        Assert.True(flat.Streams >= 4, $"the flat Allreduce crossed on {flat.Streams} streams");
+        Assert.True(flat.Bytes >= 8L << 20, $"the flat Allreduce relayed {flat.Bytes} bytes");
+
+        async Task<(long Streams, long Bytes)> RelayedByAsync(string operation)
+        {
+            var before = await gatewayA.StatusAsync();
+            var file = scratch.Write($"allreduce-{operation}.xml", $"""
+                <computation name="allreduce" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
+                  <domain name="a" gateway="{gatewayA.Endpoint}"/>
+                  <domain name="b" gateway="{gatewayB.Endpoint}"/>
+                  <node name="a1" agent="{agentA.Endpoint}" domain="a" slots="4"/>
+                  <node name="b1" agent="{agentB.Endpoint}" domain="b" slots="4"/>
+                  <ranks program="{PmpiCli.TestRanksDll}" count="8"><arg>allreduce</arg><arg>1</arg><arg>{operation}</arg></ranks>
+                </computation>
+                """);
+            await using var run = PmpiCli.Start(["run", "--master", agentA.Address.ToString(), file]);
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+            Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+            Assert.Contains("[0] allreduce ok 131072 doubles", run.Stdout);
+            var after = await gatewayA.StatusAsync();
+            return (after.StreamsRelayed - before.StreamsRelayed, after.BytesRelayed - before.BytesRelayed);
+        }
+    }
+
+    [Fact]
     public async Task Run_256MegabyteMessageAcrossDomains_ArrivesIntactThroughBothGateways()
     {
         // Arrange: rank 0 alone in domain a, rank 1 alone in domain b.

@@ -79,6 +79,9 @@ Environment.Run(ref args, world =>
         case "domains":
             Domains(world);
             break;
+        case "allreduce":
+            Allreduce(world, megabytes: Int(args[1]), predefined: args[2] == "predefined");
+            break;
         case "grandchild":
             if (world.Rank == 0) Grandchild(pidFile: args[1]);
             world.Receive<int>(Communicator.AnySource, 999);
@@ -204,6 +207,18 @@ static void Big(Intracommunicator world, int megabytes)
 
     // Not a simple ramp, so a chunk delivered out of place or twice would not compare equal.
     static double Value(int i) => i * 0.5 + (i % 7919);
+}
+
+// An Allreduce of an array of doubles, by Operation<double>.Add (predefined and commutative: it may go by node and
+// domain) or by a lambda that adds (not known to commute: the flat algorithm); rank 0 prints whether it is right.
+static void Allreduce(Intracommunicator world, int megabytes, bool predefined)
+{
+    int length = megabytes * 1024 * 1024 / sizeof(double);
+    var values = Enumerable.Range(0, length).Select(i => (double)(world.Rank + i % 1000)).ToArray();
+    var sum = predefined ? world.Allreduce(values, Operation<double>.Add) : world.Allreduce(values, (a, b) => a + b);
+    long ranks = world.Size * (world.Size - 1L) / 2;
+    bool right = Enumerable.Range(0, length).All(i => sum[i] == ranks + world.Size * (double)(i % 1000));
+    if (world.Rank == 0) Console.WriteLine($"allreduce {(right ? "ok" : "wrong")} {length} doubles");
 }
 
 // A compute phase with no PMPI call at all, longer than the heartbeat timeout: the runtime's heartbeat must carry it.

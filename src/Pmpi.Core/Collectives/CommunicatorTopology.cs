@@ -7,8 +7,8 @@ namespace Pmpi.Collectives;
 /// How a communicator's members sit on nodes and domains, for the topology-aware collectives: this rank's node
 /// group and, on leaders, the group of its domain's node leaders and the group of domain leaders. A node's (domain's)
 /// leader is its lowest rank. Each level is a communicator of its own over some of the members, in rank order, with
-/// a context of its own (three are agreed on at once when the topology is first needed, by every member), so the
-/// levels' messages and the parent's never meet.
+/// a context of its own derived from the parent's (<see cref="LevelContext"/>), so the levels' messages and the
+/// parent's never meet, and no message is needed to set the levels up: every member computes them from the table.
 /// </summary>
 internal sealed class CommunicatorTopology
 {
@@ -16,7 +16,7 @@ internal sealed class CommunicatorTopology
     private readonly int[] _domainLeader; // by rank: the rank leading its domain
     private readonly int[] _domainLeaders; // the domain leaders' ranks, in rank order
 
-    private CommunicatorTopology(Intracommunicator comm, int[] nodeOf, int[] domainOf, int context)
+    private CommunicatorTopology(Intracommunicator comm, int[] nodeOf, int[] domainOf)
     {
         int size = comm.Size, rank = comm.Rank;
         _nodeLeader = new int[size];
@@ -27,11 +27,10 @@ internal sealed class CommunicatorTopology
             _domainLeader[r] = Array.IndexOf(domainOf, domainOf[r]);
         }
         _domainLeaders = [.. Enumerable.Range(0, size).Where(r => _domainLeader[r] == r)];
-        Node = Level(comm, context, [.. Enumerable.Range(0, size).Where(r => nodeOf[r] == nodeOf[rank])]);
+        Node = Level(comm, 0, [.. Enumerable.Range(0, size).Where(r => nodeOf[r] == nodeOf[rank])]);
         if (_nodeLeader[rank] == rank)
-            NodeLeaders = Level(comm, context + 2, [.. Enumerable.Range(0, size).Where(r => _nodeLeader[r] == r && domainOf[r] == domainOf[rank])]);
-        if (_domainLeader[rank] == rank) DomainLeaders = Level(comm, context + 4, _domainLeaders);
-        comm.Runtime.MarkContextUsed(context + 4);
+            NodeLeaders = Level(comm, 1, [.. Enumerable.Range(0, size).Where(r => _nodeLeader[r] == r && domainOf[r] == domainOf[rank])]);
+        if (_domainLeader[rank] == rank) DomainLeaders = Level(comm, 2, _domainLeaders);
     }
 
     /// <summary>The members on this rank's node; its leader is rank 0 of it.</summary>
@@ -55,8 +54,7 @@ internal sealed class CommunicatorTopology
     /// <summary>
     /// The topology of <paramref name="comm"/> from where each world rank runs (<paramref name="places"/>, indexed by
     /// world rank), or null when levels would gain nothing: all members on one node, or each on its own node in one
-    /// domain, or where ranks run is not known. Every member decides alike from the same table; when there are levels,
-    /// the members agree on their contexts (a collective on <paramref name="comm"/>).
+    /// domain, or where ranks run is not known. Every member decides alike from the same table.
     /// </summary>
     public static CommunicatorTopology? Of(Intracommunicator comm, ImmutableArray<RankPlace> places)
     {
@@ -68,13 +66,19 @@ internal sealed class CommunicatorTopology
         bool nodesShared = nodeCount > 1 && nodeCount < members.Length;
         bool domainsShared = domainCount > 1 && domainCount < nodeCount;
         if (!nodesShared && !domainsShared) return null;
-        return new CommunicatorTopology(comm, [.. nodes.Select(node => Array.IndexOf(nodes, node))], [.. domains.Select(domain => Array.IndexOf(domains, domain))],
-            comm.AgreeOnContext());
+        return new CommunicatorTopology(comm, [.. nodes.Select(node => Array.IndexOf(nodes, node))], [.. domains.Select(domain => Array.IndexOf(domains, domain))]);
     }
 
-    private static Intracommunicator Level(Intracommunicator comm, int context, int[] ranks)
+    /// <summary>
+    /// The context of <paramref name="level"/> (0 node, 1 node leaders, 2 domain leaders) of the communicator whose
+    /// context is <paramref name="parent"/>: negative, where context agreement never allocates, and distinct for
+    /// every (parent, level); like any context, even, with the next odd one for its collective traffic.
+    /// </summary>
+    public static int LevelContext(int parent, int level) => -(parent / 2 * 6 + level * 2 + 2);
+
+    private static Intracommunicator Level(Intracommunicator comm, int level, int[] ranks)
     {
         var members = comm.Members.ToArray();
-        return new Intracommunicator(comm.Runtime, context, [.. ranks.Select(r => members[r])], Array.IndexOf(ranks, comm.Rank));
+        return new Intracommunicator(comm.Runtime, LevelContext(comm.Context, level), [.. ranks.Select(r => members[r])], Array.IndexOf(ranks, comm.Rank));
     }
 }
