@@ -44,8 +44,10 @@ public class Intracommunicator : Communicator
         else values = received;
     }
 
-    /// <summary>Every rank's value, in rank order, at <paramref name="root"/>; null elsewhere (MPI_Gather; binomial tree).</summary>
-    public T[]? Gather<T>(T value, int root) => CollectiveAlgorithms.Gatherv(this, [value], Checked(root), _ => 1);
+    /// <summary>Every rank's value, in rank order, at <paramref name="root"/>; null elsewhere (MPI_Gather; binomial tree, by node and domain when the communicator spans several).</summary>
+    public T[]? Gather<T>(T value, int root) => Topology is { } levels
+        ? HierarchicalCollectives.Gather(this, levels, value, Checked(root))
+        : CollectiveAlgorithms.Gatherv(this, [value], Checked(root), _ => 1);
 
     /// <summary>
     /// Concatenates every rank's array in rank order at <paramref name="root"/>; null elsewhere (MPI_Gatherv).
@@ -83,8 +85,8 @@ public class Intracommunicator : Communicator
         return CollectiveAlgorithms.Scatterv(this, values, root, counts);
     }
 
-    /// <summary>Every rank's value in rank order, on every rank (MPI_Allgather; ring).</summary>
-    public T[] Allgather<T>(T value) => CollectiveAlgorithms.Allgatherv(this, [value]);
+    /// <summary>Every rank's value in rank order, on every rank (MPI_Allgather; ring, by node and domain when the communicator spans several).</summary>
+    public T[] Allgather<T>(T value) => Topology is { } levels ? HierarchicalCollectives.Allgather(levels, value) : CollectiveAlgorithms.Allgatherv(this, [value]);
 
     /// <summary>Every rank's array concatenated in rank order, on every rank (MPI_Allgatherv; ring).</summary>
     public T[] AllgatherFlattened<T>(T[] values)

@@ -27,10 +27,26 @@ internal sealed class CommunicatorTopology
             _domainLeader[r] = Array.IndexOf(domainOf, domainOf[r]);
         }
         _domainLeaders = [.. Enumerable.Range(0, size).Where(r => _domainLeader[r] == r)];
+        // By rank: how many ranks its node (domain) holds, if it leads one.
+        var nodeSizes = new int[size];
+        var domainSizes = new int[size];
+        for (int r = 0; r < size; r++)
+        {
+            nodeSizes[_nodeLeader[r]]++;
+            domainSizes[_domainLeader[r]]++;
+        }
+        // The order gathers climb in: domain by domain, node leader by node leader within it, rank by rank within a node.
+        Order = [.. _domainLeaders.SelectMany(domain => Enumerable.Range(0, size).Where(r => _nodeLeader[r] == r && _domainLeader[r] == domain))
+            .SelectMany(node => Enumerable.Range(0, size).Where(r => _nodeLeader[r] == node))];
         Node = Level(comm, 0, [.. Enumerable.Range(0, size).Where(r => nodeOf[r] == nodeOf[rank])]);
         if (_nodeLeader[rank] == rank)
-            NodeLeaders = Level(comm, 1, [.. Enumerable.Range(0, size).Where(r => _nodeLeader[r] == r && domainOf[r] == domainOf[rank])]);
+        {
+            int[] nodeLeaders = [.. Enumerable.Range(0, size).Where(r => _nodeLeader[r] == r && domainOf[r] == domainOf[rank])];
+            NodeLeaders = Level(comm, 1, nodeLeaders);
+            NodeSizes = [.. nodeLeaders.Select(leader => nodeSizes[leader])];
+        }
         if (_domainLeader[rank] == rank) DomainLeaders = Level(comm, 2, _domainLeaders);
+        DomainSizes = [.. _domainLeaders.Select(leader => domainSizes[leader])];
     }
 
     /// <summary>The members on this rank's node; its leader is rank 0 of it.</summary>
@@ -41,6 +57,18 @@ internal sealed class CommunicatorTopology
 
     /// <summary>On a domain leader: every domain's leader; null elsewhere.</summary>
     public Intracommunicator? DomainLeaders { get; }
+
+    /// <summary>
+    /// Every rank, in the order a gather by levels concatenates their blocks: the domains by their leaders, within each
+    /// its nodes by their leaders, within each node by rank.
+    /// </summary>
+    public int[] Order { get; }
+
+    /// <summary>On a node leader: how many ranks each node of <see cref="NodeLeaders"/> holds, in its order; empty elsewhere.</summary>
+    public int[] NodeSizes { get; } = [];
+
+    /// <summary>How many ranks each domain holds, in the order of <see cref="DomainLeaders"/>.</summary>
+    public int[] DomainSizes { get; }
 
     /// <summary>The rank leading <paramref name="rank"/>'s node.</summary>
     public int NodeLeaderOf(int rank) => _nodeLeader[rank];

@@ -50,6 +50,42 @@ internal static class HierarchicalCollectives
         return CollectiveAlgorithms.Broadcast(levels.Node, values, 0);
     }
 
+    /// <summary>Every rank's value in rank order at <paramref name="root"/>, null elsewhere: gathered node by node, then domain by domain.</summary>
+    public static T[]? Gather<T>(Intracommunicator comm, CommunicatorTopology levels, T value, int root)
+    {
+        var block = GatherToDomainLeaders(levels, value);
+        int holder = levels.DomainLeaderOf(root);
+        if (levels.DomainLeaders is { } domainLeaders)
+            block = CollectiveAlgorithms.Gatherv(domainLeaders, block!, levels.DomainIndexOf(root), i => levels.DomainSizes[i]);
+        block = Hand(comm, block, holder, root, CollectiveAlgorithms.GatherTag);
+        return comm.Rank == root ? InRankOrder(levels, block!) : null;
+    }
+
+    /// <summary>Every rank's value in rank order on every rank: gathered up to the domain leaders, exchanged among them, spread down.</summary>
+    public static T[] Allgather<T>(CommunicatorTopology levels, T value)
+    {
+        var block = GatherToDomainLeaders(levels, value);
+        if (levels.DomainLeaders is { } domainLeaders) block = CollectiveAlgorithms.Allgatherv(domainLeaders, block!);
+        if (levels.NodeLeaders is { } nodeLeaders) block = CollectiveAlgorithms.Broadcast(nodeLeaders, block, 0);
+        return InRankOrder(levels, CollectiveAlgorithms.Broadcast(levels.Node, block, 0)!);
+    }
+
+    /// <summary>A node's values at its leader, then a domain's at its leader, in <see cref="CommunicatorTopology.Order"/>; null elsewhere.</summary>
+    private static T[]? GatherToDomainLeaders<T>(CommunicatorTopology levels, T value)
+    {
+        var block = CollectiveAlgorithms.Gatherv(levels.Node, [value], 0, _ => 1);
+        return levels.NodeLeaders is { } nodeLeaders
+            ? CollectiveAlgorithms.Gatherv(nodeLeaders, block!, 0, i => levels.NodeSizes[i])
+            : block;
+    }
+
+    private static T[] InRankOrder<T>(CommunicatorTopology levels, T[] climbed)
+    {
+        var result = new T[climbed.Length];
+        for (int i = 0; i < climbed.Length; i++) result[levels.Order[i]] = climbed[i];
+        return result;
+    }
+
     /// <summary>Each node's values combined at its leader, then each domain's at its leader; what other ranks hold after is meaningless.</summary>
     private static T ReduceToDomainLeaders<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
     {

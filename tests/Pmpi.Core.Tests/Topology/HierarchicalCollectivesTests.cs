@@ -4,7 +4,7 @@ using Pmpi.Tests.Collectives;
 namespace Pmpi.Tests.Topology;
 
 /// <summary>
-/// The topology-aware collectives (Barrier, Broadcast, Reduce, Allreduce by node and domain) against the results
+/// The topology-aware collectives (Barrier, Broadcast, Reduce, Allreduce, Gather, Allgather by node and domain) against the results
 /// the flat algorithms give, on random placements of ranks on nodes and domains (ranks of one node need not be
 /// consecutive), run in one process whose ranks are told where they run. Non-commutative reductions keep the flat
 /// algorithm and stay exact in rank order.
@@ -40,8 +40,10 @@ public sealed class HierarchicalCollectivesTests
             world.Broadcast(ref array, root);
             string text = world.Allreduce(Data.Text(world.Rank), Operation<string>.Add);
             var matrix = world.Reduce(Data.Matrix(world.Rank), Matrix2.Multiply, root);
+            var gathered = world.Gather($"r{world.Rank}", root);
+            var allgathered = world.Allgather(values[world.Rank]);
             world.Barrier();
-            return (sum, max, elementwise, reducedMin, doubleSum, broadcast, array, text, matrix);
+            return (sum, max, elementwise, reducedMin, doubleSum, broadcast, array, text, matrix, gathered, allgathered);
         });
 
         // Assert
@@ -58,6 +60,8 @@ public sealed class HierarchicalCollectivesTests
             Assert.Equal([root, size, 7], r.array);
             Assert.Equal(Data.TextUpTo(size - 1), r.text);
             Assert.Equal(rank == root ? Data.Fold(size, Data.Matrix, Matrix2.Multiply) : default, r.matrix);
+            Assert.Equal(rank == root ? Enumerable.Range(0, size).Select(i => $"r{i}").ToArray() : null, r.gathered);
+            Assert.Equal(values, r.allgathered);
         }
     }
 
