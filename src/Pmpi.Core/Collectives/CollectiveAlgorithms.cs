@@ -15,9 +15,13 @@ internal static class CollectiveAlgorithms
 
     /// <summary>
     /// From how many bytes an element-wise allreduce of a commutative operation goes by blocks
-    /// (<see cref="AllreduceByBlocks"/>) rather than whole arrays; measured in docs/benchmarks.md.
+    /// (<see cref="AllreduceByBlocks"/>) rather than whole arrays, with at least <see cref="BlockAllreduceRanks"/>
+    /// ranks; measured in docs/benchmarks.md (it lost at 4 ranks up to 1 MB, and won at 8 ranks from 1 MB).
     /// </summary>
-    internal static int BlockAllreduceThreshold = 256 * 1024;
+    internal static int BlockAllreduceThreshold = 1024 * 1024;
+
+    /// <summary>The fewest ranks for which an allreduce goes by blocks.</summary>
+    internal const int BlockAllreduceRanks = 8;
 
     /// <summary>Dissemination barrier: in round k each rank signals rank + 2^k and waits for rank - 2^k.</summary>
     public static void Barrier(Intracommunicator comm)
@@ -116,11 +120,12 @@ internal static class CollectiveAlgorithms
 
     /// <summary>
     /// Element-wise allreduce of arrays: by blocks (<see cref="AllreduceByBlocks"/>) when the operation is commutative,
-    /// the array is at least <see cref="BlockAllreduceThreshold"/> bytes and there are at least 4 ranks (below that
-    /// the extra rounds cost more than the bytes they save); otherwise whole arrays by recursive doubling.
+    /// the array is at least <see cref="BlockAllreduceThreshold"/> bytes and there are at least
+    /// <see cref="BlockAllreduceRanks"/> ranks (below that the extra rounds cost more than the bytes they save);
+    /// otherwise whole arrays by recursive doubling.
     /// </summary>
     public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative) =>
-        commutative && comm.Size >= 4 && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && values.Length >= comm.Size
+        commutative && comm.Size >= BlockAllreduceRanks && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && values.Length >= comm.Size
             ? AllreduceByBlocks(comm, values, op)
             : Allreduce(comm, values, Intracommunicator.Elementwise(op));
 

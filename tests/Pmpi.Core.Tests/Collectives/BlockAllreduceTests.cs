@@ -32,8 +32,8 @@ public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
     }
 
     [Theory]
-    [InlineData(4)]
-    [InlineData(7)]
+    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks)]
+    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks + 1)]
     public void Allreduce_ArrayPastTheThreshold_GoesByBlocksWithTheSameResult(int size)
     {
         // Arrange: a double[] of twice the threshold, whose sums are exact in any grouping (small integers).
