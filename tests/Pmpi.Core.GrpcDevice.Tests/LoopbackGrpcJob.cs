@@ -27,6 +27,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Lock _lock = new();
     private readonly bool _encryptStreams;
+    private readonly bool _sameNode;
     private MpiException? _aborted;
     private int _registered;
 
@@ -34,9 +35,11 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
     /// <param name="domains">Each rank's domain in the rank table; by default every rank is in none.</param>
     /// <param name="gatewayOf">Each rank's domain's gateway in the rank table, asked once all registered; by default none.</param>
     /// <param name="encryptStreams">Whether the ranks' endpoints speak TLS with pinned certificates, as they do beyond loopback.</param>
-    public LoopbackGrpcJob(int size, string[]? domains = null, Func<int, string>? gatewayOf = null, bool encryptStreams = false)
+    /// <param name="sameNode">Whether the table puts every rank on one node, so they link through shared memory; by default each has a node of its own.</param>
+    public LoopbackGrpcJob(int size, string[]? domains = null, Func<int, string>? gatewayOf = null, bool encryptStreams = false, bool sameNode = false)
     {
         _encryptStreams = encryptStreams;
+        _sameNode = sameNode;
         ArgumentOutOfRangeException.ThrowIfLessThan(size, 1);
         _table = new RankEntry?[size];
         _domains = domains ?? [.. Enumerable.Repeat("", size)];
@@ -119,7 +122,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
         {
             _table[request.Rank] = new RankEntry
             {
-                Rank = request.Rank, Endpoint = request.Endpoint, Domain = _domains[request.Rank], Node = "loopback", CertificateSha256 = request.CertificateSha256,
+                Rank = request.Rank, Endpoint = request.Endpoint, Domain = _domains[request.Rank], Node = _sameNode ? "loopback" : $"loopback-{request.Rank}", CertificateSha256 = request.CertificateSha256,
             };
             if (++_registered == Size)
             {

@@ -5,8 +5,10 @@ public enum Device
 {
     /// <summary>Ranks as threads sharing memory (Devices/InProcess).</summary>
     InProcess,
-    /// <summary>Ranks as threads each owning a real gRPC device on loopback (Devices/Grpc).</summary>
+    /// <summary>Ranks as threads each owning a real gRPC device on loopback (Devices/Grpc), each on a node of its own.</summary>
     Grpc,
+    /// <summary>The same ranks, all on one node: their links are shared memory (Devices/SharedMemory).</summary>
+    SharedMemory,
 }
 
 /// <summary>

@@ -5,8 +5,9 @@ namespace Pmpi.Routing;
 
 /// <summary>
 /// Which link serves each pair of ranks of a job, decided from the rank table alone, so every rank and
-/// <c>pmpi run --show-routes</c> reach the same answer. One rule, from nearest to farthest: the rank itself; a peer in
-/// the same domain, or in a domain the sender's domain declares reachable, directly; any other peer through the
+/// <c>pmpi run --show-routes</c> reach the same answer. One rule, from nearest to farthest: the rank itself; a peer on
+/// the same node through shared memory (unless the job asked for network links only); a peer in the same domain, or
+/// in a domain the sender's domain declares reachable, directly; any other peer through the
 /// sender's domain's gateway, which forwards to the peer's domain's gateway, which forwards to the peer. Declared
 /// reachability is one-way: <c>&lt;domain name="a" reachable="b"&gt;</c> lets a's ranks dial b's, not the reverse.
 /// </summary>
@@ -14,12 +15,15 @@ internal sealed class JobRoutes
 {
     private readonly ImmutableArray<RankPlace> _ranks;
     private readonly HashSet<(string From, string To)> _reachable;
+    private readonly bool _networkOnly;
 
     /// <param name="ranks">Every rank's place, indexed by world rank.</param>
     /// <param name="reachable">Pairs of domains whose first one's ranks dial the second one's directly.</param>
+    /// <param name="networkOnly">Ranks of one node talk over the network too (<c>pmpi run --links network</c>).</param>
     /// <exception cref="MpiException">Transport: an entry is not at its rank's index.</exception>
-    public JobRoutes(ImmutableArray<RankPlace> ranks, IEnumerable<(string From, string To)> reachable)
+    public JobRoutes(ImmutableArray<RankPlace> ranks, IEnumerable<(string From, string To)> reachable, bool networkOnly = false)
     {
+        _networkOnly = networkOnly;
         for (int rank = 0; rank < ranks.Length; rank++)
         {
             if (ranks[rank].Rank != rank) throw new MpiException(ErrorClass.Transport, $"Entry {rank} of the rank table is for rank {ranks[rank].Rank}.");
@@ -43,7 +47,8 @@ internal sealed class JobRoutes
             {
                 CertificatePin = entry.CertificateSha256.ToByteArray(),
             })],
-            table.Reach.SelectMany(reach => reach.Reachable.Select(to => (reach.Domain, to))));
+            table.Reach.SelectMany(reach => reach.Reachable.Select(to => (reach.Domain, to))),
+            table.NetworkLinks);
     }
 
     /// <summary>The route from rank <paramref name="from"/> to rank <paramref name="to"/>.</summary>
@@ -56,6 +61,8 @@ internal sealed class JobRoutes
         var source = _ranks[from];
         var destination = _ranks[to];
         if (from == to) return new Route(RouteKind.Self, source, destination);
+        if (!_networkOnly && source.Node.Length > 0 && source.Node == destination.Node && source.Domain == destination.Domain)
+            return new Route(RouteKind.SharedMemory, source, destination);
         if (source.Domain == destination.Domain || _reachable.Contains((source.Domain, destination.Domain)))
             return new Route(RouteKind.Direct, source, destination);
         var missing = source.Gateway.Length == 0 ? source : destination.Gateway.Length == 0 ? destination : null;

@@ -9,6 +9,9 @@ internal enum RouteKind
     /// <summary>A stream dialed straight to the peer's endpoint: same domain, or the peer's domain declared reachable.</summary>
     Direct,
 
+    /// <summary>Rings in memory both ranks map: the peer runs on the same node (Devices/SharedMemory).</summary>
+    SharedMemory,
+
     /// <summary>
     /// A stream dialed to the sender's own domain's gateway, which forwards it to the peer's domain's gateway, which
     /// forwards it to the peer (its Hello names the destination rank).
@@ -22,7 +25,7 @@ internal enum RouteKind
 /// <param name="To">The receiving rank.</param>
 internal readonly record struct Route(RouteKind Kind, RankPlace From, RankPlace To)
 {
-    /// <summary>The address the sender dials: the peer's endpoint, or its own domain's gateway; empty for <see cref="RouteKind.Self"/>.</summary>
+    /// <summary>The address the sender dials: the peer's endpoint, or its own domain's gateway; empty for <see cref="RouteKind.Self"/> and <see cref="RouteKind.SharedMemory"/>.</summary>
     public string Target => Kind switch
     {
         RouteKind.Direct => To.Endpoint,
@@ -30,10 +33,11 @@ internal readonly record struct Route(RouteKind Kind, RankPlace From, RankPlace 
         _ => "",
     };
 
-    /// <summary>The route as <c>pmpi run --show-routes</c> prints it: "self", "direct", or "via gateways A -> B".</summary>
+    /// <summary>The route as <c>pmpi run --show-routes</c> prints it: "self", "shared memory", "direct", or "via gateways A -> B".</summary>
     public override string ToString() => Kind switch
     {
         RouteKind.Self => "self",
+        RouteKind.SharedMemory => "shared memory",
         RouteKind.Direct => "direct",
         _ => $"via gateways {From.Gateway} -> {To.Gateway}",
     };

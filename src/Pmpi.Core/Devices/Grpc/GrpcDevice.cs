@@ -1,5 +1,6 @@
 using System.Collections.Immutable;
 using System.Net;
+using Pmpi.Devices.SharedMemory;
 using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Routing;
@@ -12,7 +13,8 @@ namespace Pmpi.Devices.Grpc;
 
 /// <summary>
 /// The device of ranks that are processes: each rank serves RankTransport on its own Kestrel endpoint and, once the
-/// rank table is known, holds a <see cref="GrpcLink"/> per peer, along the route <see cref="JobRoutes"/> chose for it.
+/// rank table is known, holds a link per peer along the route <see cref="JobRoutes"/> chose for it: a
+/// <see cref="SharedMemoryLink"/> to a peer on the same node, a <see cref="GrpcLink"/> to any other.
 /// </summary>
 internal sealed class GrpcDevice : IDevice
 {
@@ -20,6 +22,7 @@ internal sealed class GrpcDevice : IDevice
     private readonly RpcServer _server;
     private readonly PeerStreams _peers;
     private readonly TaskCompletionSource<IReadOnlySet<string>> _peerPins;
+    private SharedMemoryLink[] _sharedMemory = [];
 
     private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<IReadOnlySet<string>> peerPins)
     {
@@ -81,13 +84,35 @@ internal sealed class GrpcDevice : IDevice
         _peers.UseRoutes(resolved);
         Places = [.. resolved.Select(route => route.To)];
         _peerPins.TrySetResult(resolved.Where(route => route.To.CertificatePin.Length > 0).Select(route => Convert.ToHexString(route.To.CertificatePin)).ToHashSet());
-        Links = [.. resolved.Select(route => route.Kind == RouteKind.Self ? new SelfLink(Engine) : (ILink)new GrpcLink(_peers, route))];
+        // Every same-node pair is mapped now, by both ranks (a receiver must be reading before the first send); the
+        // memory itself is taken only as the rings are first written.
+        var sharedMemory = new List<SharedMemoryLink>();
+        try
+        {
+            Links = [.. resolved.Select(route => route.Kind switch
+            {
+                RouteKind.Self => new SelfLink(Engine),
+                RouteKind.SharedMemory => Add(sharedMemory, new SharedMemoryLink(_identity.JobToken, Engine, Rank, route.To.Rank)),
+                _ => (ILink)new GrpcLink(_peers, route),
+            })];
+        }
+        finally
+        {
+            _sharedMemory = [.. sharedMemory];
+        }
+
+        static SharedMemoryLink Add(List<SharedMemoryLink> links, SharedMemoryLink link)
+        {
+            links.Add(link);
+            return link;
+        }
     }
 
     public void Dispose()
     {
         // Handshakes still waiting for the table end now.
         _peerPins.TrySetCanceled();
+        foreach (var link in _sharedMemory) link.Dispose();
         _peers.DisposeAsync().AsTask().GetAwaiter().GetResult();
         _server.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }

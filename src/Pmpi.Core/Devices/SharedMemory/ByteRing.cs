@@ -1,0 +1,156 @@
+namespace Pmpi.Devices.SharedMemory;
+
+/// <summary>
+/// One direction of a pair's shared memory: a single-producer, single-consumer byte stream in a ring of
+/// <see cref="Capacity"/> bytes, after a control block whose indices sit on cache lines of their own (the producer
+/// writes only the tail, the consumer only the head). Either side spins briefly when it must wait, then sleeps on a
+/// doorbell word the other side rings, so a rank that waits for minutes uses no CPU. The peer is a process that may be
+/// faulty: indices that make no sense end the stream with an error, and no read or write leaves the ring.
+/// </summary>
+internal sealed unsafe class ByteRing : IDisposable
+{
+    /// <summary>Bytes of the control block before the ring: four 64-byte cache lines.</summary>
+    public const int ControlSize = 256;
+
+    private const int HeadOffset = 0, TailOffset = 64, DataSignalOffset = 128, ConsumerSleepingOffset = 132, SpaceSignalOffset = 192, ProducerSleepingOffset = 196;
+    private static readonly TimeSpan SleepSlice = TimeSpan.FromMilliseconds(500);
+    private const int SpinIterations = 2000;
+
+    private readonly byte* _control;
+    private readonly byte* _data;
+    private readonly Doorbell _dataBell;
+    private readonly Doorbell _spaceBell;
+    private readonly Func<bool> _closed;
+    private long _position; // the producer's tail or the consumer's head, as this side last set it
+
+    /// <param name="start">The control block; the ring follows it.</param>
+    /// <param name="capacity">Bytes of the ring, a power of two.</param>
+    /// <param name="name">Names the ring's doorbells (on Windows, named events).</param>
+    /// <param name="closed">Whether this side is closing: a waiting read or write then gives up.</param>
+    public ByteRing(byte* start, int capacity, string name, Func<bool> closed)
+    {
+        _control = start;
+        _data = start + ControlSize;
+        Capacity = capacity;
+        _dataBell = Doorbell.For(name + "-data");
+        _spaceBell = Doorbell.For(name + "-space");
+        _closed = closed;
+    }
+
+    public int Capacity { get; }
+
+    private ref long Head => ref *(long*)(_control + HeadOffset);
+
+    private ref long Tail => ref *(long*)(_control + TailOffset);
+
+    private int* DataSignal => (int*)(_control + DataSignalOffset);
+
+    private int* ConsumerSleeping => (int*)(_control + ConsumerSleepingOffset);
+
+    private int* SpaceSignal => (int*)(_control + SpaceSignalOffset);
+
+    private int* ProducerSleeping => (int*)(_control + ProducerSleepingOffset);
+
+    /// <summary>Producer: appends all of <paramref name="bytes"/>, waiting for room as the consumer drains the ring.</summary>
+    /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
+    /// <exception cref="InvalidDataException">The consumer's index is out of range.</exception>
+    public void Write(ReadOnlySpan<byte> bytes)
+    {
+        while (!bytes.IsEmpty)
+        {
+            long used = _position - Volatile.Read(ref Head);
+            if (used < 0 || used > Capacity) throw Corrupt("head", used);
+            int room = Capacity - (int)used;
+            if (room == 0)
+            {
+                Await(() => _position - Volatile.Read(ref Head) < Capacity, SpaceSignal, ProducerSleeping, _spaceBell);
+                continue;
+            }
+            int count = Math.Min(room, bytes.Length);
+            CopyIn(bytes[..count]);
+            _position += count;
+            Volatile.Write(ref Tail, _position);
+            Signal(DataSignal, ConsumerSleeping, _dataBell);
+            bytes = bytes[count..];
+        }
+    }
+
+    /// <summary>Consumer: fills <paramref name="destination"/> from the stream, waiting for the producer as needed.</summary>
+    /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
+    /// <exception cref="InvalidDataException">The producer's index is out of range.</exception>
+    public void ReadExactly(Span<byte> destination)
+    {
+        while (!destination.IsEmpty)
+        {
+            long available = Volatile.Read(ref Tail) - _position;
+            if (available < 0 || available > Capacity) throw Corrupt("tail", available);
+            if (available == 0)
+            {
+                Await(() => Volatile.Read(ref Tail) != _position, DataSignal, ConsumerSleeping, _dataBell);
+                continue;
+            }
+            int count = (int)Math.Min(available, destination.Length);
+            CopyOut(destination[..count]);
+            _position += count;
+            Volatile.Write(ref Head, _position);
+            Signal(SpaceSignal, ProducerSleeping, _spaceBell);
+            destination = destination[count..];
+        }
+    }
+
+    public void Dispose()
+    {
+        _dataBell.Dispose();
+        _spaceBell.Dispose();
+    }
+
+    /// <summary>Wakes the other side if it sleeps (after this side moved its index).</summary>
+    public void WakePeer()
+    {
+        _dataBell.Ring(DataSignal);
+        _spaceBell.Ring(SpaceSignal);
+    }
+
+    private void CopyIn(ReadOnlySpan<byte> bytes)
+    {
+        int at = (int)(_position & (Capacity - 1)), first = Math.Min(bytes.Length, Capacity - at);
+        bytes[..first].CopyTo(new Span<byte>(_data + at, first));
+        bytes[first..].CopyTo(new Span<byte>(_data, bytes.Length - first));
+    }
+
+    private void CopyOut(Span<byte> destination)
+    {
+        int at = (int)(_position & (Capacity - 1)), first = Math.Min(destination.Length, Capacity - at);
+        new ReadOnlySpan<byte>(_data + at, first).CopyTo(destination);
+        new ReadOnlySpan<byte>(_data, destination.Length - first).CopyTo(destination[first..]);
+    }
+
+    /// <summary>Counts the move and rings the other side's doorbell if it said it sleeps.</summary>
+    private static void Signal(int* signal, int* sleeping, Doorbell bell)
+    {
+        Interlocked.Increment(ref *signal);
+        if (Volatile.Read(ref *sleeping) != 0) bell.Ring(signal);
+    }
+
+    /// <summary>Spins a little, then sleeps on <paramref name="signal"/> until <paramref name="ready"/> holds.</summary>
+    private void Await(Func<bool> ready, int* signal, int* sleeping, Doorbell bell)
+    {
+        for (int spin = 0; spin < SpinIterations; spin++)
+        {
+            if (ready()) return;
+            Thread.SpinWait(20);
+        }
+        while (!ready())
+        {
+            if (_closed()) throw new ObjectDisposedException(nameof(ByteRing), "The shared-memory link closed.");
+            int seen = Volatile.Read(ref *signal);
+            Interlocked.Exchange(ref *sleeping, 1);
+            // Looked at again after saying so: a move between the check above and here has rung or changed the signal.
+            if (!ready()) bell.Wait(signal, seen, SleepSlice);
+            Interlocked.Exchange(ref *sleeping, 0);
+        }
+    }
+
+    private InvalidDataException Corrupt(string index, long distance) =>
+        new($"The peer's {index} index is {distance} bytes from this side's in a ring of {Capacity}: the shared memory is corrupt.");
+}

@@ -1,0 +1,140 @@
+using System.IO.MemoryMappedFiles;
+using System.Security.Cryptography;
+using System.Text;
+
+namespace Pmpi.Devices.SharedMemory;
+
+/// <summary>
+/// The memory two ranks of one node share: a small header, then one <see cref="ByteRing"/> per direction (the lower
+/// rank's sends first). Its name is derived from the job key, so no one outside the job can guess it. On Linux it is a
+/// file in /dev/shm, created owner-only by whichever rank comes first and removed as soon as both have mapped it, so
+/// nothing is left behind even if both are killed; on Windows a named mapping, which ends with its last handle.
+/// Size: <see cref="Size"/> = 64 + 2 × (256 + <see cref="RingCapacity"/>) bytes per pair, about 1 MB; tmpfs gives
+/// pages only as they are first written.
+/// </summary>
+internal sealed unsafe class PairSegment : IDisposable
+{
+    /// <summary>Bytes of each direction's ring.</summary>
+    public const int RingCapacity = 512 * 1024;
+
+    private const int HeaderSize = 64, MagicOffset = 0, CapacityOffset = 4, MappedOffset = 8;
+    private const int Magic = 0x49504D50; // "PMPI"
+    private static readonly TimeSpan OpenTimeout = TimeSpan.FromSeconds(10);
+
+    private readonly MemoryMappedFile _file;
+    private readonly MemoryMappedViewAccessor _view;
+    private readonly byte* _start;
+
+    private PairSegment(MemoryMappedFile file, int self, int peer, string name, Func<bool> closed)
+    {
+        _file = file;
+        _view = file.CreateViewAccessor(0, Size, MemoryMappedFileAccess.ReadWrite);
+        byte* start = null;
+        _view.SafeMemoryMappedViewHandle.AcquirePointer(ref start);
+        _start = start + _view.PointerOffset;
+        var lowerToHigher = new ByteRing(_start + HeaderSize, RingCapacity, name + "-up", closed);
+        var higherToLower = new ByteRing(_start + HeaderSize + ByteRing.ControlSize + RingCapacity, RingCapacity, name + "-down", closed);
+        (Outgoing, Incoming) = self < peer ? (lowerToHigher, higherToLower) : (higherToLower, lowerToHigher);
+    }
+
+    public static long Size => HeaderSize + 2L * (ByteRing.ControlSize + RingCapacity);
+
+    /// <summary>What this rank writes for the peer.</summary>
+    public ByteRing Outgoing { get; }
+
+    /// <summary>What the peer writes for this rank.</summary>
+    public ByteRing Incoming { get; }
+
+    /// <summary>Maps the segment of ranks <paramref name="self"/> and <paramref name="peer"/> of the job whose key is <paramref name="jobKey"/>, creating it if this rank is first.</summary>
+    /// <exception cref="MpiException">Transport: the segment cannot be made or mapped, or is not PMPI's; the message names both ranks.</exception>
+    public static PairSegment Open(string jobKey, int self, int peer, Func<bool> closed)
+    {
+        string name = NameOf(jobKey, Math.Min(self, peer), Math.Max(self, peer));
+        try
+        {
+            return OperatingSystem.IsWindows() ? OpenWindows(name, self, peer, closed) : OpenFile(name, self, peer, closed);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or TimeoutException or InvalidDataException)
+        {
+            throw new MpiException(ErrorClass.Transport, $"Rank {self} cannot share memory with rank {peer} on this node: {e.Message}; run with --links network to use the network instead.", e);
+        }
+    }
+
+    public void Dispose()
+    {
+        Outgoing.Dispose();
+        Incoming.Dispose();
+        _view.SafeMemoryMappedViewHandle.ReleasePointer();
+        _view.Dispose();
+        _file.Dispose();
+    }
+
+    /// <summary>"pmpi-" and 32 hex digits of HMAC-SHA256 under the job key over the pair: unguessable without the key.</summary>
+    private static string NameOf(string jobKey, int lower, int higher) =>
+        "pmpi-" + Convert.ToHexStringLower(HMACSHA256.HashData(Encoding.UTF8.GetBytes(jobKey), Encoding.UTF8.GetBytes($"shared memory {lower} {higher}")))[..32];
+
+    [System.Runtime.Versioning.UnsupportedOSPlatform("windows")]
+    private static PairSegment OpenFile(string name, int self, int peer, Func<bool> closed)
+    {
+        string path = Path.Combine(Directory.Exists("/dev/shm") ? "/dev/shm" : Path.GetTempPath(), name);
+        FileStream stream;
+        bool created = false;
+        try
+        {
+            stream = new FileStream(path, new FileStreamOptions
+            {
+                Mode = FileMode.CreateNew, Access = FileAccess.ReadWrite, Share = FileShare.ReadWrite,
+                UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite,
+            });
+            stream.SetLength(Size);
+            created = true;
+        }
+        catch (IOException) when (File.Exists(path))
+        {
+            stream = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+        }
+        var file = MemoryMappedFile.CreateFromFile(stream, null, Size, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
+        var segment = new PairSegment(file, self, peer, name, closed);
+        try
+        {
+            segment.Agree(created);
+            // Both ranks have it mapped: the name can go, the memory stays until both unmap.
+            if (Interlocked.Increment(ref *(int*)(segment._start + MappedOffset)) == 2) File.Delete(path);
+            return segment;
+        }
+        catch
+        {
+            segment.Dispose();
+            throw;
+        }
+    }
+
+    [System.Runtime.Versioning.SupportedOSPlatform("windows")]
+    private static PairSegment OpenWindows(string name, int self, int peer, Func<bool> closed)
+    {
+        var segment = new PairSegment(MemoryMappedFile.CreateOrOpen($"Local\\{name}", Size), self, peer, name, closed);
+        segment.Agree(created: Interlocked.Increment(ref *(int*)(segment._start + MappedOffset)) == 1);
+        return segment;
+    }
+
+    /// <summary>The creator stamps the layout; the other rank waits for the stamp and checks it.</summary>
+    private void Agree(bool created)
+    {
+        ref int magic = ref *(int*)(_start + MagicOffset);
+        ref int capacity = ref *(int*)(_start + CapacityOffset);
+        if (created)
+        {
+            capacity = RingCapacity;
+            Volatile.Write(ref magic, Magic);
+            return;
+        }
+        var waited = System.Diagnostics.Stopwatch.StartNew();
+        while (Volatile.Read(ref magic) != Magic)
+        {
+            if (Volatile.Read(ref magic) != 0) throw new InvalidDataException("the shared segment is not PMPI's (wrong magic number)");
+            if (waited.Elapsed > OpenTimeout) throw new TimeoutException($"the peer made the shared segment but did not set it up within {OpenTimeout.TotalSeconds:0} s");
+            Thread.Sleep(1);
+        }
+        if (capacity != RingCapacity) throw new InvalidDataException($"the peer's rings hold {capacity} bytes, this rank's {RingCapacity} (another PMPI version?)");
+    }
+}

@@ -1,0 +1,167 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Collections.Concurrent;
+using System.Text;
+using Pmpi.Matching;
+using Pmpi.Payloads;
+
+namespace Pmpi.Devices.SharedMemory;
+
+/// <summary>
+/// This rank's link to a peer on the same node, over the pair's <see cref="PairSegment"/>. A send writes a record
+/// (envelope, payload type, length) and the payload into the outgoing ring under the link's lock, so messages keep
+/// their order; a large payload streams through the ring while the peer drains it. A thread of this link reads the
+/// incoming ring: it reassembles each message into a pooled buffer and hands it to the matching engine, and sends an
+/// acknowledgement back when a synchronous message is matched. Anything in the incoming ring that is not a valid
+/// record aborts the rank with an error naming both ranks, never a read outside the ring.
+/// </summary>
+internal sealed class SharedMemoryLink : ILink, IDisposable
+{
+    private const byte DataRecord = 1, AckRecord = 2;
+    private const int MaxTypeName = 1024;
+    private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2; // kind, context, source, tag, sync id, type code, array, name length
+
+    private readonly PairSegment _segment;
+    private readonly MatchingEngine _engine;
+    private readonly int _rank, _peer;
+    private readonly Lock _writing = new();
+    private readonly ConcurrentDictionary<long, SendOperation> _awaitingAcks = new();
+    private readonly Thread _reader;
+    private long _nextSyncId;
+    private volatile bool _closed;
+
+    public SharedMemoryLink(string jobKey, MatchingEngine engine, int rank, int peer)
+    {
+        _engine = engine;
+        _rank = rank;
+        _peer = peer;
+        _segment = PairSegment.Open(jobKey, rank, peer, () => _closed);
+        _reader = new Thread(ReadAll) { IsBackground = true, Name = $"PMPI shared memory from rank {peer}" };
+        _reader.Start();
+    }
+
+    public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
+    {
+        var operation = synchronous ? new SendOperation() : SendOperation.Done;
+        long syncId = synchronous ? Interlocked.Increment(ref _nextSyncId) : 0;
+        if (synchronous) _awaitingAcks[syncId] = operation;
+        var name = payload.Type.TypeName is { } typeName ? Encoding.UTF8.GetBytes(typeName) : [];
+        if (name.Length > MaxTypeName) throw new MpiException(ErrorClass.InvalidArgument, $"Type name {payload.Type.TypeName} is longer than {MaxTypeName} bytes.");
+        Span<byte> header = stackalloc byte[FixedHeader + MaxTypeName + 8];
+        header[0] = DataRecord;
+        BinaryPrimitives.WriteInt32LittleEndian(header[1..], envelope.Context);
+        BinaryPrimitives.WriteInt32LittleEndian(header[5..], envelope.Source);
+        BinaryPrimitives.WriteInt32LittleEndian(header[9..], envelope.Tag);
+        BinaryPrimitives.WriteInt64LittleEndian(header[13..], syncId);
+        BinaryPrimitives.WriteInt32LittleEndian(header[21..], (int)payload.Type.Code);
+        header[25] = payload.Type.IsArray ? (byte)1 : (byte)0;
+        BinaryPrimitives.WriteUInt16LittleEndian(header[26..], payload.Type.TypeName is null ? ushort.MaxValue : (ushort)name.Length);
+        name.CopyTo(header[FixedHeader..]);
+        BinaryPrimitives.WriteInt64LittleEndian(header[(FixedHeader + name.Length)..], payload.Bytes.Length);
+        try
+        {
+            lock (_writing)
+            {
+                _segment.Outgoing.Write(header[..(FixedHeader + name.Length + 8)]);
+                _segment.Outgoing.Write(payload.Bytes.Span);
+            }
+        }
+        catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
+        {
+            _awaitingAcks.TryRemove(syncId, out _);
+            throw new MpiException(ErrorClass.Transport, $"Rank {_rank} cannot send to rank {_peer} through shared memory: {e.Message}", e);
+        }
+        finally
+        {
+            if (payload.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
+        }
+        return operation;
+    }
+
+    public void Dispose()
+    {
+        _closed = true;
+        _segment.Incoming.WakePeer();
+        // The reader gives up within its sleep slice; the mapping may go only after it no longer reads it.
+        if (_reader.Join(TimeSpan.FromSeconds(5))) _segment.Dispose();
+    }
+
+    private void SendAck(long syncId)
+    {
+        Span<byte> record = stackalloc byte[9];
+        record[0] = AckRecord;
+        BinaryPrimitives.WriteInt64LittleEndian(record[1..], syncId);
+        try
+        {
+            lock (_writing) _segment.Outgoing.Write(record);
+        }
+        catch (ObjectDisposedException)
+        {
+            // Closing: the peer is finishing too.
+        }
+    }
+
+    private void ReadAll()
+    {
+        var ring = _segment.Incoming;
+        Span<byte> header = stackalloc byte[FixedHeader + MaxTypeName + 8];
+        try
+        {
+            while (true)
+            {
+                ring.ReadExactly(header[..1]);
+                if (header[0] == AckRecord)
+                {
+                    ring.ReadExactly(header[..8]);
+                    long id = BinaryPrimitives.ReadInt64LittleEndian(header);
+                    if (!_awaitingAcks.TryRemove(id, out var operation)) throw new InvalidDataException($"an acknowledgement of synchronous send {id}, which is not awaited");
+                    operation.Delivered();
+                    continue;
+                }
+                if (header[0] != DataRecord) throw new InvalidDataException($"a record of kind {header[0]}");
+                ring.ReadExactly(header[1..FixedHeader]);
+                var envelope = new Envelope(BinaryPrimitives.ReadInt32LittleEndian(header[1..]), BinaryPrimitives.ReadInt32LittleEndian(header[5..]), BinaryPrimitives.ReadInt32LittleEndian(header[9..]));
+                long syncId = BinaryPrimitives.ReadInt64LittleEndian(header[13..]);
+                var code = (PayloadCode)BinaryPrimitives.ReadInt32LittleEndian(header[21..]);
+                if (!Enum.IsDefined(code) || header[25] > 1) throw new InvalidDataException($"a payload type {(int)code}/{header[25]}");
+                int nameLength = BinaryPrimitives.ReadUInt16LittleEndian(header[26..]);
+                string? typeName = null;
+                if (nameLength != ushort.MaxValue)
+                {
+                    if (nameLength > MaxTypeName) throw new InvalidDataException($"a type name of {nameLength} bytes");
+                    ring.ReadExactly(header[FixedHeader..(FixedHeader + nameLength)]);
+                    typeName = Encoding.UTF8.GetString(header[FixedHeader..(FixedHeader + nameLength)]);
+                }
+                ring.ReadExactly(header[..8]);
+                long length = BinaryPrimitives.ReadInt64LittleEndian(header);
+                if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
+                var buffer = ArrayPool<byte>.Shared.Rent((int)length);
+                ring.ReadExactly(buffer.AsSpan(0, (int)length));
+                var receipt = syncId == 0 ? null : new Acknowledgement(this, syncId);
+                _engine.Deliver(new Message(envelope, new PayloadType(code, header[25] == 1, typeName), buffer.AsMemory(0, (int)length), buffer, receipt));
+            }
+        }
+        catch (ObjectDisposedException) when (_closed)
+        {
+        }
+        catch (InvalidDataException e)
+        {
+            _engine.Abort(new MpiException(ErrorClass.Transport, $"Shared memory from rank {_peer} to rank {_rank} is corrupt: {e.Message}."));
+        }
+    }
+
+    /// <summary>
+    /// Tells the sender of a synchronous message that it was matched. Written from the thread pool: the match may
+    /// happen on this link's reader, which must never wait for room in the outgoing ring (the peer's reader may be
+    /// waiting for room in this one).
+    /// </summary>
+    private sealed class Acknowledgement(SharedMemoryLink link, long syncId) : IDeliveryReceipt
+    {
+        public void Delivered() => ThreadPool.UnsafeQueueUserWorkItem(static state => state.link.SendAck(state.syncId), (link, syncId), preferLocal: false);
+
+        public void Failed(MpiException error)
+        {
+            // The job is aborting; the sender learns it from the abort.
+        }
+    }
+}
