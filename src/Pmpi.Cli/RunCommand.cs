@@ -44,10 +44,16 @@ internal static class RunCommand
         {
             Description = "Print the route between every pair of ranks, as the ranks will choose it from the rank table, and exit without running.",
         };
+        var links = new Option<string>("--links")
+        {
+            Description = "How ranks of one node reach each other: shared (shared memory, the default) or network (as ranks of different nodes do), to compare or to work around.",
+            DefaultValueFactory = _ => "shared",
+        };
+        links.AcceptOnlyFromAmong("shared", "network");
         var security = new SecurityOptions();
         var command = new Command("run", "Run a computation and stream its output.")
         {
-            target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout, showRoutes,
+            target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout, showRoutes, links,
         };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
@@ -84,7 +90,7 @@ internal static class RunCommand
             try
             {
                 return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(oversubscribe),
-                    masterAddress, rpcSecurity, embedded, parse.GetValue(showRoutes), cancellationToken).ConfigureAwait(false);
+                    masterAddress, rpcSecurity, embedded, parse.GetValue(showRoutes), parse.GetValue(links) == "network", cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -127,7 +133,7 @@ internal static class RunCommand
     }
 
     private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, bool oversubscribe, Uri? master, RpcSecurity security,
-        AgentOptions embeddedOptions, bool showRoutes, CancellationToken cancellationToken)
+        AgentOptions embeddedOptions, bool showRoutes, bool networkLinks, CancellationToken cancellationToken)
     {
         string fileName, xml;
         if (ranks is { } count)
@@ -166,7 +172,7 @@ internal static class RunCommand
             xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
         }
 
-        if (showRoutes) return ShowRoutes(fileName, xml, security.Scheme);
+        if (showRoutes) return ShowRoutes(fileName, xml, security.Scheme, networkLinks);
 
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
@@ -176,7 +182,7 @@ internal static class RunCommand
         var progress = new ProgressReporter();
         try
         {
-            var request = new SubmitRequest { FileName = fileName, ComputationXml = xml };
+            var request = new SubmitRequest { FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks };
             await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: interruption.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)
@@ -226,9 +232,10 @@ internal static class RunCommand
     /// Prints every pair's route (stdout, one line per ordered pair: "0 (node, domain) -> 1 (node, domain): direct").
     /// It comes from the rank table the master would build (<see cref="RankTableLayout"/>) and the ranks' own resolver
     /// (<see cref="JobRoutes"/>); placement depends only on the computation, so these are the routes the ranks will use.
-    /// Gateways are shown with <paramref name="gatewayScheme"/>, as the master would dial them (https with a credential).
+    /// Gateways are shown with <paramref name="gatewayScheme"/>, as the master would dial them (https with a credential);
+    /// ranks of one node share memory unless <paramref name="networkLinks"/>.
     /// </summary>
-    private static int ShowRoutes(string fileName, string xml, string gatewayScheme)
+    private static int ShowRoutes(string fileName, string xml, string gatewayScheme, bool networkLinks)
     {
         ComputationDefinition computation;
         try
@@ -240,7 +247,9 @@ internal static class RunCommand
             Console.Error.WriteLine(e.Message);
             return InvalidComputationExitCode;
         }
-        var routes = JobRoutes.FromTable(RankTableLayout.Build(computation, Placement.Assign(computation), gatewayScheme));
+        var table = RankTableLayout.Build(computation, Placement.Assign(computation), gatewayScheme);
+        table.NetworkLinks = networkLinks;
+        var routes = JobRoutes.FromTable(table);
         Console.Error.WriteLine($"pmpi: routes of computation '{computation.Name}' ({routes.Size} ranks), not run:");
         for (int from = 0; from < routes.Size; from++)
         {

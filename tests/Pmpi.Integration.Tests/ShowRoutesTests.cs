@@ -6,11 +6,13 @@ namespace Pmpi.Integration.Tests;
 /// <summary>`pmpi run --show-routes` prints the route of every ordered pair of ranks, as the ranks resolve it, and runs nothing.</summary>
 public sealed partial class ShowRoutesTests
 {
-    [Fact]
-    public async Task ShowRoutes_ThreeRanksOnOneNode_PrintsNinePairsAllDirectOrSelf()
+    [Theory]
+    [InlineData(new string[0], "shared memory")]
+    [InlineData(new[] { "--links", "network" }, "direct")]
+    public async Task ShowRoutes_ThreeRanksOnOneNode_PrintsNinePairsSharedMemoryUnlessNetworkAsked(string[] links, string between)
     {
         // Act
-        await using var run = PmpiCli.Start(["run", "--show-routes", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "exit", "0"]);
+        await using var run = PmpiCli.Start(["run", "--show-routes", .. links, "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "exit", "0"]);
         int code = await run.WaitForExitAsync(PmpiCli.Timeout);
 
         // Assert
@@ -19,7 +21,7 @@ public sealed partial class ShowRoutesTests
         Assert.Equal(9, routes.Count);
         for (int from = 0; from < 3; from++)
             for (int to = 0; to < 3; to++)
-                Assert.Equal(from == to ? "self" : "direct", routes[(from, to)]);
+                Assert.Equal(from == to ? "self" : between, routes[(from, to)]);
         Assert.DoesNotContain(run.Stderr, line => line.Contains("launched", StringComparison.Ordinal));
     }
 
@@ -43,12 +45,12 @@ public sealed partial class ShowRoutesTests
         await using var run = PmpiCli.Start(["run", "--show-routes", file]);
         int code = await run.WaitForExitAsync(PmpiCli.Timeout);
 
-        // Assert: ranks 0-1 on a1 in campus-a, 2-3 on b1 in campus-b.
+        // Assert: ranks 0-1 on a1 in campus-a, 2-3 on b1 in campus-b; each node's pair shares memory.
         Assert.True(code == 0, $"pmpi run --show-routes exited with {code}.\n{run.Transcript}");
         var routes = Parse(run.Stdout);
         Assert.Equal(16, routes.Count);
-        Assert.Equal("direct", routes[(0, 1)]);
-        Assert.Equal("direct", routes[(3, 2)]);
+        Assert.Equal("shared memory", routes[(0, 1)]);
+        Assert.Equal("shared memory", routes[(3, 2)]);
         Assert.Equal("via gateways https://gw-a:7400 -> https://gw-b:7400", routes[(1, 2)]);
         Assert.Equal("via gateways https://gw-b:7400 -> https://gw-a:7400", routes[(3, 0)]);
         Assert.Contains(run.Stdout, line => line.StartsWith("0 (a1, campus-a) -> 2 (b1, campus-b): via gateways", StringComparison.Ordinal));

@@ -46,7 +46,8 @@ internal sealed class JobRun
     private int _launched, _registered, _exited;
     private CancellationToken _submitterGone;
 
-    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout, TimeSpan registrationTimeout)
+    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout, TimeSpan registrationTimeout,
+        bool networkLinks = false)
     {
         _heartbeatTimeout = heartbeatTimeout;
         _registrationTimeout = registrationTimeout;
@@ -55,6 +56,7 @@ internal sealed class JobRun
         _security = security;
         var placement = Placement.Assign(computation);
         _layout = RankTableLayout.Build(computation, placement, security.Scheme);
+        _layout.NetworkLinks = networkLinks;
         _gateways = JobGateways.For(_layout, security);
         _table = new RankEntry?[computation.WorldSize];
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
@@ -137,7 +139,7 @@ internal sealed class JobRun
             _table[request.Rank] = entry;
             if (++_registered == Size)
             {
-                complete = new RankTable { Reach = { _layout.Reach } };
+                complete = new RankTable { Reach = { _layout.Reach }, NetworkLinks = _layout.NetworkLinks };
                 complete.Ranks.AddRange(_table!);
             }
         }

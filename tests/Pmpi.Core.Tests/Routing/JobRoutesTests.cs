@@ -32,6 +32,35 @@ public sealed class JobRoutesTests
     }
 
     [Fact]
+    public void Resolve_SameNode_IsSharedMemoryWithNothingToDial()
+    {
+        var routes = Routes([Place(0, "a", GatewayA) with { Node = "n" }, Place(1, "a", GatewayA) with { Node = "n" }]);
+
+        var route = routes.Resolve(1, 0);
+
+        Assert.Equal(RouteKind.SharedMemory, route.Kind);
+        Assert.Equal("", route.Target);
+        Assert.Equal("shared memory", route.ToString());
+    }
+
+    [Fact]
+    public void Resolve_SameNodeWithNetworkLinksOnly_IsDirect()
+    {
+        var routes = new JobRoutes([Place(0, "", "") with { Node = "n" }, Place(1, "", "") with { Node = "n" }], [], networkOnly: true);
+
+        Assert.Equal(RouteKind.Direct, routes.Resolve(0, 1).Kind);
+    }
+
+    [Fact]
+    public void Resolve_NodeNamedAlikeInAnotherDomain_IsNotSharedMemory()
+    {
+        // Two domains may both call a machine "n1"; only a node of one domain is one machine.
+        var routes = Routes([Place(0, "a", GatewayA) with { Node = "n1" }, Place(1, "b", GatewayB) with { Node = "n1" }]);
+
+        Assert.Equal(RouteKind.Gateway, routes.Resolve(0, 1).Kind);
+    }
+
+    [Fact]
     public void Resolve_NoDomainsAndNoGateways_IsDirect()
     {
         var routes = Routes([Place(0, "", ""), Place(1, "", "")]);
@@ -120,6 +149,18 @@ public sealed class JobRoutesTests
 
         Assert.Equal([RouteKind.Self, RouteKind.Gateway, RouteKind.Direct], routes.ResolveFrom(0).Select(route => route.Kind));
         Assert.Equal("n2", routes[1].Node);
+    }
+
+    [Theory]
+    [InlineData(false, "shared memory")]
+    [InlineData(true, "direct")]
+    public void FromTable_NetworkLinks_DecidesSameNodePairs(bool networkLinks, string expected)
+    {
+        var table = new RankTable { NetworkLinks = networkLinks };
+        table.Ranks.Add(new RankEntry { Rank = 0, Node = "n1", Endpoint = "http://rank0:5000" });
+        table.Ranks.Add(new RankEntry { Rank = 1, Node = "n1", Endpoint = "http://rank1:5001" });
+
+        Assert.Equal(expected, JobRoutes.FromTable(table).Resolve(0, 1).ToString());
     }
 
     [Fact]
