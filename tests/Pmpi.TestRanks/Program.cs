@@ -82,6 +82,9 @@ Environment.Run(ref args, world =>
         case "allreduce":
             Allreduce(world, megabytes: Int(args[1]), predefined: args[2] == "predefined");
             break;
+        case "stream":
+            Stream(world);
+            break;
         case "grandchild":
             if (world.Rank == 0) Grandchild(pidFile: args[1]);
             world.Receive<int>(Communicator.AnySource, 999);
@@ -219,6 +222,19 @@ static void Allreduce(Intracommunicator world, int megabytes, bool predefined)
     long ranks = world.Size * (world.Size - 1L) / 2;
     bool right = Enumerable.Range(0, length).All(i => sum[i] == ranks + world.Size * (double)(i % 1000));
     if (world.Rank == 0) Console.WriteLine($"allreduce {(right ? "ok" : "wrong")} {length} doubles");
+}
+
+// Rank 0 sends 16 MB messages to rank 1 until the job ends (rank 1 says once that it is receiving): a transfer
+// that is always in flight, for tests that kill a rank mid-message.
+static void Stream(Intracommunicator world)
+{
+    var block = new double[2 * 1024 * 1024];
+    if (world.Rank == 0)
+        while (true) world.Send(block, 1, 5);
+    if (world.Rank != 1) return;
+    world.Receive(0, 5, ref block);
+    Console.WriteLine("streaming");
+    while (true) world.Receive(0, 5, ref block);
 }
 
 // A compute phase with no PMPI call at all, longer than the heartbeat timeout: the runtime's heartbeat must carry it.

@@ -35,7 +35,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         _engine = engine;
         _rank = rank;
         _peer = peer;
-        _segment = PairSegment.Open(jobKey, rank, peer, () => _closed);
+        // A send waiting for room gives up when the link closes or the rank is aborted (its peer may be gone).
+        _segment = PairSegment.Open(jobKey, rank, peer, () => _closed || engine.AbortReason is not null);
         _reader = new Thread(ReadAll) { IsBackground = true, Name = $"PMPI shared memory from rank {peer}" };
         _reader.Start();
     }
@@ -69,7 +70,7 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
         {
             _awaitingAcks.TryRemove(syncId, out _);
-            throw new MpiException(ErrorClass.Transport, $"Rank {_rank} cannot send to rank {_peer} through shared memory: {e.Message}", e);
+            throw _engine.AbortReason ?? new MpiException(ErrorClass.Transport, $"Rank {_rank} cannot send to rank {_peer} through shared memory: {e.Message}", e);
         }
         finally
         {
@@ -141,8 +142,9 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
                 _engine.Deliver(new Message(envelope, new PayloadType(code, header[25] == 1, typeName), buffer.AsMemory(0, (int)length), buffer, receipt));
             }
         }
-        catch (ObjectDisposedException) when (_closed)
+        catch (ObjectDisposedException)
         {
+            // Closed, or this rank was aborted: nothing more to read.
         }
         catch (InvalidDataException e)
         {

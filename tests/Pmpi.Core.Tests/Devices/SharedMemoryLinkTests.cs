@@ -1,0 +1,127 @@
+using System.Runtime.InteropServices;
+using Pmpi.Devices.SharedMemory;
+using Pmpi.Matching;
+using Pmpi.Payloads;
+
+namespace Pmpi.Tests.Devices;
+
+/// <summary>
+/// The shared-memory link's parts: the byte ring carries any stream across its wrap-around and refuses indices that
+/// make no sense; a link reading records that are not records aborts its rank naming both ranks; and two links of a
+/// pair carry messages both ways with synchronous sends acknowledged.
+/// </summary>
+public sealed unsafe class SharedMemoryLinkTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    [Fact]
+    public void ByteRing_StreamLongerThanTheRing_ArrivesIntactAcrossWrapArounds()
+    {
+        // Arrange: a 64-byte ring, producer and consumer on two threads, chunk sizes that never align with it.
+        const int capacity = 64;
+        var memory = (byte*)NativeMemory.AllocZeroed(ByteRing.ControlSize + capacity);
+        try
+        {
+            using var producer = new ByteRing(memory, capacity, "test-producer", () => false);
+            using var consumer = new ByteRing(memory, capacity, "test-consumer", () => false);
+            var sent = Enumerable.Range(0, 100_000).Select(i => (byte)(i * 7 + i / 256)).ToArray();
+            var received = new byte[sent.Length];
+
+            // Act
+            var writing = new Thread(() =>
+            {
+                for (int at = 0, chunk = 1; at < sent.Length; at += chunk, chunk = chunk % 97 + 1)
+                    producer.Write(sent.AsSpan(at, Math.Min(chunk, sent.Length - at)));
+            });
+            writing.Start();
+            for (int at = 0, chunk = 3; at < received.Length; at += chunk, chunk = chunk % 89 + 3)
+                consumer.ReadExactly(received.AsSpan(at, Math.Min(chunk, received.Length - at)));
+            Assert.True(writing.Join(Timeout), "The producer did not finish.");
+
+            // Assert
+            Assert.Equal(sent, received);
+        }
+        finally
+        {
+            NativeMemory.Free(memory);
+        }
+    }
+
+    [Fact]
+    public void ByteRing_TailBeyondTheRing_RefusedAsCorrupt()
+    {
+        const int capacity = 64;
+        var memory = (byte*)NativeMemory.AllocZeroed(ByteRing.ControlSize + capacity);
+        try
+        {
+            using var consumer = new ByteRing(memory, capacity, "test-corrupt", () => false);
+            *(long*)(memory + 64) = 1_000_000; // the tail index: far past what a 64-byte ring can hold
+
+            var error = Assert.Throws<InvalidDataException>(() => consumer.ReadExactly(new byte[1]));
+
+            Assert.Contains("tail index is 1000000 bytes", error.Message);
+        }
+        finally
+        {
+            NativeMemory.Free(memory);
+        }
+    }
+
+    [Fact]
+    public void Link_PairOfRanks_CarriesMessagesBothWaysAndAcknowledgesSynchronousSends()
+    {
+        // Arrange
+        string key = Guid.NewGuid().ToString("N");
+        var engines = new[] { new MatchingEngine(), new MatchingEngine() };
+        using var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
+        using var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        var big = Enumerable.Range(0, 3_000_000).Select(i => (byte)i).ToArray();
+
+        // Act: a message larger than the ring each way, then a synchronous one.
+        zero.Send(new Envelope(0, 0, 1), Payload(big), synchronous: false);
+        one.Send(new Envelope(0, 1, 2), Payload([1, 2, 3]), synchronous: false);
+        var ssend = zero.Send(new Envelope(0, 0, 3), Payload([9]), synchronous: true);
+        var atOne = Receive(engines[1], source: 0, tag: 1);
+        var atZero = Receive(engines[0], source: 1, tag: 2);
+        Assert.False(ssend.IsCompleted);
+        var synchronous = Receive(engines[1], source: 0, tag: 3);
+
+        // Assert
+        Assert.Equal(big, atOne);
+        Assert.Equal([1, 2, 3], atZero);
+        Assert.Equal([9], synchronous);
+        Assert.True(SpinWait.SpinUntil(() => ssend.IsCompleted, Timeout), "The synchronous send was not acknowledged once matched.");
+    }
+
+    [Fact]
+    public void Link_PeerWritesARecordThatIsNotOne_AbortsTheRankNamingBoth()
+    {
+        // Arrange: rank 0's link, and rank 1's side of the same segment written by hand.
+        string key = Guid.NewGuid().ToString("N");
+        var engine = new MatchingEngine();
+        using var zero = new SharedMemoryLink(key, engine, rank: 0, peer: 1);
+        using var one = PairSegment.Open(key, 1, 0, () => false);
+
+        // Act
+        one.Outgoing.Write([7, 0, 0, 0]);
+        var deadline = DateTime.UtcNow + Timeout;
+        while (engine.AbortReason is null && DateTime.UtcNow < deadline) Thread.Sleep(10);
+
+        // Assert
+        Assert.NotNull(engine.AbortReason);
+        Assert.Equal(ErrorClass.Transport, engine.AbortReason.ErrorClass);
+        Assert.Contains("Shared memory from rank 1 to rank 0 is corrupt: a record of kind 7", engine.AbortReason.Message);
+    }
+
+    private static OutgoingPayload Payload(byte[] bytes) => new(new PayloadType(PayloadCode.Byte, IsArray: true, TypeName: null), bytes, Rented: null);
+
+    private static byte[] Receive(MatchingEngine engine, int source, int tag)
+    {
+        var receive = engine.Post(new Envelope(0, source, tag));
+        Assert.True(SpinWait.SpinUntil(() => receive.IsCompleted, Timeout), $"Nothing from rank {source} with tag {tag}.");
+        var message = receive.Message!;
+        var bytes = message.Payload.ToArray();
+        message.Release();
+        return bytes;
+    }
+}

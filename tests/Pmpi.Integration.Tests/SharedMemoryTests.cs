@@ -1,0 +1,95 @@
+using System.Diagnostics;
+using Pmpi.Integration.Tests.Infrastructure;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>
+/// Ranks of one node talk through shared memory (Devices/SharedMemory) as real processes: each maps its pairs'
+/// segments, whose names are gone from /dev/shm as soon as both ranks mapped them, so nothing is left after a normal
+/// end or a kill -9; a rank killed mid-message ends the job fast, naming it.
+/// </summary>
+public sealed class SharedMemoryTests
+{
+    private static readonly TimeSpan LoadAllowance = TimeSpan.FromSeconds(3);
+
+    [LinuxFact]
+    public async Task Run_ThreeRanksOnOneNode_MapSharedMemoryThatNoNameOutlives()
+    {
+        // Arrange
+        var before = Segments();
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "block"]);
+        var hellos = new List<RankHello>();
+        try
+        {
+            for (int rank = 0; rank < 3; rank++)
+                await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
+            hellos = RankHello.All(run.Stdout);
+
+            // Assert: every rank maps its two peers' segments, whose names are already removed.
+            foreach (var hello in hellos)
+            {
+                var mapped = File.ReadLines($"/proc/{hello.ProcessId}/maps").Where(line => line.Contains("/dev/shm/pmpi-", StringComparison.Ordinal)).ToList();
+                Assert.True(mapped.Select(line => line[line.IndexOf("/dev/shm/", StringComparison.Ordinal)..]).Distinct().Count() == 2, $"rank {hello.Rank} maps:\n{string.Join('\n', mapped)}");
+                Assert.All(mapped, line => Assert.EndsWith("(deleted)", line));
+            }
+            Assert.Equal(before, Segments());
+
+            // Act: kill -9 every rank.
+            RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+            // Assert
+            Assert.NotEqual(0, code);
+            Assert.Equal(before, Segments());
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    [Fact]
+    public async Task Run_RingSsendBigMessageAndCollectivesOnOneNode_SameResultsOverSharedMemoryAndOverTheNetwork()
+    {
+        foreach (string links in new[] { "shared", "network" })
+        {
+            await using var run = PmpiCli.Start(["run", "--links", links, "--oversubscribe", "-n", "4", PmpiCli.TestRanksDll, "domains"]);
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+            Assert.True(code == 0, $"pmpi run --links {links} exited with {code}.\n{run.Transcript}");
+            Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
+        }
+    }
+
+    [LinuxFact]
+    public async Task Run_RankKilledMidMessage_JobEndsWithin5sNamingIt()
+    {
+        // Arrange: rank 0 streams 16 MB messages to rank 1 through their shared memory.
+        await using var run = PmpiCli.Start(["run", "-n", "2", PmpiCli.TestRanksDll, "stream"]);
+        var hellos = new List<RankHello>();
+        try
+        {
+            await run.WaitForLineAsync(line => line == "[1] streaming", PmpiCli.Timeout, "rank 1 receiving");
+            hellos = RankHello.All(run.Stdout);
+
+            // Act
+            await Signals.SendAsync("KILL", hellos.Single(h => h.Rank == 1).ProcessId);
+            var clock = Stopwatch.StartNew();
+            int code = await run.WaitForExitAsync(TimeSpan.FromSeconds(5) + LoadAllowance);
+            clock.Stop();
+
+            // Assert
+            Assert.True(code != 0, $"pmpi run exited with 0 although rank 1 was killed.\n{run.Transcript}");
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(5), $"pmpi run took {clock.Elapsed.TotalSeconds:F1} s to end after rank 1 was killed.\n{run.Transcript}");
+            Assert.Contains(run.Stderr, line => line.Contains("rank 1", StringComparison.Ordinal));
+            Assert.Empty(await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, hellos.Select(h => h.ProcessId), LoadAllowance));
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    private static string[] Segments() =>
+        Directory.Exists("/dev/shm") ? [.. Directory.EnumerateFiles("/dev/shm", "pmpi-*").Order()] : [];
+}
