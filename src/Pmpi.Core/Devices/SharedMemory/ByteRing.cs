@@ -14,7 +14,9 @@ internal sealed unsafe class ByteRing : IDisposable
 
     private const int HeadOffset = 0, TailOffset = 64, DataSignalOffset = 128, ConsumerSleepingOffset = 132, SpaceSignalOffset = 192, ProducerSleepingOffset = 196;
     private static readonly TimeSpan SleepSlice = TimeSpan.FromMilliseconds(500);
-    private const int SpinIterations = 2000;
+    // As long as Completion spins: a partner on another core answers within microseconds, and beyond that a spinning
+    // thread only takes the core a rank needs when ranks outnumber cores.
+    private static readonly long SpinTicks = System.Diagnostics.Stopwatch.Frequency / 20_000; // 50 µs
 
     private readonly byte* _control;
     private readonly byte* _data;
@@ -135,10 +137,12 @@ internal sealed unsafe class ByteRing : IDisposable
     /// <summary>Spins a little, then sleeps on <paramref name="signal"/> until <paramref name="ready"/> holds.</summary>
     private void Await(Func<bool> ready, int* signal, int* sleeping, Doorbell bell)
     {
-        for (int spin = 0; spin < SpinIterations; spin++)
+        long start = System.Diagnostics.Stopwatch.GetTimestamp();
+        var spinner = new SpinWait();
+        while (System.Diagnostics.Stopwatch.GetTimestamp() - start < SpinTicks)
         {
             if (ready()) return;
-            Thread.SpinWait(20);
+            spinner.SpinOnce(sleep1Threshold: -1);
         }
         while (!ready())
         {
