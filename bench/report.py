@@ -3,7 +3,7 @@
 
     report.py RUNS_DIR [--plots DOCS_DIR]
 
-RUNS_DIR holds one file per run, named KIND.ROUND (run.sh writes them): pingpong-{sm,tcp,inproc,procs} with
+RUNS_DIR holds one file per run, named KIND.ROUND (run.sh writes them): pingpong-{sm,tcp,inproc,procs,network} with
 "size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
 launch-{ompi,pmpi}-N with a "# wall SECONDS" line and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
 `machine` (one line) and `load` (the load average before each round). Within a round the Open MPI and PMPI runs of
@@ -22,9 +22,9 @@ from collections import defaultdict
 # Paths a user compares, each PMPI path against the Open MPI path it should be judged by, and the issue's goals:
 # (ratio kind, size range, bound) where a latency goal is PMPI/Open MPI ≤ bound and a bandwidth goal ≥ bound.
 PINGPONG_PATHS = [
-    ("Same node, two processes: `pmpi run -n 2` beside Open MPI shared memory", "procs", "sm",
+    ("Same node, two processes: `pmpi run -n 2` (shared memory) beside Open MPI shared memory", "procs", "sm",
      [("latency", 1, 1, 3.0), ("bandwidth", 65536, 16 << 20, 0.5)]),
-    ("Network path: PMPI's gRPC device beside Open MPI over TCP loopback", "procs", "tcp",
+    ("Network path: PMPI's gRPC device (`pmpi run --links network -n 2`) beside Open MPI over TCP loopback", "network", "tcp",
      [("latency", 1, 1, 3.0), ("bandwidth", 1 << 20, 16 << 20, 0.8)]),
     ("In-process device (ranks as threads) beside Open MPI shared memory", "inproc", "sm", []),
 ]
@@ -38,7 +38,7 @@ NATIVE_TLS_PATH = ("For scale, OpenSSL's own TLS beside plain TCP loopback (benc
 COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
 LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60
 
-LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI two processes",
+LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI shared memory", "network": "PMPI gRPC",
           "tls": "PMPI two processes, TLS"}
 PAIR_NAMES = {"h2c": ("TLS", "h2c"), "tcp-native": ("OpenSSL TLS", "TCP")}   # (ours, theirs) where not PMPI/Open MPI
 

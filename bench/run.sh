@@ -5,8 +5,9 @@
 #   bench/run.sh [--quick] [--rounds N] [--write] [--timeout SECONDS]
 #
 # Each round runs every comparison as a back-to-back pair, in an order that reverses from one round to the next:
-#   ping-pong  PMPI in-process, Open MPI shared memory, PMPI two processes (`pmpi run -n 2`), Open MPI TCP loopback:
-#              each PMPI path sits next to the Open MPI path it is compared with
+#   ping-pong  PMPI in-process, Open MPI shared memory, PMPI two processes (`pmpi run -n 2`: shared memory), the same
+#              over gRPC (`--links network`), Open MPI TCP loopback: each PMPI path next to the Open MPI path it is
+#              compared with
 #   TLS        (as root, with iproute2) the same two processes with their ranks on an address beyond loopback, so
 #              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes; and
 #              for scale, OpenSSL's own TLS beside plain TCP (bench/native/tls_pingpong.py): what encryption costs
@@ -113,6 +114,7 @@ sm() { run pingpong-sm "${ompi[@]}" -np 2 ./pingpong $quick_flag; }
 tcp() { run pingpong-tcp "${ompi[@]}" -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo ./pingpong $quick_flag; }
 inproc() { run pingpong-inproc dotnet "$bench_dll" pingpong --jit-warmup $quick_flag --timeout "$child_timeout"; }
 procs() { run pingpong-procs "${pmpi[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+network() { run pingpong-network "${pmpi[@]}" --links network -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
 # The TLS rows: a namespace holding a veth pair (its address is beyond loopback, so ranks there speak TLS with
 # pinned certificates), an agent with a throwaway cluster credential, and the same ping-pong through it and, for the
 # h2c side of the pair, through the embedded default in the same namespace.
@@ -137,9 +139,9 @@ tls_setup() {
   return 1
 }
 in_namespace=(ip netns exec "$namespace" dotnet "$pmpi_dll" run)
-h2c() { run pingpong-h2c "${in_namespace[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+h2c() { run pingpong-h2c "${in_namespace[@]}" --links network -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
 tls() {
-  run pingpong-tls "${in_namespace[@]}" --master "$tls_address:7399" --credentials "$work/cluster" -n 2 "$bench_dll" -- \
+  run pingpong-tls "${in_namespace[@]}" --master "$tls_address:7399" --credentials "$work/cluster" --links network -n 2 "$bench_dll" -- \
     pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"
 }
 tcp_native() { run pingpong-tcp-native python3 "$repo/bench/native/tls_pingpong.py" tcp $quick_flag; }
@@ -152,7 +154,7 @@ with_tls=0
 tls_setup && with_tls=1
 for ((round = 1; round <= rounds; round++)); do
   cut -d' ' -f1-3 /proc/loadavg >>"$runs/load"
-  chain inproc sm procs tcp
+  chain inproc sm procs network tcp
   [[ $with_tls -eq 1 ]] && chain h2c tls
   chain tcp_native tls_native
   chain coll_ompi coll_pmpi
