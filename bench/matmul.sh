@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The PMPI paper's master/worker matrix multiply at the paper's sizes (A 2400 and 4800 rows x 1200 columns, B 1200 x
 # 500; 1 and 2 workers), in one run on one machine: bench/native/matmul.c over native Open MPI (shared memory, and
-# TCP loopback) beside examples/MatMul.{CSharp,VisualBasic,FSharp} as rank processes of `pmpi run -n` (gRPC over
-# loopback HTTP/2). Each timing is the master's own: first send of B to last row of C received. Every run's product
+# TCP loopback) beside examples/MatMul.{CSharp,VisualBasic,FSharp} as rank processes of `pmpi run -n` (linked through
+# shared memory, as ranks of one node are). Each timing is the master's own: first send of B to last row of C received. Every run's product
 # is checked (max abs error printed by the master, and its sum of C against the C version's). Prints a Markdown table.
 #
 #   bench/matmul.sh [--runs N] [--rows "2400 4800"] [--workers "1 2"] [--timeout SECONDS]
@@ -117,7 +117,7 @@ awk -v columns="$columns" -v columns_of_b="$columns_of_b" '
   END {
     print "Seconds of the distributed multiply: median (min–max) of the rounds; ratio = median / C over shared memory."
     print ""
-    print "| A rows | workers | C + Open MPI sm | C + Open MPI TCP | C# (PMPI gRPC) | VB (PMPI gRPC) | F# (PMPI gRPC) | C#/C | VB/C | F#/C |"
+    print "| A rows | workers | C + Open MPI sm | C + Open MPI TCP | C# (PMPI) | VB (PMPI) | F# (PMPI) | C#/C | VB/C | F#/C |"
     print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for (c = 1; c <= nconfigs; c++) {
       split(configs[c], p, SUBSEP); r = p[1]; w = p[2]
