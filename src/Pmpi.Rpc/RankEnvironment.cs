@@ -34,6 +34,12 @@ public static class RankEnvironment
     public const string AgentProcessId = "PMPI_AGENT_PID";
 
     /// <summary>
+    /// "1" when every rank of the job runs on this node and they link through shared memory: the rank opens no
+    /// RankTransport endpoint (no server, no port), since no peer would dial it.
+    /// </summary>
+    public const string NodeLocal = "PMPI_NODE_LOCAL";
+
+    /// <summary>
     /// The handle of an inherited pipe (a file descriptor on Unix, a handle on Windows) to which the rank's runtime
     /// writes a byte every second; an agent that hears nothing for its heartbeat timeout reports the rank frozen.
     /// </summary>

@@ -60,10 +60,11 @@ public sealed class FuzzTests
     [LinuxFact]
     public async Task RankEndpoint_MutatedCalls_NeverCrashesAndTheJobCompletes()
     {
-        // Arrange: two ranks that registered and wait for a file; rank 0's endpoint is the target.
+        // Arrange: two ranks that registered and wait for a file; rank 0's endpoint is the target (over the network:
+        // ranks of one node that share memory open no endpoint).
         using var scratch = new ScratchDirectory();
         var trigger = Path.Combine(scratch.Path, "go");
-        await using var run = PmpiCli.Start(["run", "-n", "2", PmpiCli.TestRanksDll, "await", trigger]);
+        await using var run = PmpiCli.Start(["run", "--links", "network", "-n", "2", PmpiCli.TestRanksDll, "await", trigger]);
         var hellos = new List<RankHello>();
         try
         {

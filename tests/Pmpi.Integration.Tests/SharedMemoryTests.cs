@@ -6,14 +6,14 @@ namespace Pmpi.Integration.Tests;
 /// <summary>
 /// Ranks of one node talk through shared memory (Devices/SharedMemory) as real processes: each maps its pairs'
 /// segments, whose names are gone from /dev/shm as soon as both ranks mapped them, so nothing is left after a normal
-/// end or a kill -9; a rank killed mid-message ends the job fast, naming it.
+/// end or a kill -9; a job all on one node opens no rank endpoint; a rank killed mid-message ends the job fast, naming it.
 /// </summary>
 public sealed class SharedMemoryTests
 {
     private static readonly TimeSpan LoadAllowance = TimeSpan.FromSeconds(3);
 
     [LinuxFact]
-    public async Task Run_ThreeRanksOnOneNode_MapSharedMemoryThatNoNameOutlives()
+    public async Task Run_ThreeRanksOnOneNode_MapSharedMemoryThatNoNameOutlivesAndListenOnNoPort()
     {
         // Arrange
         var before = Segments();
@@ -33,6 +33,9 @@ public sealed class SharedMemoryTests
                 Assert.All(mapped, line => Assert.EndsWith("(deleted)", line));
             }
             Assert.Equal(before, Segments());
+            // A job all on one node needs no rank endpoint: no rank listens on a TCP port.
+            var listening = ListeningSocketInodes();
+            Assert.All(hellos, hello => Assert.Empty(SocketInodes(hello.ProcessId).Intersect(listening)));
 
             // Act: kill -9 every rank.
             RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
@@ -89,6 +92,16 @@ public sealed class SharedMemoryTests
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
         }
     }
+
+    /// <summary>The inodes of every listening TCP socket (state 0A in /proc/net/tcp and tcp6).</summary>
+    private static HashSet<string> ListeningSocketInodes() =>
+        [.. new[] { "/proc/net/tcp", "/proc/net/tcp6" }.Where(File.Exists).SelectMany(File.ReadLines).Skip(1)
+            .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries)).Where(fields => fields.Length > 9 && fields[3] == "0A").Select(fields => fields[9])];
+
+    /// <summary>The inodes of the sockets process <paramref name="processId"/> holds.</summary>
+    private static IEnumerable<string> SocketInodes(int processId) =>
+        Directory.EnumerateFileSystemEntries($"/proc/{processId}/fd").Select(fd => new FileInfo(fd).LinkTarget ?? "")
+            .Where(target => target.StartsWith("socket:[", StringComparison.Ordinal)).Select(target => target[8..^1]);
 
     private static string[] Segments() =>
         Directory.Exists("/dev/shm") ? [.. Directory.EnumerateFiles("/dev/shm", "pmpi-*").Order()] : [];

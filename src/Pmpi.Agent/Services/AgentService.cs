@@ -279,6 +279,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             [RankEnvironment.AgentProcessId] = System.Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture),
         };
         if (options.Domain is { } domain) environment[RankEnvironment.Domain] = domain;
+        if (request.NodeLocal) environment[RankEnvironment.NodeLocal] = "1";
         var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;
         return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment) { HeartbeatTimeout = options.HeartbeatTimeout };
     }

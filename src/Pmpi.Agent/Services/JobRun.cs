@@ -37,6 +37,7 @@ internal sealed class JobRun
     private readonly TimeSpan _heartbeatTimeout;
     private readonly TimeSpan _registrationTimeout;
     private readonly RankTable _layout; // every rank's place; registration adds the endpoints
+    private readonly bool _nodeLocal;   // every rank on one node, linked by shared memory: no rank opens an endpoint
     private readonly JobGateways _gateways;
     private readonly RankEntry?[] _table;
     private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -57,6 +58,8 @@ internal sealed class JobRun
         var placement = Placement.Assign(computation);
         _layout = RankTableLayout.Build(computation, placement, security.Scheme);
         _layout.NetworkLinks = networkLinks;
+        // One node and shared memory between its ranks: no rank needs an endpoint, so none starts a server.
+        _nodeLocal = !networkLinks && _layout.Ranks.Select(entry => (entry.Domain, entry.Node)).Distinct().Count() == 1;
         _gateways = JobGateways.For(_layout, security);
         _table = new RankEntry?[computation.WorldSize];
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
@@ -190,7 +193,7 @@ internal sealed class JobRun
         var request = new LaunchRequest
         {
             JobId = Id, WorldSize = Size, MasterAddress = _master.ToString(), Ticket = _ticket.Ticket, TicketSignature = _ticket.Signature,
-            Oversubscribe = _computation.Oversubscribe,
+            Oversubscribe = _computation.Oversubscribe, NodeLocal = _nodeLocal,
         };
         foreach (var assignment in ranks)
         {

@@ -17,11 +17,11 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     private readonly RpcChannel _channel = new(identity.Master, security: identity.MasterSecurity);
 
     /// <summary>
-    /// Registers this rank's <paramref name="endpoint"/> and the SHA-256 of its TLS certificate (empty for h2c), which
-    /// peers pin; answers once every rank has registered.
+    /// Registers this rank's <paramref name="endpoint"/> (null when it serves none: a job all on one node) and the
+    /// SHA-256 of its TLS certificate (empty for h2c), which peers pin; answers once every rank has registered.
     /// </summary>
     /// <exception cref="MpiException">Transport: the master refused, was unreachable, or sent a table of the wrong size.</exception>
-    public async Task<RankTable> RegisterAsync(Uri endpoint, byte[] certificatePin, CancellationToken cancellationToken)
+    public async Task<RankTable> RegisterAsync(Uri? endpoint, byte[] certificatePin, CancellationToken cancellationToken)
     {
         RankTable table;
         try
@@ -31,7 +31,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
                 JobId = identity.JobId,
                 JobToken = identity.JobToken,
                 Rank = identity.Rank,
-                Endpoint = endpoint.ToString(),
+                Endpoint = endpoint?.ToString() ?? "",
                 Domain = identity.Domain ?? "",
                 CertificateSha256 = ByteString.CopyFrom(certificatePin),
             }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);

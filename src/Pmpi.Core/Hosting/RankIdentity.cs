@@ -23,6 +23,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
     /// <summary>Whether the rank's endpoint speaks TLS (a self-signed certificate its peers pin): when it listens beyond loopback.</summary>
     public bool EncryptStreams { get; init; }
 
+    /// <summary>Whether every rank of the job runs on this node, linked by shared memory, so this one opens no endpoint.</summary>
+    public bool NodeLocal { get; init; }
+
     /// <summary>The inherited pipe the runtime writes heartbeats to, when the agent gave one (see <see cref="RankHeartbeat"/>).</summary>
     public string? HeartbeatHandle { get; init; }
 
@@ -60,6 +63,7 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
             MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure
                 : RpcSecurity.TrustingAuthority(X509CertificateLoader.LoadCertificate(credentials.Authority.Span)),
             HeartbeatHandle = HandleOrNull(read, RankEnvironment.Heartbeat),
+            NodeLocal = read(RankEnvironment.NodeLocal) == "1",
         };
     }
 

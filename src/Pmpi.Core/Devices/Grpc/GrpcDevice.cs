@@ -19,12 +19,12 @@ namespace Pmpi.Devices.Grpc;
 internal sealed class GrpcDevice : IDevice
 {
     private readonly RankIdentity _identity;
-    private readonly RpcServer _server;
+    private readonly RpcServer? _server; // none when every peer is on this node (RankIdentity.NodeLocal)
     private readonly PeerStreams _peers;
     private readonly TaskCompletionSource<IReadOnlySet<string>> _peerPins;
     private SharedMemoryLink[] _sharedMemory = [];
 
-    private GrpcDevice(RankIdentity identity, RpcServer server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<IReadOnlySet<string>> peerPins)
+    private GrpcDevice(RankIdentity identity, RpcServer? server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<IReadOnlySet<string>> peerPins)
     {
         _identity = identity;
         _server = server;
@@ -48,7 +48,7 @@ internal sealed class GrpcDevice : IDevice
     public ImmutableArray<RankPlace> Places { get; private set; } = [];
 
     /// <summary>Where this rank's RankTransport endpoint listens (what it registers with the master).</summary>
-    public Uri Endpoint => _server.Address;
+    public Uri? Endpoint => _server?.Address;
 
     /// <summary>The SHA-256 of the endpoint's TLS certificate, which it registers for peers to pin; empty for h2c.</summary>
     public byte[] CertificatePin { get; private init; } = [];
@@ -65,10 +65,12 @@ internal sealed class GrpcDevice : IDevice
         // and the cluster's (its domain's gateway).
         var peerPins = new TaskCompletionSource<IReadOnlySet<string>>(TaskCreationOptions.RunContinuationsAsynchronously);
         byte[] pin = [];
-        var security = identity.EncryptStreams ? RpcSecurity.RankEndpoint(peerPins.Task, identity.MasterSecurity.Authority, out pin) : RpcSecurity.Insecure;
+        var security = identity.EncryptStreams && !identity.NodeLocal ? RpcSecurity.RankEndpoint(peerPins.Task, identity.MasterSecurity.Authority, out pin) : RpcSecurity.Insecure;
         // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
         var peers = new PeerStreams(identity, engine, security);
-        var server = await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
+        // A job all on this node links by shared memory alone: no peer would dial this rank, so it serves nothing
+        // (starting Kestrel is most of what a rank costs to launch).
+        var server = identity.NodeLocal ? null : await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
             endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, peers.Inbound.ServeAsync), security: security, cancellationToken: cancellationToken).ConfigureAwait(false);
         return new GrpcDevice(identity, server, engine, peers, peerPins) { CertificatePin = pin };
     }
@@ -81,6 +83,8 @@ internal sealed class GrpcDevice : IDevice
     {
         ArgumentNullException.ThrowIfNull(routes);
         var resolved = routes.ResolveFrom(Rank);
+        if (_server is null && resolved.FirstOrDefault(route => route.Kind is not (RouteKind.Self or RouteKind.SharedMemory)) is { From: not null } remote)
+            throw new MpiException(ErrorClass.Transport, $"Rank {Rank} was launched without an endpoint (its agent was told every rank runs on its node), but rank {remote.To.Rank} runs on node '{remote.To.Node}'.");
         _peers.UseRoutes(resolved);
         Places = [.. resolved.Select(route => route.To)];
         _peerPins.TrySetResult(resolved.Where(route => route.To.CertificatePin.Length > 0).Select(route => Convert.ToHexString(route.To.CertificatePin)).ToHashSet());
@@ -114,6 +118,6 @@ internal sealed class GrpcDevice : IDevice
         _peerPins.TrySetCanceled();
         foreach (var link in _sharedMemory) link.Dispose();
         _peers.DisposeAsync().AsTask().GetAwaiter().GetResult();
-        _server.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        _server?.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }
 }
