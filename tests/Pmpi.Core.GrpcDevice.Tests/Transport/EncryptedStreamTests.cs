@@ -33,7 +33,7 @@ public sealed class EncryptedStreamTests
         })).WaitAsync(Timeout);
 
         // Assert
-        Assert.All(Enumerable.Range(0, 3), rank => Assert.Equal("https", job.Started(rank)!.Endpoint.Scheme));
+        Assert.All(Enumerable.Range(0, 3), rank => Assert.Equal("https", job.Started(rank)!.Endpoint!.Scheme));
         Assert.Equal([6L, 6L, 6L], sums);
         Assert.Equal(99_999.0, received[2][^1]);
     }
@@ -45,7 +45,7 @@ public sealed class EncryptedStreamTests
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
         var caller = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), authority: null, out _);
-        using var channel = new RpcChannel(devices[1].Endpoint, security: caller.DialingPinned(SHA256.HashData("another certificate"u8)));
+        using var channel = new RpcChannel(devices[1].Endpoint!, security: caller.DialingPinned(SHA256.HashData("another certificate"u8)));
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(async () =>
@@ -67,7 +67,7 @@ public sealed class EncryptedStreamTests
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
         var stranger = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), authority: null, out _);
-        using var channel = new RpcChannel(devices[1].Endpoint, security: stranger.DialingPinned(devices[1].CertificatePin));
+        using var channel = new RpcChannel(devices[1].Endpoint!, security: stranger.DialingPinned(devices[1].CertificatePin));
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(async () =>

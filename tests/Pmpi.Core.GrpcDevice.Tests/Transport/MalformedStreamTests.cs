@@ -24,7 +24,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         // Registration answers once both ranks registered, so both start at once.
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)_job.Start(0).Device), Task.Run(() => (GrpcDevice)_job.Start(1).Device)).WaitAsync(Timeout);
         _receiver = devices[1];
-        _channel = new RpcChannel(_receiver.Endpoint);
+        _channel = new RpcChannel(_receiver.Endpoint!);
     }
 
     public Task DisposeAsync()

@@ -37,11 +37,11 @@ public sealed class RankEndpointFuzzTests
         // Act
         int answered = 0;
         foreach (int seed in FuzzSettings.Seeds)
-            answered += await EndpointFuzzer.RunAsync(receiver.Endpoint, seed, FuzzSettings.Iterations, seeds, opening: hello).WaitAsync(TimeSpan.FromMinutes(10));
+            answered += await EndpointFuzzer.RunAsync(receiver.Endpoint!, seed, FuzzSettings.Iterations, seeds, opening: hello).WaitAsync(TimeSpan.FromMinutes(10));
 
         // Assert: the endpoint still answers a call, with the status a stranger gets.
         Assert.True(answered > 0, "No mutated call was answered: the fuzzer did not reach the endpoint.");
-        using var channel = new RpcChannel(receiver.Endpoint);
+        using var channel = new RpcChannel(receiver.Endpoint!);
         await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, Timeout);
         await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = "stranger", JobToken = "guess" } }, CancellationToken.None);
         await call.CompleteRequestsAsync(CancellationToken.None);

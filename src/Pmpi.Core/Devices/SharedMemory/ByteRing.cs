@@ -106,8 +106,8 @@ internal sealed unsafe class ByteRing : IDisposable
         _spaceBell.Dispose();
     }
 
-    /// <summary>Wakes the other side if it sleeps (after this side moved its index).</summary>
-    public void WakePeer()
+    /// <summary>Wakes whoever sleeps on this ring, either side (so a closing reader notices at once).</summary>
+    public void WakeSleepers()
     {
         _dataBell.Ring(DataSignal);
         _spaceBell.Ring(SpaceSignal);

@@ -82,7 +82,7 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     public void Dispose()
     {
         _closed = true;
-        _segment.Incoming.WakePeer();
+        _segment.Incoming.WakeSleepers();
         // The reader gives up within its sleep slice; the mapping may go only after it no longer reads it.
         if (_reader.Join(TimeSpan.FromSeconds(5))) _segment.Dispose();
     }
