@@ -249,7 +249,7 @@ public abstract class Communicator : IDisposable
         CheckSource(source);
         CheckTag(tag, allowAny: true);
         var probe = Runtime.Device.Engine.PostProbe(new Envelope(Context, source, tag));
-        probe.Wait();
+        probe.Wait(Runtime.Device.Engine.Progress);
         Request.ThrowIfFailed(probe);
         return StatusOf(probe.Message!);
     }
@@ -346,7 +346,7 @@ public abstract class Communicator : IDisposable
     internal Message ReceiveMessage(int source, int tag, int context)
     {
         var receive = PostReceive(source, tag, context);
-        receive.Wait();
+        receive.Wait(Runtime.Device.Engine.Progress);
         Request.ThrowIfFailed(receive);
         return receive.Message!;
     }

@@ -43,8 +43,8 @@ internal class Completion
         return true;
     }
 
-    /// <summary>Waits until completed: spins first, then blocks.</summary>
-    public void Wait()
+    /// <summary>Waits until completed: spins first (running <paramref name="progress"/> each time round), then blocks.</summary>
+    public void Wait(Action? progress = null)
     {
         if (IsCompleted) return;
         long start = Stopwatch.GetTimestamp();
@@ -53,6 +53,11 @@ internal class Completion
         {
             // Reading the clock costs tens of nanoseconds: look only every 64 spins.
             if ((spins & 63) == 0 && Stopwatch.GetTimestamp() - start >= SpinTicks) break;
+            if (progress is not null)
+            {
+                progress();
+                if (IsCompleted) return;
+            }
             spinner.SpinOnce(sleep1Threshold: -1);
         }
         if (IsCompleted) return;

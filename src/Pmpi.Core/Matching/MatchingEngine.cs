@@ -67,6 +67,13 @@ internal sealed class MatchingEngine
     private long _posts;
     private MpiException? _aborted;
 
+    /// <summary>
+    /// What a thread waiting for this rank's receive or probe runs while it spins: the device reads its same-node
+    /// peers' rings on that thread, so a message reaches it without a hand-off from another thread. Null when the
+    /// device delivers only from threads of its own.
+    /// </summary>
+    public Action? Progress { get; set; }
+
     /// <summary>Hands an arrived message to the earliest matching posted receive, or queues it as unexpected.</summary>
     public void Deliver(Message message)
     {

@@ -104,6 +104,12 @@ internal sealed class GrpcDevice : IDevice
         {
             _sharedMemory = [.. sharedMemory];
         }
+        var polled = _sharedMemory;
+        if (polled.Length > 0)
+            Engine.Progress = () =>
+            {
+                foreach (var link in polled) link.Poll();
+            };
 
         static SharedMemoryLink Add(List<SharedMemoryLink> links, SharedMemoryLink link)
         {

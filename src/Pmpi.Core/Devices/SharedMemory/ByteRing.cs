@@ -77,6 +77,16 @@ internal sealed unsafe class ByteRing : IDisposable
         }
     }
 
+    /// <summary>Consumer: whether the producer has written bytes this side has not read (a hint, unless the caller holds the consumer's side).</summary>
+    public bool HasData => Volatile.Read(ref Tail) != _position;
+
+    /// <summary>Consumer: waits (spin, then sleep) until the producer has written bytes this side has not read.</summary>
+    /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
+    public void WaitForData()
+    {
+        if (!HasData) Await(() => HasData, DataSignal, ConsumerSleeping, _dataBell);
+    }
+
     /// <summary>Consumer: fills <paramref name="destination"/> from the stream, waiting for the producer as needed.</summary>
     /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
     /// <exception cref="InvalidDataException">The producer's index is out of range.</exception>

@@ -25,6 +25,7 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     private readonly MatchingEngine _engine;
     private readonly int _rank, _peer;
     private readonly Lock _writing = new();
+    private readonly Lock _reading = new(); // the incoming ring has one consumer at a time: the reader thread or a poller
     private readonly ConcurrentDictionary<long, SendOperation> _awaitingAcks = new();
     private readonly Thread _reader;
     private long _nextSyncId;
@@ -102,54 +103,96 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         }
     }
 
+    /// <summary>
+    /// Reads what the peer has written so far, on the calling thread, if no other thread is reading it: a rank that
+    /// waits in a receive calls this while it spins (<see cref="MatchingEngine.Progress"/>), so a message reaches it
+    /// without waking the link's reader thread.
+    /// </summary>
+    public void Poll()
+    {
+        if (!_segment.Incoming.HasData || !_reading.TryEnter()) return;
+        try
+        {
+            ReadAvailable();
+        }
+        catch (ObjectDisposedException)
+        {
+            // Closing or aborted: the wait that polled ends with the abort, not with this.
+        }
+        finally
+        {
+            _reading.Exit();
+        }
+    }
+
+    /// <summary>The link's reader: sleeps until the peer writes, then reads what it wrote unless a poller already has.</summary>
     private void ReadAll()
     {
         var ring = _segment.Incoming;
-        Span<byte> header = stackalloc byte[FixedHeader + MaxTypeName + 8];
         try
         {
-            while (true)
+            // Until the link closes or the rank is aborted (by a corrupt record among other things).
+            while (!_closed && _engine.AbortReason is null)
             {
-                ring.ReadExactly(header[..1]);
-                if (header[0] == AckRecord)
-                {
-                    ring.ReadExactly(header[..8]);
-                    long id = BinaryPrimitives.ReadInt64LittleEndian(header);
-                    if (!_awaitingAcks.TryRemove(id, out var operation)) throw new InvalidDataException($"an acknowledgement of synchronous send {id}, which is not awaited");
-                    operation.Delivered();
-                    continue;
-                }
-                if (header[0] != DataRecord) throw new InvalidDataException($"a record of kind {header[0]}");
-                ring.ReadExactly(header[1..FixedHeader]);
-                var envelope = new Envelope(BinaryPrimitives.ReadInt32LittleEndian(header[1..]), BinaryPrimitives.ReadInt32LittleEndian(header[5..]), BinaryPrimitives.ReadInt32LittleEndian(header[9..]));
-                long syncId = BinaryPrimitives.ReadInt64LittleEndian(header[13..]);
-                var code = (PayloadCode)BinaryPrimitives.ReadInt32LittleEndian(header[21..]);
-                if (!Enum.IsDefined(code) || header[25] > 1) throw new InvalidDataException($"a payload type {(int)code}/{header[25]}");
-                int nameLength = BinaryPrimitives.ReadUInt16LittleEndian(header[26..]);
-                string? typeName = null;
-                if (nameLength != ushort.MaxValue)
-                {
-                    if (nameLength > MaxTypeName) throw new InvalidDataException($"a type name of {nameLength} bytes");
-                    ring.ReadExactly(header[FixedHeader..(FixedHeader + nameLength)]);
-                    typeName = Encoding.UTF8.GetString(header[FixedHeader..(FixedHeader + nameLength)]);
-                }
-                ring.ReadExactly(header[..8]);
-                long length = BinaryPrimitives.ReadInt64LittleEndian(header);
-                if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
-                var buffer = ArrayPool<byte>.Shared.Rent((int)length);
-                ring.ReadExactly(buffer.AsSpan(0, (int)length));
-                var receipt = syncId == 0 ? null : new Acknowledgement(this, syncId);
-                _engine.Deliver(new Message(envelope, new PayloadType(code, header[25] == 1, typeName), buffer.AsMemory(0, (int)length), buffer, receipt));
+                ring.WaitForData();
+                lock (_reading) ReadAvailable();
             }
         }
         catch (ObjectDisposedException)
         {
             // Closed, or this rank was aborted: nothing more to read.
         }
+    }
+
+    /// <summary>Reads whole records while the ring holds the start of one (under <see cref="_reading"/>).</summary>
+    private void ReadAvailable()
+    {
+        try
+        {
+            while (_segment.Incoming.HasData) ReadRecord();
+        }
         catch (InvalidDataException e)
         {
+            // The abort also ends every later wait on the ring, the reader's included.
             _engine.Abort(new MpiException(ErrorClass.Transport, $"Shared memory from rank {_peer} to rank {_rank} is corrupt: {e.Message}."));
         }
+    }
+
+    /// <summary>Reads one record, waiting for the rest of it as the peer writes it, and acts on it.</summary>
+    private void ReadRecord()
+    {
+        var ring = _segment.Incoming;
+        Span<byte> header = stackalloc byte[FixedHeader + MaxTypeName + 8];
+        ring.ReadExactly(header[..1]);
+        if (header[0] == AckRecord)
+        {
+            ring.ReadExactly(header[..8]);
+            long id = BinaryPrimitives.ReadInt64LittleEndian(header);
+            if (!_awaitingAcks.TryRemove(id, out var operation)) throw new InvalidDataException($"an acknowledgement of synchronous send {id}, which is not awaited");
+            operation.Delivered();
+            return;
+        }
+        if (header[0] != DataRecord) throw new InvalidDataException($"a record of kind {header[0]}");
+        ring.ReadExactly(header[1..FixedHeader]);
+        var envelope = new Envelope(BinaryPrimitives.ReadInt32LittleEndian(header[1..]), BinaryPrimitives.ReadInt32LittleEndian(header[5..]), BinaryPrimitives.ReadInt32LittleEndian(header[9..]));
+        long syncId = BinaryPrimitives.ReadInt64LittleEndian(header[13..]);
+        var code = (PayloadCode)BinaryPrimitives.ReadInt32LittleEndian(header[21..]);
+        if (!Enum.IsDefined(code) || header[25] > 1) throw new InvalidDataException($"a payload type {(int)code}/{header[25]}");
+        int nameLength = BinaryPrimitives.ReadUInt16LittleEndian(header[26..]);
+        string? typeName = null;
+        if (nameLength != ushort.MaxValue)
+        {
+            if (nameLength > MaxTypeName) throw new InvalidDataException($"a type name of {nameLength} bytes");
+            ring.ReadExactly(header[FixedHeader..(FixedHeader + nameLength)]);
+            typeName = Encoding.UTF8.GetString(header[FixedHeader..(FixedHeader + nameLength)]);
+        }
+        ring.ReadExactly(header[..8]);
+        long length = BinaryPrimitives.ReadInt64LittleEndian(header);
+        if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
+        var buffer = ArrayPool<byte>.Shared.Rent((int)length);
+        ring.ReadExactly(buffer.AsSpan(0, (int)length));
+        var receipt = syncId == 0 ? null : new Acknowledgement(this, syncId);
+        _engine.Deliver(new Message(envelope, new PayloadType(code, header[25] == 1, typeName), buffer.AsMemory(0, (int)length), buffer, receipt));
     }
 
     /// <summary>
