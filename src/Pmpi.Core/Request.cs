@@ -110,12 +110,17 @@ public sealed class ReceiveRequest<T> : ReceiveRequest
     /// <inheritdoc/>
     public override CompletedStatus Wait()
     {
-        _operation.Wait();
+        _operation.Wait(_engine.Progress);
         return Finish();
     }
 
     /// <inheritdoc/>
-    public override CompletedStatus? Test() => _operation.IsCompleted ? Finish() : null;
+    public override CompletedStatus? Test()
+    {
+        // A test loop is a wait in the program's own hands: it makes the same progress (MatchingEngine.Progress).
+        if (!_operation.IsCompleted) _engine.Progress?.Invoke();
+        return _operation.IsCompleted ? Finish() : null;
+    }
 
     /// <inheritdoc/>
     public override void Cancel() => _engine.Cancel(_operation);
