@@ -64,6 +64,28 @@ public sealed class SharedMemoryTests
         }
     }
 
+    [Fact]
+    public async Task Run_SharedMemoryAndNetworkPeersMixed_WildcardReceivesKeepEachSendersOrder()
+    {
+        // Arrange: ranks 0 and 1 on node a (shared memory between them), rank 2 on node b (gRPC to both).
+        await using var nodeA = await AgentProcess.StartAsync("node-a", slots: 2);
+        await using var nodeB = await AgentProcess.StartAsync("node-b", slots: 1);
+        using var scratch = new ScratchDirectory();
+        var file = scratch.Write("mixed.xml", Computation.Of("mixed", 3, ["wildcard", "300"], ("a", nodeA.Endpoint, 2), ("b", nodeB.Endpoint, 1)));
+
+        // Act
+        await using var routes = PmpiCli.Start(["run", "--show-routes", file]);
+        await routes.WaitForExitAsync(PmpiCli.Timeout);
+        await using var run = PmpiCli.Start(["run", "--master", nodeA.Endpoint, file]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: rank 0 took 300 messages from each, in each sender's order, over both kinds of link.
+        Assert.Contains(routes.Stdout, line => line.StartsWith("0 (a) -> 1 (a): shared memory", StringComparison.Ordinal));
+        Assert.Contains(routes.Stdout, line => line.StartsWith("2 (b) -> 0 (a): direct", StringComparison.Ordinal));
+        Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains("[0] wildcard ok 300,300", run.Stdout);
+    }
+
     [LinuxFact]
     public async Task Run_RankKilledMidMessage_JobEndsWithin5sNamingIt()
     {

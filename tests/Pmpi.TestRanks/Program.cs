@@ -82,6 +82,9 @@ Environment.Run(ref args, world =>
         case "allreduce":
             Allreduce(world, megabytes: Int(args[1]), predefined: args[2] == "predefined");
             break;
+        case "wildcard":
+            Wildcard(world, perSender: Int(args[1]));
+            break;
         case "stream":
             Stream(world);
             break;
@@ -222,6 +225,31 @@ static void Allreduce(Intracommunicator world, int megabytes, bool predefined)
     long ranks = world.Size * (world.Size - 1L) / 2;
     bool right = Enumerable.Range(0, length).All(i => sum[i] == ranks + world.Size * (double)(i % 1000));
     if (world.Rank == 0) Console.WriteLine($"allreduce {(right ? "ok" : "wrong")} {length} doubles");
+}
+
+// Every other rank sends rank 0 `perSender` numbered messages (every tenth synchronous, every seventh 64 KB), which
+// rank 0 receives with wildcard source and tag: it checks that each sender's arrive in order and prints the counts.
+static void Wildcard(Intracommunicator world, int perSender)
+{
+    if (world.Rank != 0)
+    {
+        for (int i = 0; i < perSender; i++)
+        {
+            int[] message = i % 7 == 0 ? new int[16 * 1024] : new int[1];
+            message[0] = i;
+            if (i % 10 == 0) world.Ssend(message, 0, world.Rank);
+            else world.Send(message, 0, world.Rank);
+        }
+        return;
+    }
+    var next = new int[world.Size];
+    for (int received = 0; received < (world.Size - 1) * perSender; received++)
+    {
+        world.Receive(Communicator.anySource, Communicator.anyTag, out int[] message, out var status);
+        if (status.Source != status.Tag || message[0] != next[status.Source]++)
+            throw new InvalidOperationException($"scenario 'wildcard': message {message[0]} from rank {status.Source} (tag {status.Tag}) is out of order");
+    }
+    Console.WriteLine($"wildcard ok {string.Join(",", next[1..])}");
 }
 
 // Rank 0 sends 16 MB messages to rank 1 until the job ends (rank 1 says once that it is receiving): a transfer
