@@ -129,9 +129,10 @@ internal sealed unsafe class PairSegment : IDisposable
             return;
         }
         var waited = System.Diagnostics.Stopwatch.StartNew();
-        while (Volatile.Read(ref magic) != Magic)
+        // One read per round: the creator may stamp the magic number between two reads.
+        for (int seen; (seen = Volatile.Read(ref magic)) != Magic;)
         {
-            if (Volatile.Read(ref magic) != 0) throw new InvalidDataException("the shared segment is not PMPI's (wrong magic number)");
+            if (seen != 0) throw new InvalidDataException("the shared segment is not PMPI's (wrong magic number)");
             if (waited.Elapsed > OpenTimeout) throw new TimeoutException($"the peer made the shared segment but did not set it up within {OpenTimeout.TotalSeconds:0} s");
             Thread.Sleep(1);
         }
