@@ -52,7 +52,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, []);
 
-        Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
+        AssertStatus(StatusCode.InvalidArgument, error);
         Assert.Contains("no pmpi-job header", error.Detail);
     }
 
@@ -70,7 +70,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         var error = await CallAsync(channel, [new(RouteProof.JobHeader, "relay-2"), new(RouteProof.SourceHeader, "0"),
             new(RouteProof.DestinationHeader, destination), new(RouteProof.ProofHeader, RouteProof.Compute(token, "relay-2", 0, 1))]);
 
-        Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
+        AssertStatus(StatusCode.InvalidArgument, error);
         Assert.Contains(RouteProof.DestinationHeader, error.Detail);
         Assert.Equal(1, (await _pair.StatusAsync(_pair.A)).StreamsRefused);
     }
@@ -82,7 +82,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, RouteProof.Headers("some key", "never-registered", 0, 1));
 
-        Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+        AssertStatus(StatusCode.PermissionDenied, error);
         Assert.Contains("job 'never-registered' is not registered here", error.Detail);
     }
 
@@ -95,7 +95,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, RouteProof.Headers("not the job key", "relay-3", 0, 1));
 
-        Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+        AssertStatus(StatusCode.PermissionDenied, error);
     }
 
     [Fact]
@@ -109,7 +109,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, headers);
 
-        Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+        AssertStatus(StatusCode.PermissionDenied, error);
     }
 
     [Fact]
@@ -128,7 +128,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
             while (await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout) is not null) { }
         });
 
-        Assert.Equal(StatusCode.NotFound, error.StatusCode);
+        AssertStatus(StatusCode.NotFound, error);
         Assert.Contains("not 2", error.Detail);
         Assert.Equal(1, (await _pair.StatusAsync(_pair.B)).StreamsRelayed);
     }
@@ -142,7 +142,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, RouteProof.Headers(token, "relay-5", 1, 2));
 
-        Assert.Equal(StatusCode.FailedPrecondition, error.StatusCode);
+        AssertStatus(StatusCode.FailedPrecondition, error);
         Assert.Contains("neither rank is in domain 'a'", error.Detail);
     }
 
@@ -156,7 +156,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, RouteProof.Headers(token, "relay-6", 0, 1));
 
-        Assert.Equal(StatusCode.Unauthenticated, error.StatusCode);
+        AssertStatus(StatusCode.Unauthenticated, error);
     }
 
     [Fact]
@@ -170,7 +170,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, RouteProof.Headers(token, "relay-7", 0, 1));
 
-        Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+        AssertStatus(StatusCode.PermissionDenied, error);
         Assert.Equal(0, (await _pair.StatusAsync(_pair.A)).Jobs);
     }
 
@@ -185,7 +185,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await CallAsync(channel, RouteProof.Headers(token, "relay-8", 0, 1));
 
-        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+        AssertStatus(StatusCode.Unavailable, error);
         Assert.Contains("rank 0 (domain 'a') -> rank 1 (domain 'b')", error.Detail);
         Assert.Contains($"the gateway of domain 'b' at {b}", error.Detail);
     }
@@ -198,7 +198,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout));
 
-        Assert.Equal(StatusCode.Unauthenticated, error.StatusCode);
+        AssertStatus(StatusCode.Unauthenticated, error);
     }
 
     [Fact]
@@ -210,7 +210,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout));
 
-        Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
+        AssertStatus(StatusCode.PermissionDenied, error);
         Assert.Contains("signature", error.Detail);
     }
 
@@ -223,7 +223,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout));
 
-        Assert.Equal(StatusCode.FailedPrecondition, error.StatusCode);
+        AssertStatus(StatusCode.FailedPrecondition, error);
     }
 
     [Fact]
@@ -237,7 +237,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(() => master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, pair.Job("bounded-3").Request).WaitAsync(Timeout));
 
-        Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
+        AssertStatus(StatusCode.ResourceExhausted, error);
         Assert.Contains("GatewayOptions.MaxJobs", error.Detail);
         // A registered job renews its table, and streams for it are still relayed.
         await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, first).WaitAsync(Timeout);
@@ -247,6 +247,10 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         await call.Requests.WriteAsync(GatewayPair.Data(1, 16), default).AsTask().WaitAsync(Timeout);
         Assert.Equal(GatewayPair.Data(1, 16), await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout));
     }
+
+    /// <summary>Fails with the status detail and its cause, so an unexpected status says where it came from.</summary>
+    private static void AssertStatus(StatusCode expected, RpcException error) =>
+        Assert.True(error.StatusCode == expected, $"Expected {expected}, got {error.StatusCode}: {error.Detail} ({error.InnerException})");
 
     private static async Task<RpcException> CallAsync(RpcChannel channel, IEnumerable<KeyValuePair<string, string>> headers)
     {

@@ -218,6 +218,20 @@ public sealed class RpcCallTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task WriteAsync_AfterTheServerEndedTheCallWithoutReadingToTheEnd_ThrowsItsStatus()
+    {
+        // The handler fails after the first request, before the request stream ended, so the server resets the
+        // stream (NO_ERROR) after its status: SocketsHttpHandler abandons the body and disposes the request stream.
+        await using var call = await _channel.StartAsync<KillRequest, KillReply>(TestServer.FailStatus).WaitAsync(Timeout);
+        await call.Requests.WriteAsync(new KillRequest(), default).AsTask().WaitAsync(Timeout);
+        await Task.Delay(TimeSpan.FromMilliseconds(500));
+
+        var error = await Assert.ThrowsAsync<RpcException>(() => call.Requests.WriteAsync(new KillRequest(), default).AsTask()).WaitAsync(Timeout);
+
+        Assert.True(error.StatusCode == StatusCode.PermissionDenied, $"{error.StatusCode}: {error.Detail}");
+    }
+
+    [Fact]
     public async Task Post_WrongContentType_Http415()
     {
         using var http = RawClient();

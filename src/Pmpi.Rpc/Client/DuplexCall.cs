@@ -125,7 +125,8 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
                 ? new RpcException(StatusCode.DeadlineExceeded, $"{_path}: the deadline passed.", e)
                 : new RpcException(StatusCode.Cancelled, $"{_path}: the call was cancelled.", e);
         }
-        return e is IOException or HttpRequestException or OperationCanceledException
+        // SocketsHttpHandler disposes the request stream of a call the server ended before reading to its end.
+        return e is IOException or HttpRequestException or OperationCanceledException or ObjectDisposedException
             ? new RpcException(StatusCode.Unavailable, $"{_path}: the connection broke: {e.Message}", e)
             : null;
     }
