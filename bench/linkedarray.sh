@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Motor's LinkedArray ping-pong (a linked list of N nodes each holding an int array, 4096 ints in 256 and in 4096
 # nodes, bounced between two ranks as one object message) on PMPI beside mpi4py's pickle-based send/recv, in one run
-# on one machine. Pairs are interleaved (PMPI gRPC, PMPI in-process, mpi4py, then again), so a change in the
-# machine's load hits all three alike. Prints each run's half round trips, then a Markdown table of the median and
-# the spread (min–max) per implementation and list, with the load average before and after.
+# on one machine. Runs are interleaved (PMPI rank processes linked by shared memory, the same over gRPC with
+# --links network, PMPI in-process, mpi4py, then again), so a change in the machine's load hits all four alike.
+# Prints each run's half round trips, then a Markdown table of the median and the spread (min–max) per
+# implementation and list, with the load average before and after.
 #
 #   bench/linkedarray.sh [--pairs N] [--iterations N] [--timeout SECONDS]
 #
@@ -19,7 +20,7 @@ while [[ $# -gt 0 ]]; do
     --pairs) pairs="${2:?--pairs needs a number}"; shift ;;
     --iterations) iterations="${2:?--iterations needs a number}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "linkedarray.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -58,7 +59,8 @@ run() {
 }
 load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 for ((i = 1; i <= pairs; i++)); do
-  run grpc dotnet "$pmpi_dll" run -n 2 "$bench_dll" linkedarray --device grpc --iterations "$iterations" --timeout "$child_timeout"
+  run shm dotnet "$pmpi_dll" run -n 2 "$bench_dll" linkedarray --device grpc --iterations "$iterations" --timeout "$child_timeout"
+  run network dotnet "$pmpi_dll" run --links network -n 2 "$bench_dll" linkedarray --device grpc --iterations "$iterations" --timeout "$child_timeout"
   run inprocess dotnet "$bench_dll" linkedarray --iterations "$iterations" --timeout "$child_timeout"
   run mpi4py mpirun --allow-run-as-root --oversubscribe -np 2 "$python" "$repo/bench/linkedarray.py" "$iterations"
 done
@@ -83,13 +85,14 @@ awk '
     return sprintf(" %.0f | %.0f–%.0f ", m, lo, hi)
   }
   END {
-    print "| list | PMPI gRPC µs (median) | spread | PMPI in-process µs | spread | mpi4py µs | spread | mpi4py / PMPI gRPC | mpi4py / PMPI in-process |"
-    print "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    print "| list | PMPI shared memory µs (median) | spread | PMPI gRPC µs | spread | PMPI in-process µs | spread | mpi4py µs | spread | mpi4py / PMPI shared memory | mpi4py / PMPI gRPC | mpi4py / PMPI in-process |"
+    print "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for (count in nodes) {
       delete med
-      row = "| " count " nodes × " 4096 / count " ints |" cell("grpc", count) "|" cell("inprocess", count) "|" cell("mpi4py", count) "|"
-      row = row (("grpc" in med) && ("mpi4py" in med) ? sprintf(" %.1f× |", med["mpi4py"] / med["grpc"]) : " – |")
-      row = row (("inprocess" in med) && ("mpi4py" in med) ? sprintf(" %.1f× |", med["mpi4py"] / med["inprocess"]) : " – |")
+      row = "| " count " nodes × " 4096 / count " ints |" cell("shm", count) "|" cell("network", count) "|" cell("inprocess", count) "|" cell("mpi4py", count) "|"
+      split("shm network inprocess", impls, " ")
+      for (k = 1; k <= 3; k++)
+        row = row ((impls[k] in med) && ("mpi4py" in med) ? sprintf(" %.1f× |", med["mpi4py"] / med[impls[k]]) : " – |")
       print row
     }
-  }' "$work"/grpc.* "$work"/inprocess.* "$work"/mpi4py.*
+  }' "$work"/shm.* "$work"/network.* "$work"/inprocess.* "$work"/mpi4py.*

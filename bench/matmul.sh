@@ -8,7 +8,8 @@
 #   bench/matmul.sh [--runs N] [--rows "2400 4800"] [--workers "1 2"] [--timeout SECONDS]
 #
 # Runs are interleaved (every implementation once per round, N rounds); the table gives each one's median and its
-# spread (min-max) and the median's ratio to C over shared memory. --workers 0 times the kernels alone (one rank).
+# spread (min-max), and its ratio to C over shared memory paired round by round (median and min-max of the rounds).
+# --workers 0 times the kernels alone (one rank).
 # matmul.c is built with -O3 -march=native: the .NET JIT compiles for the processor it runs on, so C does too.
 # Needs mpicc and mpirun; on Debian or Ubuntu:
 #   apt-get install -y openmpi-bin libopenmpi-dev
@@ -26,7 +27,7 @@ while [[ $# -gt 0 ]]; do
     --rows) all_rows="${2:?--rows needs sizes}"; shift ;;
     --workers) all_workers="${2:?--workers needs counts}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "matmul.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -100,6 +101,22 @@ awk -v columns="$columns" -v columns_of_b="$columns_of_b" '
     for (k = 2; k <= n; k++) { t = v[k]; for (j = k - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
   }
+  function sorted_median(v, n,    k, j, t) {
+    for (k = 2; k <= n; k++) { t = v[k]; for (j = k - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  # The rounds pair each run with the C run of the same round, so a drift of the machine between rounds cancels.
+  function ratio(lang, r, w,    c, key, n, k, v, lo, hi) {
+    key = lang SUBSEP r SUBSEP w; c = "c-sm" SUBSEP r SUBSEP w
+    if (!(key in count) || !(c in count)) return " – |"
+    n = count[key] < count[c] ? count[key] : count[c]
+    for (k = 1; k <= n; k++) {
+      v[k] = time[key, k] / time[c, k]
+      if (k == 1 || v[k] < lo) lo = v[k]
+      if (k == 1 || v[k] > hi) hi = v[k]
+    }
+    return sprintf(" %.2fx (%.2f–%.2f) |", sorted_median(v, n), lo, hi)
+  }
   function cell(key) {
     if (!(key in count)) return " – |"
     return sprintf(" %.3f (%.3f–%.3f) |", median(key), low[key], high[key])
@@ -115,7 +132,8 @@ awk -v columns="$columns" -v columns_of_b="$columns_of_b" '
     if (!(($2, $3) in seen)) { seen[$2, $3] = 1; configs[++nconfigs] = $2 SUBSEP $3 }
   }
   END {
-    print "Seconds of the distributed multiply: median (min–max) of the rounds; ratio = median / C over shared memory."
+    print "Seconds of the distributed multiply: median (min–max) of the rounds. Ratios: each run over the C run over shared"
+    print "memory of the same round, median (min–max) of the rounds."
     print ""
     print "| A rows | workers | C + Open MPI sm | C + Open MPI TCP | C# (PMPI) | VB (PMPI) | F# (PMPI) | C#/C | VB/C | F#/C |"
     print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -123,12 +141,8 @@ awk -v columns="$columns" -v columns_of_b="$columns_of_b" '
       split(configs[c], p, SUBSEP); r = p[1]; w = p[2]
       row = "| " r " | " w " |" cell("c-sm" SUBSEP r SUBSEP w) cell("c-tcp" SUBSEP r SUBSEP w)
       row = row cell("CSharp" SUBSEP r SUBSEP w) cell("VisualBasic" SUBSEP r SUBSEP w) cell("FSharp" SUBSEP r SUBSEP w)
-      base = ("c-sm" SUBSEP r SUBSEP w) in count ? median("c-sm" SUBSEP r SUBSEP w) : 0
       split("CSharp VisualBasic FSharp", names, " ")
-      for (n = 1; n <= 3; n++) {
-        key = names[n] SUBSEP r SUBSEP w
-        row = row (base > 0 && key in count ? sprintf(" %.2fx |", median(key) / base) : " – |")
-      }
+      for (n = 1; n <= 3; n++) row = row ratio(names[n], r, w)
       print row
     }
     print ""
