@@ -19,7 +19,6 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
 {
     private const byte DataRecord = 1, AckRecord = 2;
     private const int MaxTypeName = 1024;
-    private const int DirectArrayMinimum = 64 * 1024;
     private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2; // kind, context, source, tag, sync id, type code, array, name length
 
     private readonly PairSegment _segment;
@@ -190,19 +189,10 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         ring.ReadExactly(header[..8]);
         long length = BinaryPrimitives.ReadInt64LittleEndian(header);
         if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
-        var type = new PayloadType(code, header[25] == 1, typeName);
-        var receipt = syncId == 0 ? null : new Acknowledgement(this, syncId);
-        // A large array of a primitive type is read straight into the array the receive will return: one copy less.
-        if (type.IsArray && length >= DirectArrayMinimum && RawTypes.NewArray(code, (int)length) is { } elements)
-        {
-            var bytes = new ArrayBytes(elements, (int)length).Memory;
-            ring.ReadExactly(bytes.Span);
-            _engine.Deliver(new Message(envelope, type, bytes, rented: null, receipt, elements));
-            return;
-        }
         var buffer = ArrayPool<byte>.Shared.Rent((int)length);
         ring.ReadExactly(buffer.AsSpan(0, (int)length));
-        _engine.Deliver(new Message(envelope, type, buffer.AsMemory(0, (int)length), buffer, receipt));
+        var receipt = syncId == 0 ? null : new Acknowledgement(this, syncId);
+        _engine.Deliver(new Message(envelope, new PayloadType(code, header[25] == 1, typeName), buffer.AsMemory(0, (int)length), buffer, receipt));
     }
 
     /// <summary>
