@@ -125,7 +125,7 @@ public abstract class Communicator : IDisposable
             status = new CompletedStatus(ProcNull, AnyTag, default, 0, 0, false);
             return default!;
         }
-        var message = ReceiveMessage(source, tag, Context);
+        var message = ReceiveMessage(source, tag, Context, Codec<T>.Instance.ReturnsNewArray);
         var value = Decode<T>(message, Context);
         status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, CountOf(value), false);
         return value;
@@ -145,7 +145,7 @@ public abstract class Communicator : IDisposable
             status = new CompletedStatus(ProcNull, AnyTag, default, 0, 0, false);
             return;
         }
-        var message = ReceiveMessage(source, tag, Context);
+        var message = ReceiveMessage(source, tag, Context, returnsNewArray: IsNull(values));
         int count = DecodeInto(message, Context, ref values);
         status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, count, false);
     }
@@ -211,7 +211,7 @@ public abstract class Communicator : IDisposable
 
     /// <summary>Starts a receive of a value (MPI_Irecv).</summary>
     public ReceiveRequest<T> ImmediateReceive<T>(int source, int tag) =>
-        new(Runtime.Device.Engine, PostReceive(source, tag, Context), message =>
+        new(Runtime.Device.Engine, PostReceive(source, tag, Context, Codec<T>.Instance.ReturnsNewArray), message =>
         {
             var value = Decode<T>(message, Context);
             return (value, CountOf(value));
@@ -335,17 +335,17 @@ public abstract class Communicator : IDisposable
         Request.ThrowIfFailed(send);
     }
 
-    internal ReceiveOperation PostReceive(int source, int tag, int context)
+    internal ReceiveOperation PostReceive(int source, int tag, int context, bool returnsNewArray = false)
     {
         CheckLive();
         CheckSource(source);
         CheckTag(tag, allowAny: true);
-        return Runtime.Device.Engine.Post(new Envelope(context, source, tag));
+        return Runtime.Device.Engine.Post(new Envelope(context, source, tag), returnsNewArray);
     }
 
-    internal Message ReceiveMessage(int source, int tag, int context)
+    internal Message ReceiveMessage(int source, int tag, int context, bool returnsNewArray = false)
     {
-        var receive = PostReceive(source, tag, context);
+        var receive = PostReceive(source, tag, context, returnsNewArray);
         receive.Wait(Runtime.Device.Engine.Progress);
         Request.ThrowIfFailed(receive);
         return receive.Message!;
@@ -368,6 +368,9 @@ public abstract class Communicator : IDisposable
             message.Release();
         }
     }
+
+    // MPI.NET's callers pass null to have the array allocated, though the parameter says it is never null.
+    private static bool IsNull<T>(T[] values) => values is null;
 
     internal int DecodeInto<T>(Message message, int context, ref T[] values)
     {

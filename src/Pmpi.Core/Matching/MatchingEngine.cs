@@ -1,9 +1,15 @@
 namespace Pmpi.Matching;
 
 /// <summary>A receive posted to a <see cref="MatchingEngine"/>: completes with its matched message, by cancel, or with an error.</summary>
-internal sealed class ReceiveOperation(Envelope pattern, long order) : Completion
+internal sealed class ReceiveOperation(Envelope pattern, long order, bool returnsNewArray) : Completion
 {
     public Envelope Pattern { get; } = pattern;
+
+    /// <summary>
+    /// The receive returns its message as a new array rather than copying it into one the caller holds: a link may
+    /// then read a large array straight into the array returned (<see cref="MatchingEngine.NextReceiveReturnsNewArray"/>).
+    /// </summary>
+    public bool ReturnsNewArray { get; } = returnsNewArray;
 
     /// <summary>Post order, which decides which of several matching receives gets a message (MPI-4.1 §3.5).</summary>
     public long Order { get; } = order;
@@ -98,14 +104,29 @@ internal sealed class MatchingEngine
         receive.Match(message);
     }
 
+    /// <summary>
+    /// Whether the receive a message with <paramref name="envelope"/> would match if it arrived now returns a new
+    /// array. Links ask as a message starts; only a hint, since another message may take that receive first.
+    /// </summary>
+    public bool NextReceiveReturnsNewArray(Envelope envelope)
+    {
+        lock (_lock)
+        {
+            return _contexts.TryGetValue(envelope.Context, out var queues)
+                && queues.PeekEarliestReceive(envelope.Source, envelope.Tag) is { ReturnsNewArray: true };
+        }
+    }
+
     /// <summary>Posts a receive; it completes at once if an unexpected message already matches.</summary>
-    public ReceiveOperation Post(Envelope pattern)
+    /// <param name="pattern">Context, source and tag, wildcards allowed.</param>
+    /// <param name="returnsNewArray">See <see cref="ReceiveOperation.ReturnsNewArray"/>.</param>
+    public ReceiveOperation Post(Envelope pattern, bool returnsNewArray = false)
     {
         Message? message;
         ReceiveOperation receive;
         lock (_lock)
         {
-            receive = new ReceiveOperation(pattern, _posts++);
+            receive = new ReceiveOperation(pattern, _posts++, returnsNewArray);
             if (_aborted is not null)
             {
                 receive.Fail(_aborted);
@@ -244,6 +265,17 @@ internal sealed class MatchingEngine
         /// <summary>The earliest-posted live receive that matches (source, tag), taken off its queue.</summary>
         public ReceiveOperation? TakeEarliestReceive(int source, int tag)
         {
+            if (EarliestReceiveQueue(source, tag) is not { } best) return null;
+            var receive = Dequeue(best);
+            receive.Claimed = true;
+            return receive;
+        }
+
+        /// <summary>The receive <see cref="TakeEarliestReceive"/> would take, left in its queue.</summary>
+        public ReceiveOperation? PeekEarliestReceive(int source, int tag) => EarliestReceiveQueue(source, tag)?.Peek();
+
+        private Queue<ReceiveOperation>? EarliestReceiveQueue(int source, int tag)
+        {
             if (_posted.Count == 0) return null;
             Queue<ReceiveOperation>? best = null;
             Consider(ref best, (source, tag));
@@ -254,10 +286,7 @@ internal sealed class MatchingEngine
                 Consider(ref best, (source, AnyTag));
                 Consider(ref best, (AnySource, AnyTag));
             }
-            if (best is null) return null;
-            var receive = Dequeue(best);
-            receive.Claimed = true;
-            return receive;
+            return best;
         }
 
         private void Consider(ref Queue<ReceiveOperation>? best, (int, int) key)

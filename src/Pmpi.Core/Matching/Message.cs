@@ -19,7 +19,7 @@ internal interface IDeliveryReceipt
 
 /// <summary>A message that reached its destination rank: envelope, payload type and payload bytes.</summary>
 internal sealed class Message(Envelope envelope, PayloadType type, ReadOnlyMemory<byte> payload, byte[]? rented = null,
-    IDeliveryReceipt? receipt = null)
+    IDeliveryReceipt? receipt = null, Array? elements = null)
 {
     private byte[]? _rented = rented;
     private IDeliveryReceipt? _receipt = receipt;
@@ -30,6 +30,12 @@ internal sealed class Message(Envelope envelope, PayloadType type, ReadOnlyMemor
 
     /// <summary>The payload; valid until <see cref="Release"/>.</summary>
     public ReadOnlyMemory<byte> Payload { get; } = payload;
+
+    /// <summary>
+    /// The array of the payload's element type that <see cref="Payload"/> lies in, when the link read a large array of
+    /// a primitive type straight into one: the receive returns it instead of copying it.
+    /// </summary>
+    public Array? Elements { get; } = elements;
 
     /// <summary>Arrival order at the receiving engine, which decides wildcard matches (MPI-4.1 §3.5).</summary>
     internal long Arrival { get; set; }

@@ -26,6 +26,9 @@ internal abstract class Codec<T>
 
     public abstract PayloadType Type { get; }
 
+    /// <summary>Whether <see cref="Decode"/> returns the message as a new array of its elements (raw arrays).</summary>
+    public virtual bool ReturnsNewArray => false;
+
     public abstract OutgoingPayload Encode(T value, PayloadSettings settings);
 
     /// <summary>Decodes a message whose <see cref="Message.Type"/> equals <see cref="Type"/>.</summary>
@@ -80,6 +83,32 @@ internal static class RawTypes
     public static Span<byte> BytesOf<T>(T[] array) =>
         MemoryMarshal.CreateSpan(ref Unsafe.As<T, byte>(ref MemoryMarshal.GetArrayDataReference(array)), array.Length * Unsafe.SizeOf<T>());
 
+    /// <summary>
+    /// A new array for <paramref name="byteCount"/> bytes of elements of a primitive <paramref name="code"/>, not
+    /// zeroed since a link is about to fill it; null for other codes or a length that is no whole number of elements
+    /// (the receive then reports the mismatch as usual). A type is never looked up by a name from the wire.
+    /// </summary>
+    public static Array? NewArray(PayloadCode code, int byteCount) => code switch
+    {
+        PayloadCode.Byte => New<byte>(byteCount),
+        PayloadCode.SByte => New<sbyte>(byteCount),
+        PayloadCode.Int16 => New<short>(byteCount),
+        PayloadCode.UInt16 => New<ushort>(byteCount),
+        PayloadCode.Int32 => New<int>(byteCount),
+        PayloadCode.UInt32 => New<uint>(byteCount),
+        PayloadCode.Int64 => New<long>(byteCount),
+        PayloadCode.UInt64 => New<ulong>(byteCount),
+        PayloadCode.Single => New<float>(byteCount),
+        PayloadCode.Double => New<double>(byteCount),
+        PayloadCode.Char => New<char>(byteCount),
+        PayloadCode.Decimal => New<decimal>(byteCount),
+        PayloadCode.Half => New<Half>(byteCount),
+        _ => null,
+    };
+
+    private static T[]? New<T>(int byteCount) where T : unmanaged =>
+        byteCount % Unsafe.SizeOf<T>() == 0 ? GC.AllocateUninitializedArray<T>(byteCount / Unsafe.SizeOf<T>()) : null;
+
     public static OutgoingPayload Rent(PayloadType type, ReadOnlySpan<byte> bytes)
     {
         var rented = ArrayPool<byte>.Shared.Rent(bytes.Length);
@@ -110,14 +139,17 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
 {
     public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(TElement), isArray: true);
 
+    public override bool ReturnsNewArray => true;
+
     public override OutgoingPayload Encode(TElement[] value, PayloadSettings settings)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return new(Type, new ArrayBytes<TElement>(value).Memory, null);
+        return new(Type, new ArrayBytes(value, value.Length * Unsafe.SizeOf<TElement>()).Memory, null);
     }
 
     public override TElement[] Decode(Message message, PayloadSettings settings)
     {
+        if (TakeReceived(message) is { } received) return received;
         var bytes = message.Payload.Span;
         // Every element is overwritten at once: no need to zero a large array first.
         var result = GC.AllocateUninitializedArray<TElement>(ElementCount(bytes.Length));
@@ -131,6 +163,11 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
     /// </summary>
     public int DecodeInto(Message message, ref TElement[]? destination)
     {
+        if (destination is null && TakeReceived(message) is { } received)
+        {
+            destination = received;
+            return received.Length;
+        }
         var bytes = message.Payload.Span;
         int count = ElementCount(bytes.Length);
         destination ??= GC.AllocateUninitializedArray<TElement>(count);
@@ -140,33 +177,16 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
         return count;
     }
 
+    /// <summary>The array a link read the message into, if it is one of exactly this element type.</summary>
+    private static TElement[]? TakeReceived(Message message) =>
+        message.Elements?.GetType() == typeof(TElement[]) ? (TElement[])message.Elements : null;
+
     private int ElementCount(int byteCount)
     {
         int size = Unsafe.SizeOf<TElement>();
         if (byteCount % size != 0)
             throw new MpiException(ErrorClass.TypeMismatch, $"{byteCount} bytes are not a whole number of {Type} elements of {size} bytes.");
         return byteCount / size;
-    }
-
-    /// <summary>Presents an array's bytes as memory, so a transfer can read the sender's array in place.</summary>
-    private sealed class ArrayBytes<T>(T[] array) : MemoryManager<byte>
-    {
-        private GCHandle _pin;
-
-        public override Span<byte> GetSpan() => RawTypes.BytesOf(array);
-
-        public override unsafe MemoryHandle Pin(int elementIndex = 0)
-        {
-            if (!_pin.IsAllocated) _pin = GCHandle.Alloc(array, GCHandleType.Pinned);
-            return new MemoryHandle((byte*)_pin.AddrOfPinnedObject() + elementIndex, default, this);
-        }
-
-        public override void Unpin()
-        {
-            if (_pin.IsAllocated) _pin.Free();
-        }
-
-        protected override void Dispose(bool disposing) => Unpin();
     }
 }
 

@@ -94,6 +94,33 @@ public sealed unsafe class SharedMemoryLinkTests
     }
 
     [Fact]
+    public void Link_LargeArrayForAReceiveThatReturnsANewArray_ReadStraightIntoThatArray()
+    {
+        // Arrange: both receives posted first, as a receive that returns a new array.
+        string key = Guid.NewGuid().ToString("N");
+        var engines = new[] { new MatchingEngine(), new MatchingEngine() };
+        using var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
+        using var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        var large = Enumerable.Range(0, 300_000).Select(i => i * 0.5).ToArray();
+        var small = new[] { 1.5, 2.5 };
+        var largeReceive = engines[1].Post(new Envelope(0, 0, 1), returnsNewArray: true);
+        var smallReceive = engines[1].Post(new Envelope(0, 0, 2), returnsNewArray: true);
+
+        // Act
+        zero.Send(new Envelope(0, 0, 1), Codec<double[]>.Instance.Encode(large, PayloadSettings.Default), synchronous: false);
+        zero.Send(new Envelope(0, 0, 2), Codec<double[]>.Instance.Encode(small, PayloadSettings.Default), synchronous: false);
+        Assert.True(SpinWait.SpinUntil(() => largeReceive.IsCompleted && smallReceive.IsCompleted, Timeout), "The arrays did not arrive.");
+        var largeReceived = Codec<double[]>.Instance.Decode(largeReceive.Message!, PayloadSettings.Default);
+        var smallReceived = Codec<double[]>.Instance.Decode(smallReceive.Message!, PayloadSettings.Default);
+
+        // Assert: the large one is the link's own array, the small one a copy out of a pooled buffer.
+        Assert.Same(largeReceive.Message!.Elements, largeReceived);
+        Assert.Equal(large, largeReceived);
+        Assert.Null(smallReceive.Message!.Elements);
+        Assert.Equal(small, smallReceived);
+    }
+
+    [Fact]
     public void Link_PeerWritesARecordThatIsNotOne_AbortsTheRankNamingBoth()
     {
         // Arrange: rank 0's link, and rank 1's side of the same segment written by hand.

@@ -138,7 +138,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         private readonly AckSender _acks = new(pair);
         private readonly int _source = pair.Peer;
         private DataHeader _header;
-        private byte[]? _buffer;
+        private IncomingBuffer? _buffer; // the message being reassembled
         private int _received;
 
         /// <summary>The peer broke the protocol (this reader threw).</summary>
@@ -156,7 +156,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
 
         public void Dispose()
         {
-            if (_buffer is not null) ArrayPool<byte>.Shared.Return(_buffer);
+            _buffer?.Return();
             _buffer = null;
         }
 
@@ -192,7 +192,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
             }
             if (_received + payload.Length > _header.TotalLength)
                 throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}.");
-            payload.CopyTo(_buffer.AsSpan(_received));
+            payload.CopyTo(_buffer!.Value.Bytes.Span[_received..]);
             _received += (int)payload.Length;
             if (_received == _header.TotalLength) Deliver();
         }
@@ -204,19 +204,21 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
             if (header.TypeCode is < (int)PayloadCode.Byte or > (int)PayloadCode.Fields)
                 throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent unknown payload type code {header.TypeCode} (tag {header.Tag}).");
             _header = header;
-            _buffer = ArrayPool<byte>.Shared.Rent((int)header.TotalLength);
+            _buffer = IncomingBuffer.For(TypeOf(header), (int)header.TotalLength, engine, new Envelope(header.Context, header.Source, header.Tag));
             _received = 0;
         }
 
         private void Deliver()
         {
             var header = _header;
-            var buffer = _buffer!;
+            var buffer = _buffer!.Value;
             _buffer = null;
-            var type = new PayloadType((PayloadCode)header.TypeCode, header.IsArray, header.TypeName.Length == 0 ? null : header.TypeName);
-            engine.Deliver(new Message(new Envelope(header.Context, header.Source, header.Tag), type, buffer.AsMemory(0, _received), buffer,
+            engine.Deliver(buffer.ToMessage(new Envelope(header.Context, header.Source, header.Tag), TypeOf(header),
                 header.Synchronous ? _acks.For(header.Sequence) : null));
         }
+
+        private static PayloadType TypeOf(DataHeader header) =>
+            new((PayloadCode)header.TypeCode, header.IsArray, header.TypeName.Length == 0 ? null : header.TypeName);
     }
 
     /// <summary>Acknowledges matched synchronous sends on the stream they came from, the other way.</summary>

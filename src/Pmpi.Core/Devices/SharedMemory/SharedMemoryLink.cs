@@ -189,10 +189,18 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         ring.ReadExactly(header[..8]);
         long length = BinaryPrimitives.ReadInt64LittleEndian(header);
         if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
-        var buffer = ArrayPool<byte>.Shared.Rent((int)length);
-        ring.ReadExactly(buffer.AsSpan(0, (int)length));
-        var receipt = syncId == 0 ? null : new Acknowledgement(this, syncId);
-        _engine.Deliver(new Message(envelope, new PayloadType(code, header[25] == 1, typeName), buffer.AsMemory(0, (int)length), buffer, receipt));
+        var type = new PayloadType(code, header[25] == 1, typeName);
+        var buffer = IncomingBuffer.For(type, (int)length, _engine, envelope);
+        try
+        {
+            ring.ReadExactly(buffer.Bytes.Span);
+        }
+        catch
+        {
+            buffer.Return();
+            throw;
+        }
+        _engine.Deliver(buffer.ToMessage(envelope, type, syncId == 0 ? null : new Acknowledgement(this, syncId)));
     }
 
     /// <summary>
