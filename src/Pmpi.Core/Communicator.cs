@@ -221,7 +221,7 @@ public abstract class Communicator : IDisposable
     public ReceiveRequest<T> ImmediateReceive<T>(int source, int tag, Action<T> action)
     {
         ArgumentNullException.ThrowIfNull(action);
-        return new(Runtime.Device.Engine, PostReceive(source, tag, Context), message =>
+        return new(Runtime.Device.Engine, PostReceive(source, tag, Context, Codec<T>.Instance.ReturnsNewArray), message =>
         {
             var value = Decode<T>(message, Context);
             action(value);
