@@ -68,6 +68,12 @@ public abstract class Communicator : IDisposable
     public static Intracommunicator self => Self;
 #pragma warning restore CA1708, IDE1006
 
+    /// <summary>
+    /// The intercommunicator to the ranks that spawned the calling rank's world (MPI_Comm_get_parent; see
+    /// <see cref="Intracommunicator.Spawn"/>), the same from any communicator; null when its world was not spawned.
+    /// </summary>
+    public Intercommunicator? Parent => Runtime.Parent;
+
     /// <summary>The calling rank's rank in this communicator, from 0 to <see cref="Size"/> - 1.</summary>
     public int Rank { get; }
 

@@ -35,8 +35,24 @@ public sealed class Intercommunicator : Communicator
     {
     }
 
+    /// <summary>The spawning ranks' side of a spawn: <paramref name="local"/> (a duplicate of the spawning communicator) facing the spawned world.</summary>
+    internal Intercommunicator(Intracommunicator local, int context, int[] spawned)
+        : this(new Setup(local, context, spawned))
+    {
+    }
+
     private Intercommunicator(Setup setup)
         : base(setup.Local.Runtime, setup.Context, setup.Local.Members.ToArray(), setup.Local.Rank, setup.Remote) => _local = setup.Local;
+
+    /// <summary>
+    /// A spawned world's side of its spawn (collective over the world, at initialization): the world facing the
+    /// spawning ranks (<paramref name="parents"/>, job ranks), in the context they agreed, reserved here first.
+    /// </summary>
+    internal static Intercommunicator ToParents(RankRuntime runtime, int context, int[] parents)
+    {
+        runtime.MarkContextUsed(context);
+        return new Intercommunicator(runtime.World.Dup(), context, parents);
+    }
 
     /// <summary>The number of ranks in the other group (MPI_Comm_remote_size).</summary>
     public int RemoteSize => Peers.Length;

@@ -1,6 +1,8 @@
 using System.Diagnostics.CodeAnalysis;
 using Pmpi.Collectives;
 using Pmpi.Hosting;
+using Google.Protobuf;
+using Pmpi.Rpc.V1;
 
 namespace Pmpi;
 
@@ -331,6 +333,67 @@ public class Intracommunicator : Communicator
         int context = AgreeOnContext();
         int rank = group.Members.IndexOf(members[Rank]);
         return rank < 0 ? null : new Intracommunicator(Runtime, context, group.Members.ToArray(), rank);
+    }
+
+    /// <summary>
+    /// Starts <paramref name="maxprocs"/> ranks of <paramref name="command"/> with <paramref name="argv"/> as a world
+    /// of their own (MPI_Comm_spawn; collective over this communicator, and only the root's arguments count) and
+    /// returns the intercommunicator to them, whose other side is their <see cref="Communicator.Parent"/>. They run
+    /// on the root's node, in its current directory, with its group's environment; a relative
+    /// <paramref name="command"/> is looked for there, then beside the root's program. Returns once they have all
+    /// started and linked.
+    /// </summary>
+    /// <exception cref="MpiException">
+    /// Spawn, on every rank of this communicator: the program is not found, the ranks could not start, or this rank
+    /// was not launched by an agent (an in-process job or a singleton cannot spawn).
+    /// </exception>
+    public Intercommunicator Spawn(string command, string[]? argv, int maxprocs, int root)
+    {
+        CheckRank(root, nameof(root));
+        var local = Dup();
+        int context = local.AgreeOnContext();
+        // The root's outcome goes to every rank, so a failure is the same exception everywhere rather than a hang.
+        string failure = "";
+        byte[] reply = [];
+        if (Rank == root)
+        {
+            try
+            {
+                reply = SpawnAtRoot(command, argv ?? [], maxprocs, context).ToByteArray();
+            }
+            catch (MpiException e)
+            {
+                failure = e.Message;
+            }
+        }
+        local.Broadcast(ref failure, root);
+        if (failure.Length > 0) throw new MpiException(ErrorClass.Spawn, failure);
+        local.Broadcast(ref reply, root);
+        var table = RankTable.Parser.ParseFrom(reply);
+        Runtime.Spawner!.Connect(table);
+        Runtime.RefreshLinks();
+        // The spawned ranks start only once every rank here can take their streams (and has mapped their memory).
+        local.Barrier();
+        if (Rank == root) Runtime.Spawner.Release(table.Spawned.First);
+        var children = new Intercommunicator(local, context, [.. Enumerable.Range(table.Spawned.First, table.Spawned.Size)]);
+        Runtime.Children.Add(children);
+        return children;
+    }
+
+    private RankTable SpawnAtRoot(string command, string[] argv, int maxprocs, int context)
+    {
+        var spawner = Runtime.Spawner ?? throw new MpiException(ErrorClass.Spawn,
+            $"Spawn needs a rank launched by an agent (pmpi run); rank {Rank} is a thread of an in-process job or a singleton, which has no master to start ranks.");
+        if (maxprocs < 1) throw new MpiException(ErrorClass.Spawn, $"Spawn was asked for {maxprocs} ranks of '{command}'; it starts at least one.");
+        ArgumentException.ThrowIfNullOrEmpty(command);
+        string directory = System.Environment.CurrentDirectory;
+        string[] candidates = Path.IsPathRooted(command) ? [command] : [Path.GetFullPath(command, directory), Path.GetFullPath(command, AppContext.BaseDirectory)];
+        var program = candidates.FirstOrDefault(File.Exists)
+            ?? throw new MpiException(ErrorClass.Spawn, $"Spawn's program '{command}' was not found (looked for {string.Join(" and ", candidates)}).");
+        var request = new SpawnRequest { Program = program, Count = maxprocs, WorkingDirectory = directory, Context = context };
+        request.Arguments.AddRange(argv);
+        request.Parents.AddRange(Members.ToArray());
+        return spawner.Spawn(request);
     }
 
     // New communicators take the highest context id any member has free, so it is free on all of them.

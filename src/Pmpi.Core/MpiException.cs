@@ -23,6 +23,8 @@ public enum ErrorClass
     Transport,
     /// <summary>A payload could not be serialized or deserialized (MPI_ERR_OTHER).</summary>
     Serialization,
+    /// <summary>Ranks could not be spawned: no such program, no master to start them, or they failed to start (MPI_ERR_SPAWN).</summary>
+    Spawn,
 }
 
 /// <summary>An MPI error raised to the program, carrying its <see cref="ErrorClass"/>.</summary>

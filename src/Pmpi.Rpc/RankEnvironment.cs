@@ -9,11 +9,17 @@ public static class RankEnvironment
     /// <summary>The job's id.</summary>
     public const string JobId = "PMPI_JOB_ID";
 
-    /// <summary>The rank's place in the world, from 0.</summary>
+    /// <summary>The rank's place in the job, from 0: in its world, plus <see cref="WorldFirst"/>.</summary>
     public const string Rank = "PMPI_RANK";
 
-    /// <summary>The number of ranks in the world.</summary>
+    /// <summary>The number of ranks in the rank's world.</summary>
     public const string Size = "PMPI_SIZE";
+
+    /// <summary>
+    /// The job rank of the world's rank 0, set for the ranks of a world that ranks of the job spawned
+    /// (MPI_Comm_spawn); unset (0) for the job's first world.
+    /// </summary>
+    public const string WorldFirst = "PMPI_WORLD_FIRST";
 
     /// <summary>The master's address (http://host:port), where the rank registers.</summary>
     public const string Master = "PMPI_MASTER";

@@ -24,6 +24,12 @@ public static class ServicePaths
     /// <summary>Master.Abort (master.proto).</summary>
     public const string Abort = "/pmpi.v1.Master/Abort";
 
+    /// <summary>Master.Spawn (master.proto).</summary>
+    public const string Spawn = "/pmpi.v1.Master/Spawn";
+
+    /// <summary>Master.Linked (master.proto).</summary>
+    public const string Linked = "/pmpi.v1.Master/Linked";
+
     /// <summary>Gateway.RegisterJob (gateway.proto).</summary>
     public const string RegisterJob = "/pmpi.v1.Gateway/RegisterJob";
 

@@ -76,7 +76,8 @@ internal sealed class GatewayPair : IAsyncDisposable
     /// </summary>
     public (RegisterJobRequest Request, string Token) Job(string jobId, string gatewayC = "https://127.0.0.1:1")
     {
-        var (ticket, signature) = JobTickets.Sign(Member, JobTickets.Create(jobId, 3));
+        var issued = JobTickets.Create(jobId, 3);
+        var (ticket, signature) = JobTickets.Sign(Member, issued);
         var table = new RankTable
         {
             Ranks =
@@ -86,7 +87,7 @@ internal sealed class GatewayPair : IAsyncDisposable
                 new RankEntry { Rank = 2, Domain = "c", Node = "c1", Gateway = gatewayC, Endpoint = "http://127.0.0.1:1" },
             },
         };
-        return (new RegisterJobRequest { Ticket = ticket, TicketSignature = signature, Table = table }, JobTickets.JobToken(Member, ticket));
+        return (new RegisterJobRequest { Ticket = ticket, TicketSignature = signature, Table = table }, JobTickets.JobToken(Member, issued));
     }
 
     /// <summary>Registers <paramref name="request"/> with both gateways, as the master does.</summary>

@@ -16,9 +16,9 @@ public sealed class SharedConnectionTests
         await using var pair = await GatewayPair.StartAsync();
         var (job, token) = pair.Job("shared-1");
         job.Table.Ranks.Add(Enumerable.Range(3, 20).Select(rank => new RankEntry { Rank = rank, Domain = "a", Node = "a1", Gateway = GatewayPair.Trim(pair.A.Address) }));
-        var (ticket, signature) = JobTickets.Sign(pair.Member, JobTickets.Create("shared-1", job.Table.Ranks.Count));
-        (job.Ticket, job.TicketSignature) = (ticket, signature);
-        token = JobTickets.JobToken(pair.Member, ticket);
+        var issued = JobTickets.Create("shared-1", job.Table.Ranks.Count);
+        (job.Ticket, job.TicketSignature) = JobTickets.Sign(pair.Member, issued);
+        token = JobTickets.JobToken(pair.Member, issued);
         await pair.RegisterAsync(job);
         var calls = new List<(RpcChannel Channel, DuplexCall<Frame, Frame> Call)>();
         try

@@ -92,6 +92,12 @@ Environment.Run(ref args, world =>
             if (world.Rank == 0) Grandchild(pidFile: args[1]);
             world.Receive<int>(Communicator.AnySource, 999);
             break;
+        case "spawn":
+            Spawn(world, children: Int(args[1]), program: args.Length > 2 ? args[2] : "Pmpi.TestRanks.dll");
+            break;
+        case "spawned":
+            Spawned(world);
+            break;
         default:
             throw new ArgumentException($"Unknown scenario '{scenario}'; see tests/Pmpi.TestRanks/Program.cs.");
     }
@@ -129,6 +135,45 @@ static void Hello(Intracommunicator world) => Console.WriteLine(string.Create(Cu
     $"hello rank={world.Rank} size={world.Size} pid={System.Environment.ProcessId} job={System.Environment.GetEnvironmentVariable("PMPI_JOB_ID")} agent={System.Environment.GetEnvironmentVariable("TESTRANKS_AGENT")}"));
 
 static int Int(string text) => int.Parse(text, CultureInfo.InvariantCulture);
+
+// MPI_Comm_spawn with the last rank as root (so root and intercommunicator leader differ): the root's token reaches
+// every child, child c sends c² to parent c mod n, and the merged communicator (parents first) sums its ranks.
+// `program` is looked for beside this program; a missing one makes every rank print the spawn's error.
+static void Spawn(Intracommunicator world, int children, string program)
+{
+    int root = world.Size - 1;
+    Intercommunicator spawned;
+    try
+    {
+        spawned = world.Spawn(program, ["spawned"], children, root);
+    }
+    catch (MpiException e) when (e.ErrorClass == ErrorClass.Spawn)
+    {
+        Console.WriteLine($"spawn failed: {e.Message}");
+        return;
+    }
+    int token = world.Rank == root ? 1000 + world.Size : 0;
+    spawned.Broadcast(ref token, world.Rank == root ? Intercommunicator.Root : Intercommunicator.Null);
+    var got = Enumerable.Range(0, spawned.RemoteSize).Where(child => child % world.Size == world.Rank).Select(child => spawned.Receive<int>(child, 7));
+    var merged = spawned.Merge(upper: false);
+    long sum = merged.Allreduce((long)merged.Rank, Operation<long>.Add);
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+        $"spawn rank={world.Rank} children={spawned.RemoteSize} got=[{string.Join(',', got)}] merged={merged.Rank}/{merged.Size} sum={sum} parent={(world.Parent is null ? "none" : "some")}"));
+}
+
+// A rank of the world that Spawn started: its own world, its parents through Parent.
+static void Spawned(Intracommunicator world)
+{
+    var parents = world.Parent ?? throw new InvalidOperationException("a spawned rank has no Parent");
+    int token = 0;
+    parents.Broadcast(ref token, parents.RemoteSize - 1);
+    long sum = world.Allreduce((long)world.Rank, Operation<long>.Add);
+    parents.Send(world.Rank * world.Rank, world.Rank % parents.RemoteSize, 7);
+    var merged = parents.Merge(upper: true);
+    long mergedSum = merged.Allreduce((long)merged.Rank, Operation<long>.Add);
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+        $"spawned rank={world.Rank} size={world.Size} parents={parents.RemoteSize} token={token} sum={sum} merged={merged.Rank}/{merged.Size} sum={mergedSum} same={ReferenceEquals(parents, Communicator.Self.Parent)}"));
+}
 
 // Every rank contributes rank + 1: the sum is n(n+1)/2 and the gather lists 1..n, each checked by the test.
 static void Collectives(Intracommunicator world)

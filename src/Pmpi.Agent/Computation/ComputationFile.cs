@@ -25,7 +25,7 @@ public static partial class ComputationFile
     public const int MaxCharacters = 4 * 1024 * 1024;
 
     /// <summary>The most ranks one computation may have: 1,048,576.</summary>
-    public const int MaxWorldSize = 1024 * 1024;
+    public const int MaxWorldSize = Rpc.Security.JobTickets.MaxJobRanks;
 
     /// <summary>What PMPI says of a file over <see cref="MaxCharacters"/>, here and where `pmpi run` checks a file's size first.</summary>
     public static string TooLargeMessage => $"the computation file is larger than {MaxCharacters:N0} characters (4 MiB), the most PMPI reads; a computation file names programs and nodes, not data";

@@ -37,8 +37,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     private static readonly RpcOptions SmallMessages = new() { MaxMessageSize = 64 * 1024 };
     private static readonly RpcOptions LaunchMessages = new() { MaxMessageSize = 4 * 1024 * 1024 };
 
-    private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new();
-    /// <summary>The jobs whose tickets this agent accepted, with their expiry: a ticket launches once.</summary>
+    /// <summary>The launches running here, by <see cref="LaunchKey"/>: a job's first world, and each world its ranks spawned.</summary>
+    private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new(StringComparer.Ordinal);
+    /// <summary>The tickets this agent accepted (by <see cref="LaunchKey"/>), with their expiry: a ticket launches once.</summary>
     private readonly ConcurrentDictionary<string, long> _admitted = new(StringComparer.Ordinal);
     private readonly Lock _slotsLock = new();
     private int _running;
@@ -57,7 +58,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     }
 
     /// <summary>Jobs with ranks on this node now.</summary>
-    public int JobCount => _jobs.Count;
+    public int JobCount => _jobs.Values.Select(job => job.JobId).Distinct().Count();
 
     public Rpc.V1.NodeInfo GetNodeInfo()
     {
@@ -80,7 +81,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             Gateway = options.Gateway ?? "",
             Slots = options.Slots,
         };
-        info.RunningJobs.AddRange(_jobs.Keys.Order(StringComparer.Ordinal));
+        info.RunningJobs.AddRange(_jobs.Values.Select(job => job.JobId).Distinct().Order(StringComparer.Ordinal));
         return info;
     }
 
@@ -88,10 +89,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// <exception cref="RpcException">PERMISSION_DENIED: <paramref name="jobToken"/> is not the job's.</exception>
     private async Task<int> KillAsync(string jobId, string jobToken, ServerCallContext call)
     {
-        if (!_jobs.TryGetValue(jobId, out var job)) return 0;
-        if (!JobTickets.TokenMatches(job.Token, jobToken))
+        var launches = _jobs.Values.Where(job => job.JobId == jobId).ToArray();
+        if (launches.Length == 0) return 0;
+        if (!JobTickets.TokenMatches(launches[0].Token, jobToken))
             throw guard.Refuse(call, ServicePaths.Kill, StatusCode.PermissionDenied, $"a wrong job key for job {jobId}: only its master may kill it");
-        var killed = job.Processes.ToArray();
+        var killed = launches.SelectMany(job => job.Processes).ToArray();
         foreach (var process in killed) process.Kill();
         AgentLog.JobKilled(logger, jobId, killed.Length);
         try
@@ -138,7 +140,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (_stopping) throw ShuttingDown(request);
         TakeSlots(request);
         var processes = new ConcurrentBag<RankProcess>();
-        if (!_jobs.TryAdd(request.JobId, new LaunchedJob(token, processes, responses)))
+        if (!_jobs.TryAdd(LaunchKey(request.JobId, request.WorldFirst), new LaunchedJob(request.JobId, token, processes, responses)))
         {
             ReleaseSlots(request.Ranks.Count);
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
@@ -185,7 +187,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         {
             events.Writer.TryComplete();
             foreach (var process in processes) process.Dispose();
-            _jobs.TryRemove(request.JobId, out _);
+            _jobs.TryRemove(LaunchKey(request.JobId, request.WorldFirst), out _);
             keys?.Delete(recursive: true);
             ReleaseSlots(request.Ranks.Count);
         }
@@ -230,28 +232,32 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     }
 
     /// <summary>
-    /// Checks the launch's ticket (signature, expiry, job, world size, this agent as the master dialled it, every
+    /// Checks the launch's ticket (signature, expiry, job, world, this agent as the master dialled it, every
     /// rank, not used before) and returns the job's token; refuses the call with PERMISSION_DENIED otherwise.
     /// </summary>
     private string Admit(LaunchRequest request, ServerCallContext call)
     {
         if (!JobTickets.TryVerify(guard.Security, request.Ticket, request.TicketSignature, out var ticket, out var failure))
             throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, failure);
-        if (ticket.JobId != request.JobId || ticket.WorldSize != request.WorldSize)
-            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"the ticket is for job {ticket.JobId} of {ticket.WorldSize} ranks, not job {request.JobId} of {request.WorldSize}");
+        if (ticket.JobId != request.JobId || ticket.WorldSize != request.WorldSize || ticket.WorldFirst != request.WorldFirst)
+            throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied,
+                $"the ticket is for job {ticket.JobId}'s world of {ticket.WorldSize} ranks from rank {ticket.WorldFirst}, not job {request.JobId}'s of {request.WorldSize} from {request.WorldFirst}");
         var dialled = call.HttpContext.Request.Host.Value ?? "";
         var mine = ticket.Agents.FirstOrDefault(agent => string.Equals(agent.Agent, dialled, StringComparison.OrdinalIgnoreCase))
             ?? throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not name this agent ({dialled})");
         foreach (var rank in request.Ranks)
-            if (!mine.Ranks.Contains(rank.Rank))
+            if (!mine.Ranks.Contains(rank.Rank) || rank.Rank < ticket.WorldFirst || rank.Rank >= ticket.WorldFirst + ticket.WorldSize)
                 throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not give rank {rank.Rank} to this agent");
         long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
-        foreach (var (jobId, expires) in _admitted)
-            if (expires < now) _admitted.TryRemove(jobId, out _);
-        if (!_admitted.TryAdd(ticket.JobId, ticket.ExpiresUnixMs))
+        foreach (var (launch, expires) in _admitted)
+            if (expires < now) _admitted.TryRemove(launch, out _);
+        if (!_admitted.TryAdd(LaunchKey(ticket.JobId, ticket.WorldFirst), ticket.ExpiresUnixMs))
             throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket was already used on this agent (a replay)");
-        return JobTickets.JobToken(guard.Security, request.Ticket);
+        return JobTickets.JobToken(guard.Security, ticket);
     }
+
+    /// <summary>A launch's key: its job and the first rank of its world, which a job's tickets never share.</summary>
+    private static string LaunchKey(string jobId, int worldFirst) => $"{jobId}/{worldFirst}";
 
     /// <summary>Writes a rank's job token (and the CA its master's certificate chains to) to an owner-only file; returns its path.</summary>
     private string WriteRankCredentials(DirectoryInfo directory, int rank, string token, string masterAddress)
@@ -280,6 +286,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         };
         if (options.Domain is { } domain) environment[RankEnvironment.Domain] = domain;
         if (request.NodeLocal) environment[RankEnvironment.NodeLocal] = "1";
+        if (request.WorldFirst > 0) environment[RankEnvironment.WorldFirst] = request.WorldFirst.ToString(System.Globalization.CultureInfo.InvariantCulture);
         var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;
         return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment) { HeartbeatTimeout = options.HeartbeatTimeout };
     }
@@ -308,6 +315,6 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>A job's ranks on this node, the job token that proves a caller may kill them, and its launch's response stream.</summary>
-    private sealed record LaunchedJob(string Token, ConcurrentBag<RankProcess> Processes, MessageWriter<LaunchEvent> Events);
+    /// <summary>A launch's ranks on this node, the job token that proves a caller may kill them, and its launch's response stream.</summary>
+    private sealed record LaunchedJob(string JobId, string Token, ConcurrentBag<RankProcess> Processes, MessageWriter<LaunchEvent> Events);
 }

@@ -28,6 +28,9 @@ internal sealed class JobGateways(IReadOnlyList<(string Domain, string Address)>
         return new JobGateways([.. relayed.Distinct().Where(domain => gatewayOf[domain].Length > 0).Order(StringComparer.Ordinal).Select(domain => (domain, gatewayOf[domain]))], security);
     }
 
+    /// <summary>Whether the job's ranks reach each other without gateways.</summary>
+    public bool IsEmpty => gateways.Count == 0;
+
     /// <summary>Registers the job with every gateway at once.</summary>
     /// <returns>Null when all accepted it; otherwise why the first one did not, naming its domain and address.</returns>
     public async Task<string?> RegisterAsync((ByteString Ticket, ByteString Signature) ticket, RankTable table, CancellationToken cancellationToken)

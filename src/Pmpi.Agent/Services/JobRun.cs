@@ -16,7 +16,9 @@ namespace Pmpi.Agent.Services;
 /// otherwise the code of the first rank that failed (its exit code, or its Abort code); 124 when the computation's
 /// timeout passes; 1 when an agent is lost or silent, a rank cannot be launched, a rank is frozen, or ranks do not
 /// register in time. The abort that follows the first failure kills every other rank through its agent; those exits
-/// are reported but change nothing.
+/// are reported but change nothing. A job has the world its computation places and any worlds its ranks spawn
+/// (MPI_Comm_spawn), each launched with a ticket of its own on the spawning root's node; a spawned rank's failure
+/// fails the job as any rank's does.
 /// </summary>
 internal sealed class JobRun
 {
@@ -27,20 +29,25 @@ internal sealed class JobRun
 
     private readonly ComputationDefinition _computation;
     private readonly Uri _master;
+    private readonly Uri _localAgent;
     /// <summary>Events queued for the submitter: while it reads slowly, the agents' launch streams are not read either.</summary>
     private const int EventQueueLength = 64;
 
     private readonly RpcSecurity _security;
     private readonly List<IGrouping<Uri, RankAssignment>> _launches;
+    private readonly JobTicket _jobTicket; // the first world's: each spawned world's ticket repeats its job id and nonce
     private readonly (ByteString Ticket, ByteString Signature) _ticket;
     private readonly Channel<JobEvent> _events = Channel.CreateBounded<JobEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
     private readonly TimeSpan _heartbeatTimeout;
     private readonly TimeSpan _registrationTimeout;
-    private readonly RankTable _layout; // every rank's place; registration adds the endpoints
+    private readonly RankTable _layout; // every rank's place, by job rank; registration adds the endpoints
     private readonly bool _nodeLocal;   // every rank on one node, linked by shared memory: no rank opens an endpoint
     private readonly JobGateways _gateways;
-    private readonly RankEntry?[] _table;
-    private readonly TaskCompletionSource<RankTable> _tableReady = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // Under _lock, by job rank: what runs each rank, and its entry once registered. Spawns append to both.
+    private readonly List<RankAssignment> _assignments;
+    private readonly List<RankEntry?> _table;
+    private readonly List<World> _worlds = [];
+    private readonly List<Task> _launchesRunning = [];
     private readonly CancellationTokenSource _end = new();
     private readonly Lock _lock = new();
     private (int Rank, int Code, string Reason)? _failure;
@@ -54,16 +61,19 @@ internal sealed class JobRun
         _registrationTimeout = registrationTimeout;
         _computation = computation;
         _master = master;
+        _localAgent = localAgent;
         _security = security;
         var placement = Placement.Assign(computation);
+        _assignments = [.. placement];
         _layout = RankTableLayout.Build(computation, placement, security.Scheme);
         _layout.NetworkLinks = networkLinks;
         // One node and shared memory between its ranks: no rank needs an endpoint, so none starts a server.
         _nodeLocal = !networkLinks && _layout.Ranks.Select(entry => (entry.Domain, entry.Node)).Distinct().Count() == 1;
         _gateways = JobGateways.For(_layout, security);
-        _table = new RankEntry?[computation.WorldSize];
+        _table = [.. new RankEntry?[computation.WorldSize]];
+        _worlds.Add(new World(0, computation.WorldSize, spawned: null));
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
-        _launches = [.. placement.GroupBy(assignment => assignment.Node is { } node ? security.AddressOf(node.Agent) : localAgent)];
+        _launches = [.. placement.GroupBy(AgentOf)];
         // The ticket names each agent as the master dials it, which is the :authority each launch arrives with.
         var ticket = JobTickets.Create(Id, computation.WorldSize);
         foreach (var launch in _launches)
@@ -72,8 +82,9 @@ internal sealed class JobRun
             agent.Ranks.AddRange(launch.Select(assignment => assignment.WorldRank));
             ticket.Agents.Add(agent);
         }
+        _jobTicket = ticket;
         _ticket = JobTickets.Sign(security, ticket);
-        Token = JobTickets.JobToken(security, _ticket.Ticket);
+        Token = JobTickets.JobToken(security, ticket);
     }
 
     public string Id { get; }
@@ -81,7 +92,16 @@ internal sealed class JobRun
     /// <summary>The job's key (base64), derived from its ticket: ranks present it to register and to open streams to each other.</summary>
     public string Token { get; }
 
-    private int Size => _table.Length;
+    /// <summary>Ranks in the job so far, over all its worlds.</summary>
+    private int Size
+    {
+        get
+        {
+            lock (_lock) return _table.Count;
+        }
+    }
+
+    private World FirstWorld => _worlds[0];
 
     public async Task RunAsync(MessageWriter<JobEvent> responses, CancellationToken submitterGone)
     {
@@ -97,8 +117,8 @@ internal sealed class JobRun
 
         // The gateways relay only for jobs registered with them: before any rank can dial one.
         if (await _gateways.RegisterAsync(_ticket, _layout, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
-        var launches = _launches.Select(group => LaunchAsync(group.Key, [.. group])).ToList();
-        await Task.WhenAll(launches).ConfigureAwait(false);
+        foreach (var group in _launches) Track(LaunchAsync(group.Key, [.. group], FirstWorld, _ticket));
+        await LaunchesEndedAsync().ConfigureAwait(false);
         await _gateways.RemoveAsync(Id).ConfigureAwait(false);
 
         var failure = _failure;
@@ -119,14 +139,18 @@ internal sealed class JobRun
     }
 
     /// <summary>
-    /// Records a rank's endpoint beside its place from the computation; answers once every rank has registered. A
-    /// rank whose agent serves another domain than the computation places its node in is refused and fails the job:
-    /// its routes would be wrong.
+    /// Records a rank's endpoint beside its place from the computation; answers once every rank of its world has
+    /// registered (and, for a spawned world, the spawning ranks have linked to it). A rank whose agent serves another
+    /// domain than the computation places its node in is refused and fails the job: its routes would be wrong.
     /// </summary>
     public async Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
     {
-        if ((uint)request.Rank >= (uint)Size) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {Size} ranks.");
-        var entry = _layout.Ranks[request.Rank].Clone();
+        RankEntry entry;
+        lock (_lock)
+        {
+            if ((uint)request.Rank >= (uint)_table.Count) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {_table.Count} ranks.");
+            entry = _layout.Ranks[request.Rank].Clone();
+        }
         entry.Endpoint = request.Endpoint;
         entry.CertificateSha256 = request.CertificateSha256;
         if (request.Domain.Length > 0 && entry.Domain.Length > 0 && request.Domain != entry.Domain)
@@ -136,34 +160,109 @@ internal sealed class JobRun
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
         }
         RankTable? complete = null;
+        World world;
         lock (_lock)
         {
             if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
             _table[request.Rank] = entry;
-            if (++_registered == Size)
-            {
-                complete = new RankTable { Reach = { _layout.Reach }, NetworkLinks = _layout.NetworkLinks };
-                complete.Ranks.AddRange(_table!);
-            }
+            _registered++;
+            world = _worlds.Last(candidate => candidate.First <= request.Rank);
+            if (++world.Registered == world.Size) complete = TableFor(world);
         }
-        // Outside the lock: the gateways are called before the table is handed out.
-        if (complete is not null) _ = PublishTableAsync(complete);
+        // Outside the lock: the gateways are called before the table is handed out. A spawned world's table goes to
+        // its root first, and to its own ranks once the spawning ranks have linked to them (Linked).
+        if (complete is not null)
+        {
+            if (world.Spawned is null) _ = PublishTableAsync(world, complete);
+            else world.Complete.TrySetResult(complete);
+        }
         await ProgressAsync().ConfigureAwait(false);
-        return await _tableReady.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+        return await world.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>Hands the complete table to the ranks, once the gateways know every endpoint in their domains.</summary>
-    private async Task PublishTableAsync(RankTable table)
+    /// <summary>
+    /// Starts a world of new ranks on the node of the spawn's root (MPI_Comm_spawn), with a ticket of its own that
+    /// gives them the job's key; answers with the job's table once they have all registered. Their program runs
+    /// with the root's group's environment, in the root's directory.
+    /// </summary>
+    public async Task<RankTable> SpawnAsync(SpawnRequest request, CancellationToken cancellationToken)
+    {
+        if (request.Count < 1) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn {request.Count} ranks; a spawn starts at least one.");
+        if (request.Program.Length == 0) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn ranks without naming their program.");
+        if (!_gateways.IsEmpty)
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id} spans domains through gateways, which relay only the ranks it started with: its ranks cannot spawn more.");
+        World world;
+        RankAssignment root;
+        var spawned = new List<RankAssignment>();
+        lock (_lock)
+        {
+            if (_failure is not null || _end.IsCancellationRequested) throw new RpcException(StatusCode.Aborted, $"Job {Id} is ending: it spawns nothing more.");
+            if (!IsRegisteredLocked(request.Rank) || !request.Parents.Contains(request.Rank) || request.Parents.Any(parent => !IsRegisteredLocked(parent)))
+                throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} asked to spawn for ranks [{string.Join(", ", request.Parents)}], which must include it and all be running.");
+            if (_table.Count + (long)request.Count > ComputationFile.MaxWorldSize)
+                throw new RpcException(StatusCode.ResourceExhausted, $"Rank {request.Rank} asked to spawn {request.Count} ranks; job {Id} has {_table.Count}, and a job may have at most {ComputationFile.MaxWorldSize}.");
+            int first = _table.Count;
+            root = _assignments[request.Rank];
+            var group = root.Group with
+            {
+                Program = request.Program, ProgramPath = request.Program, Count = request.Count,
+                Arguments = [.. request.Arguments], WorkingDirectory = request.WorkingDirectory,
+            };
+            for (int rank = first; rank < first + request.Count; rank++)
+            {
+                spawned.Add(new RankAssignment(rank, group, root.Node));
+                _assignments.Add(spawned[^1]);
+                _table.Add(null);
+                var place = _layout.Ranks[request.Rank].Clone();
+                place.Rank = rank;
+                _layout.Ranks.Add(place);
+            }
+            world = new World(first, request.Count, new SpawnedWorld { First = first, Size = request.Count, Parents = { request.Parents }, Context = request.Context });
+            _worlds.Add(world);
+        }
+        var agent = AgentOf(root);
+        var ticket = JobTickets.CreateSpawned(_jobTicket, world.First, world.Size);
+        ticket.Agents.Add(new AgentRanks { Agent = agent.Authority, Ranks = { spawned.Select(assignment => assignment.WorldRank) } });
+        Track(LaunchAsync(agent, spawned, world, JobTickets.Sign(_security, ticket)));
+        await ProgressAsync().ConfigureAwait(false);
+        using var deadline = new Timer(_ => FailUnregistered(world), null, _registrationTimeout, Timeout.InfiniteTimeSpan);
+        return await world.Complete.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>The spawning ranks have linked to a spawned world: its ranks get their table.</summary>
+    public void Linked(LinkedRequest request)
+    {
+        World? world;
+        lock (_lock) world = _worlds.Find(candidate => candidate.First == request.WorldFirst && candidate.Spawned is { } spawned && spawned.Parents.Contains(request.Rank));
+        if (world is null) throw new RpcException(StatusCode.NotFound, $"Job {Id} has no world from rank {request.WorldFirst} that rank {request.Rank} spawned.");
+        if (!world.Complete.Task.IsCompletedSuccessfully)
+            throw new RpcException(StatusCode.FailedPrecondition, $"The ranks of job {Id} from rank {request.WorldFirst} have not all registered.");
+        world.Released.TrySetResult(world.Complete.Task.Result);
+    }
+
+    /// <summary>Every rank's entry (a rank still starting has its place and no endpoint), and the spawned world the table is for.</summary>
+    private RankTable TableFor(World world)
+    {
+        var table = new RankTable { Reach = { _layout.Reach }, NetworkLinks = _layout.NetworkLinks, Spawned = world.Spawned };
+        table.Ranks.AddRange(_table.Select((entry, rank) => entry ?? _layout.Ranks[rank]));
+        return table;
+    }
+
+    /// <summary>Hands the complete table to the first world's ranks, once the gateways know every endpoint in their domains.</summary>
+    private async Task PublishTableAsync(World world, RankTable table)
     {
         if (await _gateways.RegisterAsync(_ticket, table, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
-        else _tableReady.TrySetResult(table);
+        else world.Released.TrySetResult(table);
     }
 
-    /// <summary>Ends the job when ranks are still missing at the registration deadline, naming them.</summary>
-    private void FailUnregistered()
+    /// <summary>Ends the job when ranks of the first world are still missing at the registration deadline, naming them.</summary>
+    private void FailUnregistered() => FailUnregistered(FirstWorld);
+
+    /// <summary>Ends the job when ranks of <paramref name="world"/> are still missing at its registration deadline, naming them.</summary>
+    private void FailUnregistered(World world)
     {
         int[] missing;
-        lock (_lock) missing = [.. Enumerable.Range(0, Size).Where(rank => _table[rank] is null)];
+        lock (_lock) missing = [.. Enumerable.Range(world.First, world.Size).Where(rank => _table[rank] is null)];
         if (missing.Length == 0) return;
         var names = missing.Length <= 10 ? string.Join(", ", missing) : $"{string.Join(", ", missing[..10])} and {missing.Length - 10} more";
         Fail(missing.Length == 1 ? missing[0] : -1, 1, $"rank{(missing.Length == 1 ? "" : "s")} {names} did not register with the master within {_registrationTimeout.TotalSeconds:F0} s (see --register-timeout)");
@@ -171,28 +270,60 @@ internal sealed class JobRun
 
     private bool IsRegistered(int rank)
     {
-        lock (_lock) return (uint)rank < (uint)Size && _table[rank] is not null;
+        lock (_lock) return IsRegisteredLocked(rank);
     }
+
+    private bool IsRegisteredLocked(int rank) => (uint)rank < (uint)_table.Count && _table[rank] is not null;
 
     /// <summary>Ends the job because of <paramref name="rank"/> (-1: not a rank); the first failure is the one reported.</summary>
     public void Fail(int rank, int code, string reason)
     {
+        World[] worlds;
         lock (_lock)
         {
             if (_failure is not null || _end.IsCancellationRequested) return;
             _failure = (rank, code == 0 ? 1 : code, reason);
+            worlds = [.. _worlds];
         }
-        _tableReady.TrySetException(new RpcException(StatusCode.Aborted, $"Job {Id} was aborted: {reason}."));
+        var aborted = new RpcException(StatusCode.Aborted, $"Job {Id} was aborted: {reason}.");
+        foreach (var world in worlds)
+        {
+            world.Complete.TrySetException(aborted);
+            world.Released.TrySetException(aborted);
+        }
         _end.Cancel();
     }
 
-    private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks)
+    private Uri AgentOf(RankAssignment assignment) => assignment.Node is { } node ? _security.AddressOf(node.Agent) : _localAgent;
+
+    private void Track(Task launch)
+    {
+        lock (_lock) _launchesRunning.Add(launch);
+    }
+
+    /// <summary>Waits for every launch, the spawned worlds' included (a spawn comes from a running rank, so before its own launch ends).</summary>
+    private async Task LaunchesEndedAsync()
+    {
+        for (int waited = 0; ;)
+        {
+            Task[] running;
+            lock (_lock)
+            {
+                if (waited == _launchesRunning.Count) return;
+                running = [.. _launchesRunning];
+            }
+            await Task.WhenAll(running).ConfigureAwait(false);
+            waited = running.Length;
+        }
+    }
+
+    private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks, World world, (ByteString Ticket, ByteString Signature) ticket)
     {
         // How errors name the agent: by the node the computation file declares, and where it was dialled.
         string name = ranks[0].Node is { } node ? $"the agent of node '{node.Name}' at {agent.Authority}" : $"the local agent at {agent.Authority}";
         var request = new LaunchRequest
         {
-            JobId = Id, WorldSize = Size, MasterAddress = _master.ToString(), Ticket = _ticket.Ticket, TicketSignature = _ticket.Signature,
+            JobId = Id, WorldFirst = world.First, WorldSize = world.Size, MasterAddress = _master.ToString(), Ticket = ticket.Ticket, TicketSignature = ticket.Signature,
             Oversubscribe = _computation.Oversubscribe, NodeLocal = _nodeLocal,
         };
         foreach (var assignment in ranks)
@@ -328,5 +459,27 @@ internal sealed class JobRun
         {
             // The submitter is gone; the job is being aborted because of it.
         }
+    }
+
+    /// <summary>
+    /// One world of the job, its first or one that its ranks spawned: the job ranks from <paramref name="first"/>. Its
+    /// ranks get the table (<see cref="Released"/>) once all have registered (<see cref="Complete"/>) and, for a
+    /// spawned world, its parents have linked to them.
+    /// </summary>
+    private sealed class World(int first, int size, SpawnedWorld? spawned)
+    {
+        public int First => first;
+
+        public int Size => size;
+
+        /// <summary>What the world's table tells its ranks and parents; null for the first world.</summary>
+        public SpawnedWorld? Spawned => spawned;
+
+        /// <summary>Ranks of the world registered so far (under the job's lock).</summary>
+        public int Registered { get; set; }
+
+        public TaskCompletionSource<RankTable> Complete { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public TaskCompletionSource<RankTable> Released { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
     }
 }

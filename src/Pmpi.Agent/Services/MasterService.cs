@@ -23,8 +23,9 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
     private static readonly RpcOptions SubmitMessages = new() { MaxMessageSize = 16 * 1024 * 1024 };
 
     /// <summary>
-    /// Register and Abort carry a few hundred bytes; 1 MB leaves room for an abort's long exception message, and
-    /// keeps a caller without the job key from making the master buffer the default 64 MB.
+    /// Register, Abort, Spawn and Linked carry a few hundred bytes (a spawn's arguments a few more); 1 MB leaves room
+    /// for an abort's long exception message, and keeps a caller without the job key from making the master buffer
+    /// the default 64 MB.
     /// </summary>
     private static readonly RpcOptions RankRequests = new() { MaxMessageSize = 1024 * 1024 };
 
@@ -42,6 +43,13 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         {
             JobOf(request.JobId, request.JobToken, call, ServicePaths.Abort).Fail(request.Rank, request.ErrorCode, request.Reason);
             return Task.FromResult(new AbortReply());
+        }, RankRequests);
+        endpoints.MapGrpcUnary<SpawnRequest, RankTable>(ServicePaths.Spawn, (request, call) =>
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Spawn).SpawnAsync(request, call.CancellationToken), RankRequests);
+        endpoints.MapGrpcUnary<LinkedRequest, LinkedReply>(ServicePaths.Linked, (request, call) =>
+        {
+            JobOf(request.JobId, request.JobToken, call, ServicePaths.Linked).Linked(request);
+            return Task.FromResult(new LinkedReply());
         }, RankRequests);
     }
 

@@ -10,11 +10,14 @@ namespace Pmpi.Devices;
 /// </summary>
 internal interface IDevice : IDisposable
 {
-    /// <summary>This rank in the job's world.</summary>
+    /// <summary>This rank in the job: its rank in its world plus <see cref="WorldFirst"/>.</summary>
     int Rank { get; }
 
-    /// <summary>Number of ranks in the job's world.</summary>
+    /// <summary>Number of ranks in this rank's world.</summary>
     int Size { get; }
+
+    /// <summary>The job rank of its world's rank 0: 0, except in a world that ranks of the job spawned.</summary>
+    int WorldFirst { get; }
 
     /// <summary>Where messages for this rank are matched.</summary>
     MatchingEngine Engine { get; }
@@ -22,9 +25,9 @@ internal interface IDevice : IDisposable
     /// <summary>A name for the node this rank runs on (MPI_Get_processor_name).</summary>
     string ProcessorName { get; }
 
-    /// <summary>The link to each world rank, this one's own included, indexed by world rank.</summary>
+    /// <summary>The link to each job rank, this one's own included, indexed by job rank.</summary>
     ImmutableArray<ILink> Links { get; }
 
-    /// <summary>Where each world rank runs (node and domain), indexed by world rank: what topology-aware collectives group by.</summary>
+    /// <summary>Where each job rank runs (node and domain), indexed by job rank: what topology-aware collectives group by.</summary>
     ImmutableArray<RankPlace> Places { get; }
 }

@@ -1,15 +1,17 @@
 using Pmpi.Devices.Grpc;
 using Pmpi.Routing;
+using Pmpi.Rpc.V1;
 
 namespace Pmpi.Hosting;
 
 /// <summary>A rank process an agent launched, joined to its job: its gRPC device and its master.</summary>
-internal sealed class LaunchedRank : IDisposable
+internal sealed class LaunchedRank : IRankSpawner, IDisposable
 {
-    private LaunchedRank(GrpcDevice device, MasterClient master)
+    private LaunchedRank(GrpcDevice device, MasterClient master, SpawnedWorld? spawnedBy)
     {
         Device = device;
         Master = master;
+        SpawnedBy = spawnedBy;
     }
 
     /// <summary>The rank's endpoint and its links to every peer.</summary>
@@ -18,9 +20,13 @@ internal sealed class LaunchedRank : IDisposable
     /// <summary>The rank's job control.</summary>
     public MasterClient Master { get; }
 
+    /// <summary>The world this rank belongs to, when ranks of the job spawned it: its parents and their intercommunicator's context.</summary>
+    public SpawnedWorld? SpawnedBy { get; }
+
     /// <summary>
     /// Opens the rank's endpoint, registers it with the master, and routes a link to every peer from the rank table
-    /// the master answers with. A peer that cannot be reached is reported to the master as this rank's failure.
+    /// the master answers with: its world's ranks, and its parents when ranks of the job spawned it. A peer that
+    /// cannot be reached is reported to the master as this rank's failure.
     /// </summary>
     /// <exception cref="MpiException">Registration failed, or a peer cannot be reached; nothing was sent.</exception>
     public static async Task<LaunchedRank> StartAsync(RankIdentity identity, CancellationToken cancellationToken)
@@ -30,16 +36,17 @@ internal sealed class LaunchedRank : IDisposable
         try
         {
             var table = await master.RegisterAsync(device.Endpoint, device.CertificatePin, cancellationToken).ConfigureAwait(false);
+            var spawnedBy = identity.WorldFirst > 0 ? table.Spawned : null;
             try
             {
-                device.Connect(JobRoutes.FromTable(table));
+                device.Connect(JobRoutes.FromTable(table), [.. Enumerable.Range(identity.WorldFirst, identity.Size), .. spawnedBy?.Parents ?? []]);
             }
             catch (MpiException e)
             {
                 master.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = 1 });
                 throw;
             }
-            return new LaunchedRank(device, master);
+            return new LaunchedRank(device, master, spawnedBy);
         }
         catch
         {
@@ -48,6 +55,13 @@ internal sealed class LaunchedRank : IDisposable
             throw;
         }
     }
+
+    public RankTable Spawn(SpawnRequest request) => Master.SpawnAsync(request, CancellationToken.None).GetAwaiter().GetResult();
+
+    public void Connect(RankTable table) =>
+        Device.Connect(JobRoutes.FromTable(table), Enumerable.Range(table.Spawned.First, table.Spawned.Size));
+
+    public void Release(int worldFirst) => Master.LinkedAsync(worldFirst, CancellationToken.None).GetAwaiter().GetResult();
 
     /// <summary>Closes the rank's streams and endpoint, then its line to the master.</summary>
     public void Dispose()

@@ -7,7 +7,7 @@ namespace Pmpi.Hosting;
 
 /// <summary>
 /// A launched rank's job control, through its job's master: registering the rank's endpoint (the rendezvous that
-/// answers with the rank table) and reporting an abort.
+/// answers with the rank table), spawning ranks, and reporting an abort.
 /// </summary>
 internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDisposable
 {
@@ -40,9 +40,47 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         {
             throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} could not register with the master at {identity.Master}: {e.Message}", e);
         }
-        if (table.Ranks.Count != identity.Size)
-            throw new MpiException(ErrorClass.Transport, $"The master returned a table of {table.Ranks.Count} ranks for a job of {identity.Size}.");
+        bool spawnedHere = table.Spawned is { } spawned && spawned.First == identity.WorldFirst;
+        if (table.Ranks.Count < identity.WorldFirst + identity.Size || spawnedHere != identity.WorldFirst > 0)
+            throw new MpiException(ErrorClass.Transport, $"The master returned a table of {table.Ranks.Count} ranks for a world of {identity.Size} from rank {identity.WorldFirst}.");
         return table;
+    }
+
+    /// <summary>
+    /// Asks the master to start <paramref name="request"/>'s ranks (MPI_Comm_spawn at its root); answers with the
+    /// job's table once they have all registered. The registration timeout bounds the wait as it bounds a launch.
+    /// </summary>
+    /// <exception cref="MpiException">Spawn: the master refused, was unreachable, or the job ended.</exception>
+    public async Task<RankTable> SpawnAsync(SpawnRequest request, CancellationToken cancellationToken)
+    {
+        request.JobId = identity.JobId;
+        request.JobToken = identity.JobToken;
+        request.Rank = identity.Rank;
+        try
+        {
+            return await _channel.UnaryAsync<SpawnRequest, RankTable>(ServicePaths.Spawn, request, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (RpcException e)
+        {
+            throw new MpiException(ErrorClass.Spawn, $"Rank {identity.Rank} could not spawn {request.Count} ranks of {request.Program}: {e.Detail}", e);
+        }
+    }
+
+    /// <summary>Tells the master that the spawning ranks have linked to the world from <paramref name="worldFirst"/>: its ranks may start.</summary>
+    /// <exception cref="MpiException">Spawn: the master refused or was unreachable.</exception>
+    public async Task LinkedAsync(int worldFirst, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await _channel.UnaryAsync<LinkedRequest, LinkedReply>(ServicePaths.Linked, new LinkedRequest
+            {
+                JobId = identity.JobId, JobToken = identity.JobToken, Rank = identity.Rank, WorldFirst = worldFirst,
+            }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (RpcException e)
+        {
+            throw new MpiException(ErrorClass.Spawn, $"Rank {identity.Rank} could not release the ranks it spawned from rank {worldFirst}: {e.Detail}", e);
+        }
     }
 
     public void Abort(MpiException reason)

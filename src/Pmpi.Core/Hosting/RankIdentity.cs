@@ -11,9 +11,17 @@ namespace Pmpi.Hosting;
 /// <summary>
 /// Who a rank process is, as its agent tells it through the <see cref="RankEnvironment"/> variables, and the job key
 /// (<paramref name="JobToken"/>) it proves its membership with, read from the owner-only file the agent wrote.
+/// <paramref name="Rank"/> is its job rank, which names it to the master and its peers; its world is the
+/// <paramref name="Size"/> job ranks from <see cref="WorldFirst"/>.
 /// </summary>
 internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master, string JobToken, string? Domain, string BindAddress)
 {
+    /// <summary>The job rank of its world's rank 0: non-zero for a rank of a world that ranks of the job spawned.</summary>
+    public int WorldFirst { get; init; }
+
+    /// <summary>Its rank in its world.</summary>
+    public int WorldRank => Rank - WorldFirst;
+
     /// <summary>The process id of the launching agent, when it gave one; the rank ends itself once that process is gone.</summary>
     public int? AgentProcessId { get; init; }
 
@@ -46,8 +54,10 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         var jobId = read(RankEnvironment.JobId);
         if (string.IsNullOrEmpty(jobId)) return null;
         int size = Integer(read, RankEnvironment.Size, minimum: 1);
-        int rank = Integer(read, RankEnvironment.Rank, minimum: 0);
-        if (rank >= size) throw Malformed(RankEnvironment.Rank, rank.ToString(CultureInfo.InvariantCulture), $"a rank below {RankEnvironment.Size}={size}");
+        int first = read(RankEnvironment.WorldFirst) is null ? 0 : Integer(read, RankEnvironment.WorldFirst, minimum: 0);
+        int rank = Integer(read, RankEnvironment.Rank, minimum: first);
+        if (rank - first >= size)
+            throw Malformed(RankEnvironment.Rank, rank.ToString(CultureInfo.InvariantCulture), $"a rank below {RankEnvironment.WorldFirst}+{RankEnvironment.Size}={first}+{size}");
         var master = read(RankEnvironment.Master);
         if (!Uri.TryCreate(master, UriKind.Absolute, out var masterUri) || masterUri.Scheme is not ("http" or "https"))
             throw Malformed(RankEnvironment.Master, master, "an http:// or https:// address");
@@ -58,6 +68,7 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         if (!IPAddress.TryParse(bind, out var bindAddress)) throw Malformed(RankEnvironment.BindAddress, bind, "an IP address");
         return new RankIdentity(jobId, rank, size, masterUri, credentials.JobToken, read(RankEnvironment.Domain), bind)
         {
+            WorldFirst = first,
             EncryptStreams = !IPAddress.IsLoopback(bindAddress),
             AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
             MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure

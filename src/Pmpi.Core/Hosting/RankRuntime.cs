@@ -6,7 +6,7 @@ namespace Pmpi.Hosting;
 
 /// <summary>
 /// Everything one rank owns: its device and links, its job control, its serializer, its predefined communicators and
-/// context ids.
+/// context ids, and the intercommunicators of the worlds it spawned or was spawned by.
 /// </summary>
 internal sealed class RankRuntime
 {
@@ -17,14 +17,19 @@ internal sealed class RankRuntime
 
     private int _nextContext = FirstFreeContext;
 
-    public RankRuntime(IDevice device, IJobControl control, PayloadSettings payloads)
+    /// <param name="device">The rank's device.</param>
+    /// <param name="control">Its job control.</param>
+    /// <param name="payloads">How it serializes.</param>
+    /// <param name="spawner">What starts ranks in its job; null for ranks that are threads, or a singleton, which cannot spawn.</param>
+    public RankRuntime(IDevice device, IJobControl control, PayloadSettings payloads, IRankSpawner? spawner = null)
     {
         Device = device;
         Links = device.Links;
         Control = control;
         Payloads = payloads;
+        Spawner = spawner;
         MainThreadId = System.Environment.CurrentManagedThreadId;
-        World = new Intracommunicator(this, context: 0, Enumerable.Range(0, device.Size).ToArray(), device.Rank);
+        World = new Intracommunicator(this, context: 0, Enumerable.Range(device.WorldFirst, device.Size).ToArray(), device.Rank - device.WorldFirst);
         Self = new Intracommunicator(this, context: 2, [device.Rank], 0);
     }
 
@@ -40,8 +45,16 @@ internal sealed class RankRuntime
     /// <summary>The thread that initialised this rank (MPI_Is_thread_main).</summary>
     public int MainThreadId { get; }
 
-    /// <summary>The link to each world rank (the device's, held here so a send costs one interface call).</summary>
-    public ImmutableArray<ILink> Links { get; }
+    /// <summary>The link to each job rank (the device's, held here so a send costs one interface call).</summary>
+    public ImmutableArray<ILink> Links { get; private set; }
+
+    public IRankSpawner? Spawner { get; }
+
+    /// <summary>The intercommunicator to the ranks that spawned this rank's world (MPI_Comm_get_parent); null when none did.</summary>
+    public Intercommunicator? Parent { get; set; }
+
+    /// <summary>The intercommunicators to the worlds this rank took part in spawning, in order: Finalize synchronises with them.</summary>
+    public List<Intercommunicator> Children { get; } = [];
 
     public IJobControl Control { get; }
 
@@ -55,6 +68,9 @@ internal sealed class RankRuntime
     public int NextFreeContext => _nextContext;
 
     public void MarkContextUsed(int context) => _nextContext = Math.Max(_nextContext, context + 2);
+
+    /// <summary>Takes the device's links again, after it linked to spawned ranks.</summary>
+    public void RefreshLinks() => Links = Device.Links;
 
     /// <summary>Aborts the job through its control, and this rank's own operations at once whatever the control does.</summary>
     public void Abort(MpiException reason)

@@ -65,7 +65,7 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
         if (_jobs.Count >= maxJobs && !_jobs.ContainsKey(ticket.JobId))
             throw new RpcException(StatusCode.ResourceExhausted, $"This gateway holds {maxJobs} jobs already (GatewayOptions.MaxJobs); job {ticket.JobId} is refused.");
         var job = _jobs.AddOrUpdate(ticket.JobId,
-            id => new RegisteredJob(id, JobTickets.JobToken(security, request.Ticket), request.Ticket, table),
+            id => new RegisteredJob(id, JobTickets.JobToken(security, ticket), request.Ticket, table),
             (id, existing) =>
             {
                 if (!CryptographicOperations.FixedTimeEquals(existing.Ticket.Span, request.Ticket.Span))

@@ -9,26 +9,43 @@ namespace Pmpi.Rpc.Security;
 /// <summary>
 /// Job tickets and job keys (docs/security.md): a master signs each job's <see cref="JobTicket"/> with HMAC-SHA256
 /// under the cluster key; an agent launches only what a valid, unexpired ticket names for it. Master and agents
-/// derive the job's key from the cluster key and the ticket with HKDF-SHA256; ranks prove their membership with it,
+/// derive the job's key from the cluster key and the ticket's job id and nonce with HKDF-SHA256, so each ticket of
+/// a job (one per world: the first, and each spawned one) gives the same key; ranks prove their membership with it,
 /// compared in constant time.
 /// </summary>
 public static class JobTickets
 {
+    /// <summary>The most ranks a job may have, over all its worlds.</summary>
+    public const int MaxJobRanks = 1024 * 1024;
+
     /// <summary>How long after issue a ticket still launches: 2 minutes (the master launches at once).</summary>
     public static readonly TimeSpan Lifetime = TimeSpan.FromMinutes(2);
 
     private static readonly byte[] JobKeyInfo = "pmpi/v1 job key"u8.ToArray();
 
     /// <summary>A ticket for <paramref name="jobId"/> valid for <see cref="Lifetime"/>, with a fresh nonce; add the agents' ranks before signing.</summary>
-    public static JobTicket Create(string jobId, int worldSize)
+    public static JobTicket Create(string jobId, int worldSize) => new()
     {
-        ArgumentException.ThrowIfNullOrEmpty(jobId);
+        JobId = jobId,
+        WorldSize = worldSize,
+        ExpiresUnixMs = (DateTimeOffset.UtcNow + Lifetime).ToUnixTimeMilliseconds(),
+        Nonce = ByteString.CopyFrom(RandomNumberGenerator.GetBytes(16)),
+    };
+
+    /// <summary>
+    /// A ticket for a world that ranks of <paramref name="job"/>'s job spawned: the job's id and nonce (so the same
+    /// job key), valid for <see cref="Lifetime"/> from now; add the agents' ranks before signing.
+    /// </summary>
+    public static JobTicket CreateSpawned(JobTicket job, int worldFirst, int worldSize)
+    {
+        ArgumentNullException.ThrowIfNull(job);
         return new JobTicket
         {
-            JobId = jobId,
+            JobId = job.JobId,
+            WorldFirst = worldFirst,
             WorldSize = worldSize,
             ExpiresUnixMs = (DateTimeOffset.UtcNow + Lifetime).ToUnixTimeMilliseconds(),
-            Nonce = ByteString.CopyFrom(RandomNumberGenerator.GetBytes(16)),
+            Nonce = job.Nonce,
         };
     }
 
@@ -81,13 +98,14 @@ public static class JobTickets
         return true;
     }
 
-    /// <summary>The job key of <paramref name="ticket"/>, in base64: what ranks present as their job token.</summary>
-    public static string JobToken(RpcSecurity security, ByteString ticket)
+    /// <summary>The job key of <paramref name="ticket"/>'s job, in base64: what ranks present as their job token.</summary>
+    public static string JobToken(RpcSecurity security, JobTicket ticket)
     {
         ArgumentNullException.ThrowIfNull(security);
         ArgumentNullException.ThrowIfNull(ticket);
+        byte[] job = [.. Encoding.UTF8.GetBytes(ticket.JobId), 0, .. ticket.Nonce.Span];
         Span<byte> key = stackalloc byte[32];
-        HKDF.DeriveKey(HashAlgorithmName.SHA256, security.TicketKey, key, salt: SHA256.HashData(ticket.Span), info: JobKeyInfo);
+        HKDF.DeriveKey(HashAlgorithmName.SHA256, security.TicketKey, key, salt: SHA256.HashData(job), info: JobKeyInfo);
         return Convert.ToBase64String(key);
     }
 

@@ -66,12 +66,12 @@ public abstract class RpcSecurity
     /// <summary>
     /// A rank's endpoint beyond loopback: TLS with a certificate made now (ECDSA P-256, self-signed, never stored),
     /// which the rank publishes by its SHA-256 (<paramref name="certificateSha256"/>) through its authenticated
-    /// Register. A caller must present a client certificate: a peer's, whose SHA-256 is in <paramref name="peerPins"/>
-    /// (upper-case hex; handshakes wait until the rank table gives them), or one chaining to <paramref name="authority"/>
+    /// Register. A caller must present a client certificate: a peer's, whose SHA-256 <paramref name="peerPins"/> admits
+    /// (upper-case hex; handshakes wait until the rank table gives them, and a spawn may add more), or one chaining to <paramref name="authority"/>
     /// (the domain's gateway). Streams then prove their job with the job key in the Hello. The rank dials its peers
     /// with <see cref="DialingPinned"/> on this security, presenting the same certificate.
     /// </summary>
-    public static RpcSecurity RankEndpoint(Task<IReadOnlySet<string>> peerPins, X509Certificate2? authority, out byte[] certificateSha256)
+    public static RpcSecurity RankEndpoint(Task<Func<string, bool>> peerPins, X509Certificate2? authority, out byte[] certificateSha256)
     {
         ArgumentNullException.ThrowIfNull(peerPins);
         var certificate = EphemeralCertificate.Create();

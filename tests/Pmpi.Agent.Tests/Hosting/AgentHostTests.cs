@@ -300,7 +300,7 @@ public class AgentHostTests
         do Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Launch call ended before its rank started");
         while (events.Current.BodyCase == LaunchEvent.BodyOneofCase.Heartbeat);
         Assert.Equal(LaunchEvent.BodyOneofCase.Started, events.Current.BodyCase);
-        return (events, events.Current.Started.ProcessId, JobTickets.JobToken(Security, bytes));
+        return (events, events.Current.Started.ProcessId, JobTickets.JobToken(Security, ticket));
     }
 
     /// <summary>Reads a Launch call to its end, whichever way it ends (OK, or an error as the server goes away).</summary>

@@ -286,6 +286,25 @@ public abstract class IntercommunicatorTests(Device device) : DeviceSuite(device
     }
 
     /// <summary>The intercommunicator between the world's lower half (ranks below size / 2) and upper half.</summary>
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void Spawn_RanksThatNoAgentLaunched_EveryRankGetsTheRootsSpawnErrorAndNoParent(int size)
+    {
+        // Ranks that are threads have no master to start ranks with; the root's error reaches every rank.
+        var results = Run(size, world =>
+        {
+            var error = Assert.Throws<MpiException>(() => world.Spawn("Worker.dll", [], 2, root: world.Size - 1));
+            return (error.ErrorClass, error.Message, Parent: world.Parent);
+        });
+
+        Assert.All(results, result =>
+        {
+            Assert.Equal(ErrorClass.Spawn, result.ErrorClass);
+            Assert.Equal($"Spawn needs a rank launched by an agent (pmpi run); rank {size - 1} is a thread of an in-process job or a singleton, which has no master to start ranks.", result.Message);
+            Assert.Null(result.Parent);
+        });
+    }
+
     private static Intercommunicator Halves(Intracommunicator world, out bool lower)
     {
         int half = world.Size / 2;

@@ -23,7 +23,7 @@ public sealed class RankSecretTests(SecurityFixture fixture) : IClassFixture<Sec
         await using var master = await HeldRegistrations.StartAsync();
         var jobId = $"secrets-{Guid.NewGuid():N}";
         var request = Launch(jobId, master.Address);
-        var token = JobTickets.JobToken(TestCluster.Security, request.Ticket);
+        var token = JobTickets.JobToken(TestCluster.Security, JobTicket.Parser.ParseFrom(request.Ticket));
         using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
         using var call = new CancellationTokenSource(PmpiCli.Timeout);
         var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: call.Token).GetAsyncEnumerator(call.Token);

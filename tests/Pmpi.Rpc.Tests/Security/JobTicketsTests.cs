@@ -50,16 +50,21 @@ public sealed class JobTicketsTests
     }
 
     [Fact]
-    public void JobToken_SameTicket_SameKeyOnEverySide_OtherTicketsAndClustersDiffer()
+    public void JobToken_SameJob_SameKeyOnEverySideAndInEverySpawnedWorld_OtherJobsAndClustersDiffer()
     {
-        var (ticket, _) = JobTickets.Sign(Cluster, Ticket("job-1"));
-        var (sameJobAgain, _) = JobTickets.Sign(Cluster, Ticket("job-1"));
+        var ticket = Ticket("job-1");
+        var sameJobAgain = Ticket("job-1");
+        var spawned = JobTickets.CreateSpawned(ticket, worldFirst: 2, worldSize: 3);
+        var otherJobSameNonce = ticket.Clone();
+        otherJobSameNonce.JobId = "job-2";
 
         var token = JobTickets.JobToken(Cluster, ticket);
 
-        Assert.Equal(token, JobTickets.JobToken(Cluster, ticket));
+        Assert.Equal(token, JobTickets.JobToken(Cluster, JobTicket.Parser.ParseFrom(JobTickets.Sign(Cluster, ticket).Ticket)));
+        Assert.Equal(token, JobTickets.JobToken(Cluster, spawned));
         Assert.Equal(32, Convert.FromBase64String(token).Length);
         Assert.NotEqual(token, JobTickets.JobToken(Cluster, sameJobAgain)); // a fresh nonce
+        Assert.NotEqual(token, JobTickets.JobToken(Cluster, otherJobSameNonce));
         Assert.NotEqual(token, JobTickets.JobToken(RpcSecurity.ForThisProcess(), ticket));
         Assert.True(JobTickets.TokenMatches(token, token));
         Assert.False(JobTickets.TokenMatches(token, token[..^2] + "AA"));

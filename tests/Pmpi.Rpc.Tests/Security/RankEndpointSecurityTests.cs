@@ -17,7 +17,7 @@ namespace Pmpi.Rpc.Tests.Security;
 public sealed class RankEndpointSecurityTests : IAsyncLifetime
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
-    private readonly TaskCompletionSource<IReadOnlySet<string>> _peerPins = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<Func<string, bool>> _peerPins = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly string _credentialsRoot = Directory.CreateTempSubdirectory("pmpi-rank-endpoint-tests-").FullName;
     private ClusterCredentials _cluster = null!;
     private RpcServer _server = null!;
@@ -46,8 +46,8 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     [Fact]
     public async Task Call_FromAPeerInTheTable_Served()
     {
-        var peer = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out var peerPin);
-        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) });
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var peerPin);
+        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) }.Contains);
 
         var info = await CallAsync(peer.DialingPinned(_serverPin));
 
@@ -57,7 +57,7 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     [Fact]
     public async Task Call_FromTheClustersGateway_Served()
     {
-        _peerPins.SetResult(new HashSet<string>());
+        _peerPins.SetResult(_ => false);
 
         var info = await CallAsync(RpcSecurity.MutualTls(_cluster).DialingPinned(_serverPin));
 
@@ -67,12 +67,12 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     [Fact]
     public async Task Call_BeforeTheTableIsKnown_WaitsAndIsServedOnceItIs()
     {
-        var peer = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out var peerPin);
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var peerPin);
 
         var call = CallAsync(peer.DialingPinned(_serverPin));
         await Task.Delay(500);
         Assert.False(call.IsCompleted);
-        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) });
+        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) }.Contains);
 
         Assert.Equal("rank", (await call).NodeName);
     }
@@ -80,10 +80,10 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     [Fact]
     public async Task Call_FromAStrangersCertificate_RefusedUnserved()
     {
-        var peer = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out var peerPin);
-        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<IReadOnlySet<string>>(new HashSet<string>()), null, out _);
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var peerPin);
+        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out _);
         var foreignCluster = RpcSecurity.MutualTls(ClusterCredentials.Initialize(Path.Combine(_credentialsRoot, "foreign"), []));
-        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) });
+        _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) }.Contains);
 
         var strangerError = await Assert.ThrowsAsync<RpcException>(() => CallAsync(stranger.DialingPinned(_serverPin)));
         var foreignError = await Assert.ThrowsAsync<RpcException>(() => CallAsync(foreignCluster.DialingPinned(_serverPin)));
@@ -96,7 +96,7 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     [Fact]
     public async Task Connection_WithoutAClientCertificate_GetsNoHttp2Settings()
     {
-        _peerPins.SetResult(new HashSet<string>());
+        _peerPins.SetResult(_ => false);
         using var tcp = new TcpClient();
         await tcp.ConnectAsync(_server.Address.Host, _server.Address.Port).WaitAsync(Timeout);
         await using var tls = new SslStream(tcp.GetStream());

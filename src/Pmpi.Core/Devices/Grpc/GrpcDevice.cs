@@ -14,17 +14,21 @@ namespace Pmpi.Devices.Grpc;
 /// <summary>
 /// The device of ranks that are processes: each rank serves RankTransport on its own Kestrel endpoint and, once the
 /// rank table is known, holds a link per peer along the route <see cref="JobRoutes"/> chose for it: a
-/// <see cref="SharedMemoryLink"/> to a peer on the same node, a <see cref="GrpcLink"/> to any other.
+/// <see cref="SharedMemoryLink"/> to a peer on the same node, a <see cref="GrpcLink"/> to any other. Its peers are
+/// its world's ranks and, in a job whose ranks spawn, the ranks its world spawned or was spawned by (MPI's connected
+/// processes); it has no link to the job's other ranks, which no communicator of its can name.
 /// </summary>
 internal sealed class GrpcDevice : IDevice
 {
     private readonly RankIdentity _identity;
     private readonly RpcServer? _server; // none when every peer is on this node (RankIdentity.NodeLocal)
     private readonly PeerStreams _peers;
-    private readonly TaskCompletionSource<IReadOnlySet<string>> _peerPins;
+    private readonly TaskCompletionSource<Func<string, bool>> _peerPins;
+    private ImmutableHashSet<string> _pins = []; // the peers' certificates (SHA-256, upper-case hex) the endpoint admits
+    private readonly Lock _connecting = new();
     private SharedMemoryLink[] _sharedMemory = [];
 
-    private GrpcDevice(RankIdentity identity, RpcServer? server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<IReadOnlySet<string>> peerPins)
+    private GrpcDevice(RankIdentity identity, RpcServer? server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<Func<string, bool>> peerPins)
     {
         _identity = identity;
         _server = server;
@@ -37,6 +41,8 @@ internal sealed class GrpcDevice : IDevice
 
     public int Size => _identity.Size;
 
+    public int WorldFirst => _identity.WorldFirst;
+
     public MatchingEngine Engine { get; }
 
     public string ProcessorName => System.Environment.MachineName;
@@ -46,6 +52,8 @@ internal sealed class GrpcDevice : IDevice
 
     /// <summary>Empty until <see cref="Connect"/>.</summary>
     public ImmutableArray<RankPlace> Places { get; private set; } = [];
+
+    private ImmutableArray<Route> _routes = [];
 
     /// <summary>Where this rank's RankTransport endpoint listens (what it registers with the master).</summary>
     public Uri? Endpoint => _server?.Address;
@@ -63,7 +71,7 @@ internal sealed class GrpcDevice : IDevice
         // Beyond loopback the endpoint speaks TLS with a certificate made now, which peers pin from the rank table and
         // this rank presents when it dials them; it admits only the peers' certificates (once the table gives them)
         // and the cluster's (its domain's gateway).
-        var peerPins = new TaskCompletionSource<IReadOnlySet<string>>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var peerPins = new TaskCompletionSource<Func<string, bool>>(TaskCreationOptions.RunContinuationsAsynchronously);
         byte[] pin = [];
         var security = identity.EncryptStreams && !identity.NodeLocal ? RpcSecurity.RankEndpoint(peerPins.Task, identity.MasterSecurity.Authority, out pin) : RpcSecurity.Insecure;
         // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
@@ -76,40 +84,56 @@ internal sealed class GrpcDevice : IDevice
     }
 
     /// <summary>
-    /// Chooses this rank's route to every peer from the job's rank table; each link dials on its first send.
+    /// Chooses this rank's route to each of <paramref name="peers"/> from the job's rank table; each link dials on
+    /// its first send. Called once the master has answered (the world's ranks, and the parents of a spawned world),
+    /// then again for each world this rank takes part in spawning; links made before stay as they are.
     /// </summary>
     /// <exception cref="MpiException">Transport: a peer cannot be reached (before any message is sent).</exception>
-    public void Connect(JobRoutes routes)
+    public void Connect(JobRoutes routes, IEnumerable<int> peers)
     {
         ArgumentNullException.ThrowIfNull(routes);
-        var resolved = routes.ResolveFrom(Rank);
-        if (_server is null && resolved.FirstOrDefault(route => route.Kind is not (RouteKind.Self or RouteKind.SharedMemory)) is { From: not null } remote)
-            throw new MpiException(ErrorClass.Transport, $"Rank {Rank} was launched without an endpoint (its agent was told every rank runs on its node), but rank {remote.To.Rank} runs on node '{remote.To.Node}'.");
-        _peers.UseRoutes(resolved);
-        Places = [.. resolved.Select(route => route.To)];
-        _peerPins.TrySetResult(resolved.Where(route => route.To.CertificatePin.Length > 0).Select(route => Convert.ToHexString(route.To.CertificatePin)).ToHashSet());
-        // Every same-node pair is mapped now, by both ranks (a receiver must be reading before the first send); the
-        // memory itself is taken only as the rings are first written.
-        var sharedMemory = new List<SharedMemoryLink>();
-        try
+        ArgumentNullException.ThrowIfNull(peers);
+        lock (_connecting)
         {
-            Links = [.. resolved.Select(route => route.Kind switch
+            var linked = Links;
+            var resolved = Enumerable.Range(0, routes.Size).Select(rank => rank < linked.Length && linked[rank] is not UnconnectedLink ? _routes[rank] : default).ToArray();
+            var added = peers.Where(peer => resolved[peer].To is null).Distinct().Select(peer => resolved[peer] = routes.Resolve(Rank, peer)).ToList();
+            if (_server is null && added.FirstOrDefault(route => route.Kind is not (RouteKind.Self or RouteKind.SharedMemory)) is { From: not null } remote)
+                throw new MpiException(ErrorClass.Transport, $"Rank {Rank} was launched without an endpoint (its agent was told every rank runs on its node), but rank {remote.To.Rank} runs on node '{remote.To.Node}'.");
+            _routes = [.. resolved];
+            _peers.UseRoutes(_routes);
+            Places = [.. Enumerable.Range(0, routes.Size).Select(rank => routes[rank])];
+            _pins = _pins.Union(added.Where(route => route.To.CertificatePin.Length > 0).Select(route => Convert.ToHexString(route.To.CertificatePin)));
+            _peerPins.TrySetResult(pin => _pins.Contains(pin));
+            // Every same-node pair is mapped now, by both ranks (a receiver must be reading before the first send); the
+            // memory itself is taken only as the rings are first written.
+            var links = new ILink[routes.Size];
+            var sharedMemory = new List<SharedMemoryLink>(_sharedMemory);
+            try
             {
-                RouteKind.Self => new SelfLink(Engine),
-                RouteKind.SharedMemory => Add(sharedMemory, new SharedMemoryLink(_identity.JobToken, Engine, Rank, route.To.Rank)),
-                _ => (ILink)new GrpcLink(_peers, route),
-            })];
-        }
-        finally
-        {
-            _sharedMemory = [.. sharedMemory];
-        }
-        var polled = _sharedMemory;
-        if (polled.Length > 0)
-            Engine.Progress = () =>
+                for (int rank = 0; rank < links.Length; rank++)
+                {
+                    var route = resolved[rank];
+                    links[rank] = rank < linked.Length && linked[rank] is not UnconnectedLink ? linked[rank] : route.To is null ? new UnconnectedLink(Rank, rank) : route.Kind switch
+                    {
+                        RouteKind.Self => new SelfLink(Engine),
+                        RouteKind.SharedMemory => Add(sharedMemory, new SharedMemoryLink(_identity.JobToken, Engine, Rank, rank)),
+                        _ => new GrpcLink(_peers, route),
+                    };
+                }
+            }
+            finally
             {
-                foreach (var link in polled) link.Poll();
-            };
+                _sharedMemory = [.. sharedMemory];
+            }
+            Links = [.. links];
+            var polled = _sharedMemory;
+            if (polled.Length > 0)
+                Engine.Progress = () =>
+                {
+                    foreach (var link in polled) link.Poll();
+                };
+        }
 
         static SharedMemoryLink Add(List<SharedMemoryLink> links, SharedMemoryLink link)
         {

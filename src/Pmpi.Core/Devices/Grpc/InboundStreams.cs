@@ -37,8 +37,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         if (hello.JobId != identity.JobId || !JobTickets.TokenMatches(identity.JobToken, hello.JobToken))
             throw new RpcException(StatusCode.PermissionDenied, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream for job '{hello.JobId}' or with a wrong token.");
         int source = hello.SourceWorldRank;
-        if ((uint)source >= (uint)identity.Size)
-            throw new RpcException(StatusCode.InvalidArgument, $"Source rank {source} is not in this job of {identity.Size} ranks.");
+        // A spawned rank may dial before this one heard of it, so the bound is what any job may hold.
+        if ((uint)source >= JobTickets.MaxJobRanks)
+            throw new RpcException(StatusCode.InvalidArgument, $"Source rank {source} is beyond the {JobTickets.MaxJobRanks} ranks a job may have.");
         // A stream relayed through the gateways reaches the rank its Hello names; anywhere else it was misrouted.
         if (hello.DestinationWorldRank != identity.Rank)
             throw new RpcException(StatusCode.NotFound, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream from rank {source} for rank {hello.DestinationWorldRank}: that rank is not here.");

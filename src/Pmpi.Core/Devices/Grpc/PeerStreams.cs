@@ -16,18 +16,19 @@ namespace Pmpi.Devices.Grpc;
 /// peer's route (the new call's requests carry them): the peer's endpoint, or this rank's domain's gateway with the
 /// Hello naming the peer. Once chosen, a stream never changes. So a pair of ranks normally shares one Connect call.
 /// When both dial at the same moment, each before the other's call arrived, the pair ends up with two calls, each
-/// carrying one direction's messages: correct, just not minimal.
+/// carrying one direction's messages: correct, just not minimal. Peers are named by job rank; the arrays grow when a
+/// spawn adds ranks to the job, or when a spawned rank dials this one before this one heard of it.
 /// </summary>
 internal sealed class PeerStreams
 {
     private readonly RankIdentity _identity;
     private readonly RpcSecurity _endpointSecurity;
-    private readonly Lock _lock = new(); // over the arrays below, the channels and the choice of a stream
-    private readonly Task<StreamSender>?[] _senders;
-    private readonly StreamSender?[] _openSenders; // the senders once open, read without the lock on every send
-    private readonly ServedStream?[] _offered; // a call the peer opened, not (yet) chosen, still being read
+    private readonly Lock _lock = new(); // over the arrays below (and their growth), the channels and the choice of a stream
+    private Task<StreamSender>?[] _senders;
+    private StreamSender?[] _openSenders; // the senders once open, read without the lock on every send
+    private ServedStream?[] _offered; // a call the peer opened, not (yet) chosen, still being read
     private readonly Dictionary<string, RpcChannel> _channels = []; // by address: peers behind one gateway share its connection
-    private ImmutableArray<Route> _routes = [];
+    private ImmutableArray<Route> _routes = []; // default for a rank this one has no link to
     private volatile bool _closing;
 
     /// <param name="identity">This rank.</param>
@@ -37,17 +38,28 @@ internal sealed class PeerStreams
     {
         _identity = identity;
         _endpointSecurity = endpointSecurity;
-        _senders = new Task<StreamSender>?[identity.Size];
-        _openSenders = new StreamSender?[identity.Size];
-        _offered = new ServedStream?[identity.Size];
+        int ranks = identity.WorldFirst + identity.Size;
+        _senders = new Task<StreamSender>?[ranks];
+        _openSenders = new StreamSender?[ranks];
+        _offered = new ServedStream?[ranks];
         Inbound = new InboundStreams(identity, engine, this);
     }
 
     /// <summary>The receiving half, which serves this rank's endpoint and reads the responses of dialed calls.</summary>
     public InboundStreams Inbound { get; }
 
-    /// <summary>How this rank reaches each peer; known once the master has answered, before the first send.</summary>
-    public void UseRoutes(ImmutableArray<Route> routes) => _routes = routes;
+    /// <summary>
+    /// How this rank reaches each peer, indexed by job rank; known once the master has answered, before the first
+    /// send, and again each time a spawn adds ranks.
+    /// </summary>
+    public void UseRoutes(ImmutableArray<Route> routes)
+    {
+        lock (_lock)
+        {
+            Grow(routes.Length);
+            _routes = routes;
+        }
+    }
 
     /// <summary>What sends this rank's messages to <paramref name="peer"/>, chosen (and dialed if need be) on first use.</summary>
     /// <exception cref="RpcException">The peer's route could not be dialed.</exception>
@@ -58,7 +70,10 @@ internal sealed class PeerStreams
     {
         // A dial that failed carried nothing, so the peer's call may still take its place.
         lock (_lock)
+        {
+            Grow(served.Peer + 1);
             if (_senders[served.Peer] is null or { IsFaulted: true }) _offered[served.Peer] = served;
+        }
     }
 
     /// <summary>The peer ended its requests (or the call broke): the call is no longer on offer.</summary>
@@ -98,6 +113,17 @@ internal sealed class PeerStreams
         // At once: each dialed call waits (briefly) for its peer to end the responses.
         await Task.WhenAll(senders.Select(sender => sender.DisposeAsync().AsTask())).ConfigureAwait(false);
         foreach (var channel in channels) channel.Dispose();
+    }
+
+    private void Grow(int ranks)
+    {
+        if (ranks <= _senders.Length) return;
+        Array.Resize(ref _senders, ranks);
+        Array.Resize(ref _offered, ranks);
+        // A sender written into the old array meanwhile is not lost: _senders (under the lock) still holds its task.
+        var open = _openSenders;
+        Array.Resize(ref open, ranks);
+        Volatile.Write(ref _openSenders, open);
     }
 
     private async Task<StreamSender> ChooseAsync(int peer)

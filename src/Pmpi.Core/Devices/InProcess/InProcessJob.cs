@@ -71,6 +71,8 @@ internal sealed class InProcessJob : IThreadedJob, IJobControl
 
         public int Size { get; }
 
+        public int WorldFirst => 0;
+
         public MatchingEngine Engine { get; }
 
         public string ProcessorName => System.Environment.MachineName;

@@ -15,7 +15,7 @@ namespace Pmpi.Rpc.Security.Internal;
 /// requiring a client certificate that is a peer's (pinned from the rank table) or a cluster member's (the domain's
 /// gateway). The handshake decides before HTTP/2 begins, so a stranger is never granted the endpoint's wide windows.
 /// </summary>
-internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<IReadOnlySet<string>> peerPins, X509Certificate2? authority) : RpcSecurity
+internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Func<string, bool>> peerPins, X509Certificate2? authority) : RpcSecurity
 {
     private static readonly TimeSpan HandshakeTimeout = TimeSpan.FromSeconds(10);
 
@@ -59,10 +59,10 @@ internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<IR
         };
     }
 
-    private bool Admits(X509Certificate presented, IReadOnlySet<string> peers)
+    private bool Admits(X509Certificate presented, Func<string, bool> peers)
     {
         // Self-signed rank certificates vouch for nothing but their pin; a gateway's chains to the cluster CA.
-        if (peers.Contains(Convert.ToHexString(SHA256.HashData(presented.GetRawCertData())))) return true;
+        if (peers(Convert.ToHexString(SHA256.HashData(presented.GetRawCertData())))) return true;
         return authority is not null && ClusterCredentials.ChainsTo(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()), authority);
     }
 }

@@ -1,0 +1,69 @@
+using Pmpi.Integration.Tests.Infrastructure;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>
+/// MPI_Comm_spawn under `pmpi run`: ranks start a world of new rank processes through the master and their agent, and
+/// talk to it through the intercommunicator (the children's Parent), point-to-point, collectively and merged.
+/// </summary>
+public sealed class SpawnTests
+{
+    [Theory]
+    [InlineData(3, 2, "shared")]   // odd sizes: the non-power-of-two paths of the collectives
+    [InlineData(7, 3, "network")]
+    public async Task Spawn_ParentsStartChildren_BothSidesTalkThroughTheIntercommunicatorAndAllEndCleanly(int parents, int children, string links)
+    {
+        // Act: the last parent is the root; children run Pmpi.TestRanks, found beside the root's program.
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "--links", links, "-n", $"{parents}", PmpiCli.TestRanksDll, "spawn", $"{children}"]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: every parent and child printed what the intercommunicator carried, in a merged world of all of them.
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+            int all = parents + children;
+            long sum = all * (all - 1L) / 2;
+            for (int parent = 0; parent < parents; parent++)
+            {
+                var got = Enumerable.Range(0, children).Where(child => child % parents == parent).Select(child => child * child);
+                Assert.Contains($"[{parent}] spawn rank={parent} children={children} got=[{string.Join(',', got)}] merged={parent}/{all} sum={sum} parent=none", run.Stdout);
+            }
+            for (int child = 0; child < children; child++)
+            {
+                Assert.Contains($"[{parents + child}] spawned rank={child} size={children} parents={parents} token={1000 + parents} sum={children * (children - 1) / 2} " +
+                    $"merged={parents + child}/{all} sum={sum} same=True", run.Stdout);
+            }
+            Assert.Contains(run.Stderr, line => line.Contains($"Job {hellos[0].JobId}: {all} ranks finished", StringComparison.Ordinal));
+            Assert.Equal(all, hellos.Select(hello => hello.ProcessId).Distinct().Count());
+            Assert.Empty(await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, hellos.Select(hello => hello.ProcessId), TimeSpan.FromSeconds(10)));
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(hello => hello.ProcessId));
+        }
+    }
+
+    [Fact]
+    public async Task Spawn_ProgramNotFound_EveryParentGetsTheRootsErrorNamingItAndWhereItLooked()
+    {
+        // Act
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "spawn", "2", "NoSuch.dll"]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: the job goes on (the error is the program's to handle); nothing was started.
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+            var beside = Path.Combine(Path.GetDirectoryName(PmpiCli.TestRanksDll)!, "NoSuch.dll");
+            for (int rank = 0; rank < 3; rank++)
+                Assert.Contains(run.Stdout, line => line.StartsWith($"[{rank}] spawn failed: Spawn's program 'NoSuch.dll' was not found (looked for ", StringComparison.Ordinal) && line.EndsWith($" and {beside}).", StringComparison.Ordinal));
+            Assert.Equal(3, hellos.Count);
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(hello => hello.ProcessId));
+        }
+    }
+}
