@@ -44,11 +44,13 @@ public sealed class SpawnTests
         }
     }
 
-    [Fact]
-    public async Task Spawn_ProgramNotFound_EveryParentGetsTheRootsErrorNamingItAndWhereItLooked()
+    [Theory]
+    [InlineData("NoSuch.dll", "Spawn's program 'NoSuch.dll' was not found (looked for ", " and {beside}/NoSuch.dll).")]
+    [InlineData("/bin/sh", "Rank 2 could not spawn 2 ranks of /bin/sh: Rank 2 asked to spawn /bin/sh, which is not in the directory of a program job ", "): a job spawns only programs beside its own.")]
+    public async Task Spawn_ProgramMissingOrOutsideTheComputations_EveryParentGetsTheRootsErrorAndNothingStarts(string program, string starts, string ends)
     {
-        // Act
-        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "spawn", "2", "NoSuch.dll"]);
+        // Act: a missing program fails at the root; one the computation does not run beside is refused by the master.
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "spawn", "2", program]);
         int code = await run.WaitForExitAsync(PmpiCli.Timeout);
 
         // Assert: the job goes on (the error is the program's to handle); nothing was started.
@@ -56,10 +58,10 @@ public sealed class SpawnTests
         try
         {
             Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
-            var beside = Path.Combine(Path.GetDirectoryName(PmpiCli.TestRanksDll)!, "NoSuch.dll");
+            ends = ends.Replace("{beside}", Path.GetDirectoryName(PmpiCli.TestRanksDll), StringComparison.Ordinal);
             for (int rank = 0; rank < 3; rank++)
-                Assert.Contains(run.Stdout, line => line.StartsWith($"[{rank}] spawn failed: Spawn's program 'NoSuch.dll' was not found (looked for ", StringComparison.Ordinal) && line.EndsWith($" and {beside}).", StringComparison.Ordinal));
-            Assert.Equal(3, hellos.Count);
+                Assert.Contains(run.Stdout, line => line.StartsWith($"[{rank}] spawn failed: {starts}", StringComparison.Ordinal) && line.EndsWith(ends, StringComparison.Ordinal));
+            Assert.Contains(run.Stderr, line => line.Contains($"Job {hellos[0].JobId}: 3 ranks finished", StringComparison.Ordinal));
         }
         finally
         {

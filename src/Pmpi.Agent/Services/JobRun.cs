@@ -182,8 +182,9 @@ internal sealed class JobRun
 
     /// <summary>
     /// Starts a world of new ranks on the node of the spawn's root (MPI_Comm_spawn), with a ticket of its own that
-    /// gives them the job's key; answers with the job's table once they have all registered. Their program runs
-    /// with the root's group's environment, in the root's directory.
+    /// gives them the job's key; answers with the job's table once they have all registered. Their program, which
+    /// must sit in the directory of one of the computation's programs, runs with the root's group's environment, in
+    /// the root's directory.
     /// </summary>
     public async Task<RankTable> SpawnAsync(SpawnRequest request, CancellationToken cancellationToken)
     {
@@ -191,6 +192,11 @@ internal sealed class JobRun
         if (request.Program.Length == 0) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn ranks without naming their program.");
         if (!_gateways.IsEmpty)
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id} spans domains through gateways, which relay only the ranks it started with: its ranks cannot spawn more.");
+        // The job key alone must not run any program on a node: a spawn runs only programs beside the computation's own.
+        var directories = _computation.Ranks.Select(group => Path.GetDirectoryName(group.ProgramPath)).Distinct().ToList();
+        var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
+        if (!Path.IsPathFullyQualified(request.Program) || !directories.Any(directory => string.Equals(directory, Path.GetDirectoryName(Path.GetFullPath(request.Program)), comparison)))
+            throw new RpcException(StatusCode.PermissionDenied, $"Rank {request.Rank} asked to spawn {request.Program}, which is not in the directory of a program job {Id} runs ({string.Join(", ", directories)}): a job spawns only programs beside its own.");
         World world;
         RankAssignment root;
         var spawned = new List<RankAssignment>();
