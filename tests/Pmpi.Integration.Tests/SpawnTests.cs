@@ -68,4 +68,26 @@ public sealed class SpawnTests
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(hello => hello.ProcessId));
         }
     }
+
+    [Fact]
+    public async Task Spawn_ASpawnedRankFails_TheJobEndsWithItsCodeNamingItsJobRankAndNoRankSurvives()
+    {
+        // Act: three parents spawn two children, and child 1 (job rank 4) throws while all others wait.
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "spawn", "2", "Pmpi.TestRanks.dll", "throw", "1"]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            Assert.True(code == 1, $"pmpi run exited with {code}, not the failing child's 1.\n{run.Transcript}");
+            Assert.True(run.Stderr.Any(line => line.Contains("rank 4 failed (exit code 1)", StringComparison.Ordinal)), $"The summary does not name job rank 4.\n{run.Transcript}");
+            Assert.Equal(5, hellos.Count);
+            Assert.Empty(await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, hellos.Select(hello => hello.ProcessId), TimeSpan.FromSeconds(10)));
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(hello => hello.ProcessId));
+        }
+    }
 }

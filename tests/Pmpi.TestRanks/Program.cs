@@ -93,7 +93,7 @@ Environment.Run(ref args, world =>
             world.Receive<int>(Communicator.AnySource, 999);
             break;
         case "spawn":
-            Spawn(world, children: Int(args[1]), program: args.Length > 2 ? args[2] : "Pmpi.TestRanks.dll");
+            Spawn(world, children: Int(args[1]), program: args.Length > 2 ? args[2] : "Pmpi.TestRanks.dll", childArguments: args.Length > 3 ? args[3..] : ["spawned"]);
             break;
         case "spawned":
             Spawned(world);
@@ -138,14 +138,15 @@ static int Int(string text) => int.Parse(text, CultureInfo.InvariantCulture);
 
 // MPI_Comm_spawn with the last rank as root (so root and intercommunicator leader differ): the root's token reaches
 // every child, child c sends c² to parent c mod n, and the merged communicator (parents first) sums its ranks.
-// `program` is looked for beside this program; a missing one makes every rank print the spawn's error.
-static void Spawn(Intracommunicator world, int children, string program)
+// `program` is looked for beside this program; a missing one makes every rank print the spawn's error. The children
+// run `childArguments`: the "spawned" scenario below, or another (say "throw 1", a child that fails).
+static void Spawn(Intracommunicator world, int children, string program, string[] childArguments)
 {
     int root = world.Size - 1;
     Intercommunicator spawned;
     try
     {
-        spawned = world.Spawn(program, ["spawned"], children, root);
+        spawned = world.Spawn(program, childArguments, children, root);
     }
     catch (MpiException e) when (e.ErrorClass == ErrorClass.Spawn)
     {
