@@ -255,7 +255,7 @@ public abstract class Communicator : IDisposable
         CheckSource(source);
         CheckTag(tag, allowAny: true);
         var probe = Runtime.Device.Engine.PostProbe(new Envelope(Context, source, tag));
-        probe.Wait(Runtime.Device.Engine.Progress);
+        probe.Wait(Runtime.Device.Engine);
         Request.ThrowIfFailed(probe);
         return StatusOf(probe.Message!);
     }
@@ -352,7 +352,7 @@ public abstract class Communicator : IDisposable
     internal Message ReceiveMessage(int source, int tag, int context, bool returnsNewArray = false)
     {
         var receive = PostReceive(source, tag, context, returnsNewArray);
-        receive.Wait(Runtime.Device.Engine.Progress);
+        receive.Wait(Runtime.Device.Engine);
         Request.ThrowIfFailed(receive);
         return receive.Message!;
     }

@@ -110,7 +110,7 @@ public sealed class ReceiveRequest<T> : ReceiveRequest
     /// <inheritdoc/>
     public override CompletedStatus Wait()
     {
-        _operation.Wait(_engine.Progress);
+        _operation.Wait(_engine);
         return Finish();
     }
 

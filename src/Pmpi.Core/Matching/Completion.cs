@@ -8,8 +8,11 @@ namespace Pmpi.Matching;
 /// </summary>
 internal class Completion
 {
-    // Spinning beyond this is wasted when ranks outnumber cores; blocking costs a wake-up of a few microseconds.
-    private static readonly long SpinTicks = Stopwatch.Frequency / 20_000; // 50 µs
+    /// <summary>
+    /// How long a wait spins before it blocks, unless its engine says otherwise: spinning beyond this is wasted when
+    /// ranks outnumber cores; blocking costs a wake-up of a few microseconds.
+    /// </summary>
+    public static readonly long DefaultSpinTicks = Stopwatch.Frequency / 20_000; // 50 µs
 
     private const int Pending = 0, Completing = 1, Completed = 2;
 
@@ -43,16 +46,21 @@ internal class Completion
         return true;
     }
 
-    /// <summary>Waits until completed: spins first (running <paramref name="progress"/> each time round), then blocks.</summary>
-    public void Wait(Action? progress = null)
+    /// <summary>
+    /// Waits until completed: spins first, running <paramref name="engine"/>'s <see cref="MatchingEngine.Progress"/>
+    /// each time round for as long as it says (<see cref="MatchingEngine.SpinTicks"/>), then blocks.
+    /// </summary>
+    public void Wait(MatchingEngine? engine = null)
     {
         if (IsCompleted) return;
+        var progress = engine?.Progress;
+        long spinTicks = engine?.SpinTicks ?? DefaultSpinTicks;
         long start = Stopwatch.GetTimestamp();
         var spinner = new SpinWait();
         for (int spins = 1; !IsCompleted; spins++)
         {
             // Reading the clock costs tens of nanoseconds: look only every 64 spins.
-            if ((spins & 63) == 0 && Stopwatch.GetTimestamp() - start >= SpinTicks) break;
+            if ((spins & 63) == 0 && Stopwatch.GetTimestamp() - start >= spinTicks) break;
             if (progress is not null)
             {
                 progress();

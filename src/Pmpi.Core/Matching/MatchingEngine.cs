@@ -80,6 +80,12 @@ internal sealed class MatchingEngine
     /// </summary>
     public Action? Progress { get; set; }
 
+    /// <summary>
+    /// How long a thread waiting for this rank spins, running <see cref="Progress"/>, before it blocks (Stopwatch
+    /// ticks): <see cref="Completion.DefaultSpinTicks"/> unless the device knows this rank has a core to itself.
+    /// </summary>
+    public long SpinTicks { get; set; } = Completion.DefaultSpinTicks;
+
     /// <summary>Hands an arrived message to the earliest matching posted receive, or queues it as unexpected.</summary>
     public void Deliver(Message message)
     {

@@ -1,4 +1,5 @@
 using System.Collections.Immutable;
+using System.Diagnostics;
 using System.Net;
 using Pmpi.Devices.SharedMemory;
 using Pmpi.Hosting;
@@ -129,10 +130,18 @@ internal sealed class GrpcDevice : IDevice
             Links = [.. links];
             var polled = _sharedMemory;
             if (polled.Length > 0)
+            {
                 Engine.Progress = () =>
                 {
                     foreach (var link in polled) link.Poll();
                 };
+                // With no more ranks on this node than cores, a waiting rank polls its rings for up to a millisecond
+                // (a peer that serializes or computes between messages answers within that), as Open MPI polls when
+                // not oversubscribed: blocking would cost two wake-ups per message, the ring's reader thread's and then this one's.
+                var node = Places[Rank];
+                int neighbours = Places.Count(place => place.Node == node.Node && place.Domain == node.Domain);
+                Engine.SpinTicks = neighbours <= System.Environment.ProcessorCount ? Stopwatch.Frequency / 1_000 : Completion.DefaultSpinTicks;
+            }
         }
 
         static SharedMemoryLink Add(List<SharedMemoryLink> links, SharedMemoryLink link)
