@@ -70,9 +70,10 @@ public abstract class Communicator : IDisposable
 
     /// <summary>
     /// The intercommunicator to the ranks that spawned the calling rank's world (MPI_Comm_get_parent; see
-    /// <see cref="Intracommunicator.Spawn"/>), the same from any communicator; null when its world was not spawned.
+    /// <see cref="Intracommunicator.Spawn"/>), the same from any communicator; null when its world was not spawned,
+    /// or once the program disposed it.
     /// </summary>
-    public Intercommunicator? Parent => Runtime.Parent;
+    public Intercommunicator? Parent => Runtime.Parent is { _disposed: false } parent ? parent : null;
 
     /// <summary>The calling rank's rank in this communicator, from 0 to <see cref="Size"/> - 1.</summary>
     public int Rank { get; }

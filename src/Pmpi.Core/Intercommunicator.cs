@@ -46,12 +46,15 @@ public sealed class Intercommunicator : Communicator
 
     /// <summary>
     /// A spawned world's side of its spawn (collective over the world, at initialization): the world facing the
-    /// spawning ranks (<paramref name="parents"/>, job ranks), in the context they agreed, reserved here first.
+    /// spawning ranks (<paramref name="parents"/>, job ranks), in the context they agreed, reserved here first; it
+    /// becomes the runtime's <see cref="RankRuntime.Parent"/>, and a twin its first connected world.
     /// </summary>
-    internal static Intercommunicator ToParents(RankRuntime runtime, int context, int[] parents)
+    internal static void ToParents(RankRuntime runtime, int context, int[] parents)
     {
         runtime.MarkContextUsed(context);
-        return new Intercommunicator(runtime.World.Dup(), context, parents);
+        var local = runtime.World.Dup();
+        runtime.Connected.Add(new Intercommunicator(local, context, parents));
+        runtime.Parent = new Intercommunicator(local, context, parents);
     }
 
     /// <summary>The number of ranks in the other group (MPI_Comm_remote_size).</summary>

@@ -375,9 +375,9 @@ public class Intracommunicator : Communicator
         // The spawned ranks start only once every rank here can take their streams (and has mapped their memory).
         local.Barrier();
         if (Rank == root) Runtime.Spawner.Release(table.Spawned.First);
-        var children = new Intercommunicator(local, context, [.. Enumerable.Range(table.Spawned.First, table.Spawned.Size)]);
-        Runtime.Children.Add(children);
-        return children;
+        int[] spawned = [.. Enumerable.Range(table.Spawned.First, table.Spawned.Size)];
+        Runtime.Connected.Add(new Intercommunicator(local, context, spawned));
+        return new Intercommunicator(local, context, spawned);
     }
 
     private RankTable SpawnAtRoot(string command, string[] argv, int maxprocs, int context)

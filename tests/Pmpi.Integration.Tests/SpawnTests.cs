@@ -17,7 +17,32 @@ public sealed class SpawnTests
         await using var run = PmpiCli.Start(["run", "--oversubscribe", "--links", links, "-n", $"{parents}", PmpiCli.TestRanksDll, "spawn", $"{children}"]);
         int code = await run.WaitForExitAsync(PmpiCli.Timeout);
 
-        // Assert: every parent and child printed what the intercommunicator carried, in a merged world of all of them.
+        // Assert
+        await AssertSpawnedAsync(run, code, parents, children);
+    }
+
+    [Fact]
+    public async Task Spawn_ParentsOnTwoAgents_ChildrenStartOnTheRootsNodeAndTalkToParentsOnBoth()
+    {
+        // Arrange: ranks 0-1 on node a, 2-3 on node b; the root (3) spawns on b, whose agent has room for them.
+        await using var nodeA = await AgentProcess.StartAsync("node-a", slots: 2);
+        await using var nodeB = await AgentProcess.StartAsync("node-b", slots: 4);
+        using var scratch = new ScratchDirectory();
+        var computation = scratch.Write("spawn.xml", Computation.Of("spawn", 4, ["spawn", "2"], ("a", nodeA.Endpoint, 2), ("b", nodeB.Endpoint, 2)));
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", nodeA.Endpoint, computation]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: the children ran under node b's agent, and talked to the parents of node a over the network.
+        await AssertSpawnedAsync(run, code, parents: 4, children: 2);
+        var hellos = RankHello.All(run.Stdout);
+        Assert.Equal(["node-a", "node-a", "node-b", "node-b", "node-b", "node-b"], hellos.OrderBy(hello => hello.Tag).Select(hello => hello.Agent));
+    }
+
+    /// <summary>Every parent and child printed what the intercommunicator carried, in a merged world of all of them, and no rank outlived the job.</summary>
+    private static async Task AssertSpawnedAsync(ChildProcess run, int code, int parents, int children)
+    {
         var hellos = RankHello.All(run.Stdout);
         try
         {
@@ -32,7 +57,7 @@ public sealed class SpawnTests
             for (int child = 0; child < children; child++)
             {
                 Assert.Contains($"[{parents + child}] spawned rank={child} size={children} parents={parents} token={1000 + parents} sum={children * (children - 1) / 2} " +
-                    $"merged={parents + child}/{all} sum={sum} same=True", run.Stdout);
+                    $"merged={parents + child}/{all} sum={sum} same=True disposed=null", run.Stdout);
             }
             Assert.Contains(run.Stderr, line => line.Contains($"Job {hellos[0].JobId}: {all} ranks finished", StringComparison.Ordinal));
             Assert.Equal(all, hellos.Select(hello => hello.ProcessId).Distinct().Count());

@@ -155,9 +155,11 @@ static void Spawn(Intracommunicator world, int children, string program, string[
     }
     int token = world.Rank == root ? 1000 + world.Size : 0;
     spawned.Broadcast(ref token, world.Rank == root ? Intercommunicator.Root : Intercommunicator.Null);
-    var got = Enumerable.Range(0, spawned.RemoteSize).Where(child => child % world.Size == world.Rank).Select(child => spawned.Receive<int>(child, 7));
+    var got = Enumerable.Range(0, spawned.RemoteSize).Where(child => child % world.Size == world.Rank).Select(child => spawned.Receive<int>(child, 7)).ToArray();
     var merged = spawned.Merge(upper: false);
     long sum = merged.Allreduce((long)merged.Rank, Operation<long>.Add);
+    // Freeing it does not disconnect: Finalize still waits for the children.
+    spawned.Dispose();
     Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
         $"spawn rank={world.Rank} children={spawned.RemoteSize} got=[{string.Join(',', got)}] merged={merged.Rank}/{merged.Size} sum={sum} parent={(world.Parent is null ? "none" : "some")}"));
 }
@@ -172,8 +174,10 @@ static void Spawned(Intracommunicator world)
     parents.Send(world.Rank * world.Rank, world.Rank % parents.RemoteSize, 7);
     var merged = parents.Merge(upper: true);
     long mergedSum = merged.Allreduce((long)merged.Rank, Operation<long>.Add);
+    bool same = ReferenceEquals(parents, Communicator.Self.Parent);
+    parents.Dispose();
     Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-        $"spawned rank={world.Rank} size={world.Size} parents={parents.RemoteSize} token={token} sum={sum} merged={merged.Rank}/{merged.Size} sum={mergedSum} same={ReferenceEquals(parents, Communicator.Self.Parent)}"));
+        $"spawned rank={world.Rank} size={world.Size} parents={parents.RemoteSize} token={token} sum={sum} merged={merged.Rank}/{merged.Size} sum={mergedSum} same={same} disposed={(world.Parent is null ? "null" : "some")}"));
 }
 
 // Every rank contributes rank + 1: the sum is n(n+1)/2 and the gather lists 1..n, each checked by the test.

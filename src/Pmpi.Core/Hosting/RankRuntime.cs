@@ -53,8 +53,11 @@ internal sealed class RankRuntime
     /// <summary>The intercommunicator to the ranks that spawned this rank's world (MPI_Comm_get_parent); null when none did.</summary>
     public Intercommunicator? Parent { get; set; }
 
-    /// <summary>The intercommunicators to the worlds this rank took part in spawning, in order: Finalize synchronises with them.</summary>
-    public List<Intercommunicator> Children { get; } = [];
+    /// <summary>
+    /// Intercommunicators to the worlds this rank's world was spawned by and took part in spawning, in order: twins
+    /// of the program's, which it may dispose, that Finalize synchronises over (MPI's connected processes).
+    /// </summary>
+    public List<Intercommunicator> Connected { get; } = [];
 
     public IJobControl Control { get; }
 

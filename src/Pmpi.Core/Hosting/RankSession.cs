@@ -47,7 +47,7 @@ internal sealed class RankSession
             RankHeartbeat.Start(identity);
             var rank = LaunchedRank.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
             session = new RankSession(identity, new RankRuntime(rank.Device, rank.Master, payloads, spawner: rank), rank);
-            if (rank.SpawnedBy is { } spawnedBy) session.Runtime.Parent = Intercommunicator.ToParents(session.Runtime, spawnedBy.Context, [.. spawnedBy.Parents]);
+            if (rank.SpawnedBy is { } spawnedBy) Intercommunicator.ToParents(session.Runtime, spawnedBy.Context, [.. spawnedBy.Parents]);
         }
         RankRuntime.Current = session.Runtime;
         return session;
@@ -55,8 +55,8 @@ internal sealed class RankSession
 
     /// <summary>
     /// MPI_Finalize: a barrier, so no rank closes its endpoint while a peer may still need it, then the device closes.
-    /// The barrier spans the connected ranks (MPI-4.1 §11.10.4): the world, then each world it spawned, then its
-    /// parents. Idempotent.
+    /// The barrier spans the connected ranks (MPI-4.1 §11.10.4): the world, then its parents and each world it spawned.
+    /// Idempotent.
     /// </summary>
     public void Finish()
     {
@@ -66,8 +66,7 @@ internal sealed class RankSession
         try
         {
             Runtime.World.Barrier();
-            foreach (var children in Runtime.Children) children.Barrier();
-            Runtime.Parent?.Barrier();
+            foreach (var connected in Runtime.Connected) connected.Barrier();
         }
         finally
         {
