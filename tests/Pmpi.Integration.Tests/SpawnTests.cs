@@ -40,6 +40,31 @@ public sealed class SpawnTests
         Assert.Equal(["node-a", "node-a", "node-b", "node-b", "node-b", "node-b"], hellos.OrderBy(hello => hello.Tag).Select(hello => hello.Agent));
     }
 
+    [Fact]
+    public async Task Spawn_SpawnedWorldSpawnsAgain_ThreeGenerationsTalkAndFinalizeTogether()
+    {
+        // Act: 3 parents spawn 2 children (job ranks 3-4), which spawn 1 grandchild (job rank 5) from their root, rank 4.
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "spawn", "2", "Pmpi.TestRanks.dll", "spawned", "again"]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: the children talked to both their parents and their child; the grandchild's parents are the children.
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+            Assert.Contains("[3] spawned rank=0 size=2 parents=3 token=1003 sum=1 merged=3/5 sum=10 same=True disposed=null", run.Stdout);
+            Assert.Contains("[3] spawn rank=0 children=1 got=[0] merged=0/3 sum=3 parent=none", run.Stdout);
+            Assert.Contains("[4] spawn rank=1 children=1 got=[] merged=1/3 sum=3 parent=none", run.Stdout);
+            Assert.Contains("[5] spawned rank=0 size=1 parents=2 token=1002 sum=0 merged=2/3 sum=3 same=True disposed=null", run.Stdout);
+            Assert.Contains(run.Stderr, line => line.Contains($"Job {hellos[0].JobId}: 6 ranks finished", StringComparison.Ordinal));
+            Assert.Empty(await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, hellos.Select(hello => hello.ProcessId), TimeSpan.FromSeconds(10)));
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(hello => hello.ProcessId));
+        }
+    }
+
     /// <summary>Every parent and child printed what the intercommunicator carried, in a merged world of all of them, and no rank outlived the job.</summary>
     private static async Task AssertSpawnedAsync(ChildProcess run, int code, int parents, int children)
     {

@@ -97,6 +97,8 @@ Environment.Run(ref args, world =>
             break;
         case "spawned":
             Spawned(world);
+            // "spawned again": this world then spawns one rank of its own, as its parents spawned it.
+            if (args.Length > 1 && args[1] == "again") Spawn(world, children: 1, program: "Pmpi.TestRanks.dll", childArguments: ["spawned"]);
             break;
         default:
             throw new ArgumentException($"Unknown scenario '{scenario}'; see tests/Pmpi.TestRanks/Program.cs.");
