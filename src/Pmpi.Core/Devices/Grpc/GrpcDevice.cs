@@ -97,7 +97,8 @@ internal sealed class GrpcDevice : IDevice
         lock (_connecting)
         {
             var linked = Links;
-            var resolved = Enumerable.Range(0, routes.Size).Select(rank => rank < linked.Length && linked[rank] is not UnconnectedLink ? _routes[rank] : default).ToArray();
+            bool IsLinked(int rank) => rank < linked.Length && linked[rank] is not UnconnectedLink;
+            var resolved = Enumerable.Range(0, routes.Size).Select(rank => IsLinked(rank) ? _routes[rank] : default).ToArray();
             var added = peers.Where(peer => resolved[peer].To is null).Distinct().Select(peer => resolved[peer] = routes.Resolve(Rank, peer)).ToList();
             if (_server is null && added.FirstOrDefault(route => route.Kind is not (RouteKind.Self or RouteKind.SharedMemory)) is { From: not null } remote)
                 throw new MpiException(ErrorClass.Transport, $"Rank {Rank} was launched without an endpoint (its agent was told every rank runs on its node), but rank {remote.To.Rank} runs on node '{remote.To.Node}'.");
@@ -115,7 +116,7 @@ internal sealed class GrpcDevice : IDevice
                 for (int rank = 0; rank < links.Length; rank++)
                 {
                     var route = resolved[rank];
-                    links[rank] = rank < linked.Length && linked[rank] is not UnconnectedLink ? linked[rank] : route.To is null ? new UnconnectedLink(Rank, rank) : route.Kind switch
+                    links[rank] = IsLinked(rank) ? linked[rank] : route.To is null ? new UnconnectedLink(Rank, rank) : route.Kind switch
                     {
                         RouteKind.Self => new SelfLink(Engine),
                         RouteKind.SharedMemory => Add(sharedMemory, new SharedMemoryLink(_identity.JobToken, Engine, Rank, rank)),
