@@ -100,7 +100,7 @@ internal static class GatewayCommand
                     using var channel = new RpcChannel(rpcSecurity.AddressOf(gateway), security: rpcSecurity);
                     var status = await channel.UnaryAsync<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, new GetStatusRequest(), TimeSpan.FromSeconds(10), cancellationToken).ConfigureAwait(false);
                     Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"{gateway} domain={status.Domain} jobs={status.Jobs} streams_open={status.StreamsOpen} streams_relayed={status.StreamsRelayed} bytes_relayed={status.BytesRelayed} streams_refused={status.StreamsRefused}"));
+                        $"{gateway} domain={status.Domain} jobs={status.Jobs} streams_open={status.StreamsOpen} streams_relayed={status.StreamsRelayed} bytes_relayed={status.BytesRelayed} streams_refused={status.StreamsRefused} control_calls_relayed={status.ControlCallsRelayed}"));
                 }
                 catch (Exception e) when (e is RpcException or ArgumentException or UriFormatException)
                 {

@@ -19,7 +19,8 @@ namespace Pmpi.Gateway;
 
 /// <summary>
 /// A running gateway: an ASP.NET Core host whose Kestrel endpoint serves the Gateway service (jobs registered by
-/// masters, counters), relays RankTransport.Connect streams with YARP's forwarder, and answers GET /health. It listens
+/// masters, counters), relays RankTransport.Connect streams and control calls between domains with YARP's forwarder,
+/// and answers GET /health. It listens
 /// with the cluster credential (mutual TLS) or, with --insecure, in cleartext, and with the limits of every PMPI
 /// endpoint (connections per listener and per address, idle and header timeouts; rank-stream windows).
 /// </summary>
@@ -67,14 +68,17 @@ public sealed class GatewayHost : IAsyncDisposable
         builder.Services.AddSingleton<GatewayCounters>();
         builder.Services.AddSingleton(new JobDirectory(security, options.Domain, options.MaxJobs));
         builder.Services.AddSingleton(new HopClients(security));
+        builder.Services.AddSingleton<HopForwarder>();
         builder.Services.AddSingleton<RankStreamRelay>();
+        builder.Services.AddSingleton<ControlRelay>();
         builder.Services.AddSingleton<GatewayService>();
         configureHost?.Invoke(builder);
         var app = builder.Build();
         try
         {
-            var relay = app.Services.GetRequiredService<RankStreamRelay>();
-            app.MapPost(ServicePaths.Connect, relay.RelayAsync);
+            // A control call for another domain is relayed whatever its method; the endpoints below serve the rest.
+            app.Use(app.Services.GetRequiredService<ControlRelay>().InvokeAsync);
+            app.MapPost(ServicePaths.Connect, app.Services.GetRequiredService<RankStreamRelay>().RelayAsync);
             app.Services.GetRequiredService<GatewayService>().Map(app);
             // For service managers and load balancers: alive and serving; reveals nothing else.
             app.MapGet("/health", () => "ok\n");

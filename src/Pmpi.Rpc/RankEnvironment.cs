@@ -25,6 +25,13 @@ public static class RankEnvironment
     public const string Master = "PMPI_MASTER";
 
     /// <summary>
+    /// The gateway (http(s)://host:port) through which the rank reaches its master, set when the master serves another
+    /// domain that the rank's does not reach directly: the rank's calls to the master go there, stating their route
+    /// (<see cref="Security.ControlRoute"/>).
+    /// </summary>
+    public const string MasterGateway = "PMPI_MASTER_GATEWAY";
+
+    /// <summary>
     /// The path of an owner-only file holding the rank's <see cref="V1.RankCredentials"/> (its job key, and the CA its
     /// master's certificate chains to). The rank deletes the file once read: the key is never in argv or the environment.
     /// </summary>

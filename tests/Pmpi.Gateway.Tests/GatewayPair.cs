@@ -72,11 +72,13 @@ internal sealed class GatewayPair : IAsyncDisposable
 
     /// <summary>
     /// A job of three ranks: rank 0 in domain a, rank 1 (the echo endpoint) in domain b, rank 2 in domain c, whose
-    /// gateway is <paramref name="gatewayC"/>; the ticket signed with the cluster key.
+    /// gateway is <paramref name="gatewayC"/>; the ticket signed with the cluster key, naming <paramref name="agentB"/>
+    /// (host:port) as rank 1's agent when given.
     /// </summary>
-    public (RegisterJobRequest Request, string Token) Job(string jobId, string gatewayC = "https://127.0.0.1:1")
+    public (RegisterJobRequest Request, string Token) Job(string jobId, string gatewayC = "https://127.0.0.1:1", string? agentB = null)
     {
         var issued = JobTickets.Create(jobId, 3);
+        if (agentB is not null) issued.Agents.Add(new AgentRanks { Agent = agentB, Ranks = { 1 } });
         var (ticket, signature) = JobTickets.Sign(Member, issued);
         var table = new RankTable
         {

@@ -98,6 +98,61 @@ public sealed partial class FirewalledDomainsTests
         Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(30), $"The failure took {DateTime.UtcNow - started}.");
     }
 
+    [NetworkNamespaceFact]
+    public async Task Run_MasterInOneDomain_ReachesTheOthersAgentsAndRanksOnlyThroughTheGateways()
+    {
+        // Arrange: campus-a's agent is the master; nothing but the gateway port crosses between the campuses.
+        using var scratch = new ScratchDirectory();
+        var credentials = ClusterCredentials.Initialize(Path.Combine(scratch.Path, "cluster"), [AgentA, AgentB, GatewayA, GatewayB]).Directory;
+        await using var network = await FirewalledDomains.CreateAsync(credentials);
+        await network.StartAgentAsync(network.A, AgentA, "campus-a", slots: 3);
+        await network.StartAgentAsync(network.B, AgentB, "campus-b", slots: 3);
+        await network.StartGatewayAsync(network.A, "campus-a");
+        var gatewayB = await network.StartGatewayAsync(network.B, "campus-b");
+        Assert.False(await CanConnectAsync(network.A, AgentB, AgentPort), "The master's campus reached campus-b's agent directly.");
+        Assert.False(await CanConnectAsync(network.B, AgentA, AgentPort), "campus-b reached the master directly.");
+        var domains = scratch.Write("domains.xml", $"""
+            <computation name="domains" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
+              <domain name="campus-a" gateway="{GatewayA}:{GatewayPort}"/>
+              <domain name="campus-b" gateway="{GatewayB}:{GatewayPort}"/>
+              <node name="a1" agent="{AgentA}:{AgentPort}" domain="campus-a" slots="2"/>
+              <node name="b1" agent="{AgentB}:{AgentPort}" domain="campus-b" slots="2"/>
+              <ranks program="{PmpiCli.TestRanksDll}" count="4"><arg>domains</arg></ranks>
+            </computation>
+            """);
+        string master = $"https://{AgentA}:{AgentPort}";
+
+        // Act 1: the ring, Ssend, 4 MB and collectives job, submitted to campus-a's agent.
+        var run = await network.RunAsync(network.A, RunTimeout, "run", "--master", master, domains);
+
+        // Assert 1: it completes with verified results; each gateway relayed control calls (the launch and kill of
+        // b1's ranks, the job's registration with campus-b's gateway, campus-b's ranks registering) and the streams.
+        Assert.True(run.ExitCode == 0, $"pmpi run exited with {run.ExitCode}.\n{run.Transcript}");
+        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
+        Assert.Contains(run.Stdout, line => line.Contains("hello rank=3 ", StringComparison.Ordinal));
+        var status = await network.RunAsync(network.A, PmpiCli.Timeout, "gateway", "status", $"{GatewayA}:{GatewayPort}", $"{GatewayB}:{GatewayPort}");
+        Assert.True(status.ExitCode == 0, $"pmpi gateway status exited with {status.ExitCode}.\n{status.Transcript}");
+        foreach (var domain in new[] { "campus-a", "campus-b" })
+        {
+            var line = status.Stdout.Single(line => line.Contains($"domain={domain} ", StringComparison.Ordinal));
+            var calls = long.Parse(ControlCalls().Match(line).Groups["calls"].Value, CultureInfo.InvariantCulture);
+            // At least: b1's launch; campus-b's registration twice (relayed by campus-a's gateway); two ranks' Register.
+            Assert.True(calls >= 3, $"{domain}'s gateway relayed {calls} control calls: {line}");
+        }
+
+        // Act 2: the same job with campus-b's gateway gone.
+        await gatewayB.DisposeAsync();
+        var started = DateTime.UtcNow;
+        var failed = await network.RunAsync(network.A, RunTimeout, "run", "--master", master, domains);
+
+        // Assert 2: it fails at once, naming campus-b's gateway and the hop campus-a's gateway could not make; no rank ran.
+        Assert.True(failed.ExitCode == 1, $"pmpi run exited with {failed.ExitCode}.\n{failed.Transcript}");
+        Assert.Contains($"the gateway of domain 'campus-b' at https://{GatewayB}:{GatewayPort} did not register the job", failed.Transcript);
+        Assert.Contains($"could not relay job domains-", failed.Transcript);
+        Assert.DoesNotContain(failed.Stdout, line => line.Contains("hello rank=", StringComparison.Ordinal));
+        Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(30), $"The failure took {DateTime.UtcNow - started}.");
+    }
+
     /// <summary>Whether a TCP connection from namespace <paramref name="ns"/> to the address opens within 3 s.</summary>
     private static async Task<bool> CanConnectAsync(string ns, string address, int port)
     {
@@ -119,4 +174,7 @@ public sealed partial class FirewalledDomainsTests
 
     [GeneratedRegex(@"domain=(?<domain>\S+) jobs=\d+ streams_open=\d+ streams_relayed=(?<streams>\d+) bytes_relayed=(?<bytes>\d+)")]
     private static partial Regex StatusLine();
+
+    [GeneratedRegex(@"control_calls_relayed=(?<calls>\d+)")]
+    private static partial Regex ControlCalls();
 }

@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
 
@@ -23,22 +24,8 @@ internal sealed class CallGuard(RpcSecurity security, ILogger<CallGuard> logger)
     /// <summary>Logs the refusal and returns the exception that ends the call with <paramref name="code"/>.</summary>
     public RpcException Refuse(ServerCallContext call, string method, StatusCode code, string reason)
     {
-        reason = Printable(reason);
+        reason = LogText.Printable(reason);
         AgentLog.CallRefused(logger, method, call.Peer, reason);
         return new RpcException(code, $"{method} refused: {reason}.");
-    }
-
-    /// <summary>
-    /// A reason may quote what an unauthenticated caller sent (a job id): one line of at most 300 characters, so a
-    /// caller can neither forge log lines nor flood the log.
-    /// </summary>
-    private static string Printable(string reason)
-    {
-        const int Limit = 300;
-        var line = string.Create(Math.Min(reason.Length, Limit), reason, static (span, text) =>
-        {
-            for (int i = 0; i < span.Length; i++) span[i] = char.IsControl(text[i]) ? '?' : text[i];
-        });
-        return reason.Length > Limit ? line + "..." : line;
     }
 }

@@ -285,6 +285,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             [RankEnvironment.AgentProcessId] = System.Environment.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture),
         };
         if (options.Domain is { } domain) environment[RankEnvironment.Domain] = domain;
+        if (request.MasterGateway.Length > 0) environment[RankEnvironment.MasterGateway] = request.MasterGateway;
         if (request.NodeLocal) environment[RankEnvironment.NodeLocal] = "1";
         if (request.WorldFirst > 0) environment[RankEnvironment.WorldFirst] = request.WorldFirst.ToString(System.Globalization.CultureInfo.InvariantCulture);
         var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;

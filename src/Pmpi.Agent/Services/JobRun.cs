@@ -54,8 +54,9 @@ internal sealed class JobRun
     private int _launched, _registered, _exited;
     private CancellationToken _submitterGone;
 
-    public JobRun(ComputationDefinition computation, Uri master, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout, TimeSpan registrationTimeout,
-        bool networkLinks = false)
+    /// <exception cref="ArgumentException">The master cannot reach a domain of the computation: its own has no gateway.</exception>
+    public JobRun(ComputationDefinition computation, Uri master, string masterDomain, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout,
+        TimeSpan registrationTimeout, bool networkLinks = false)
     {
         _heartbeatTimeout = heartbeatTimeout;
         _registrationTimeout = registrationTimeout;
@@ -69,10 +70,11 @@ internal sealed class JobRun
         _layout.NetworkLinks = networkLinks;
         // One node and shared memory between its ranks: no rank needs an endpoint, so none starts a server.
         _nodeLocal = !networkLinks && _layout.Ranks.Select(entry => (entry.Domain, entry.Node)).Distinct().Count() == 1;
-        _gateways = JobGateways.For(_layout, security);
         _table = [.. new RankEntry?[computation.WorldSize]];
         _worlds.Add(new World(0, computation.WorldSize, spawned: null));
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
+        var masterGateway = computation.Domains.FirstOrDefault(domain => domain.Name == masterDomain)?.Gateway is { } gateway ? $"{security.Scheme}://{gateway}" : "";
+        _gateways = JobGateways.For(Id, _layout, master, masterDomain, masterGateway, security);
         _launches = [.. placement.GroupBy(AgentOf)];
         // The ticket names each agent as the master dials it, which is the :authority each launch arrives with.
         var ticket = JobTickets.Create(Id, computation.WorldSize);
@@ -119,7 +121,7 @@ internal sealed class JobRun
         if (await _gateways.RegisterAsync(_ticket, _layout, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
         foreach (var group in _launches) Track(LaunchAsync(group.Key, [.. group], FirstWorld, _ticket));
         await LaunchesEndedAsync().ConfigureAwait(false);
-        await _gateways.RemoveAsync(Id).ConfigureAwait(false);
+        await _gateways.RemoveAsync().ConfigureAwait(false);
 
         var failure = _failure;
         var finished = new JobFinished
@@ -327,10 +329,12 @@ internal sealed class JobRun
     {
         // How errors name the agent: by the node the computation file declares, and where it was dialled.
         string name = ranks[0].Node is { } node ? $"the agent of node '{node.Name}' at {agent.Authority}" : $"the local agent at {agent.Authority}";
+        RankEntry place;
+        lock (_lock) place = _layout.Ranks[ranks[0].WorldRank];
         var request = new LaunchRequest
         {
             JobId = Id, WorldFirst = world.First, WorldSize = world.Size, MasterAddress = _master.ToString(), Ticket = ticket.Ticket, TicketSignature = ticket.Signature,
-            Oversubscribe = _computation.Oversubscribe, NodeLocal = _nodeLocal,
+            Oversubscribe = _computation.Oversubscribe, NodeLocal = _nodeLocal, MasterGateway = _gateways.MasterGatewayFor(place.Domain, place.Gateway),
         };
         foreach (var assignment in ranks)
         {
@@ -342,7 +346,7 @@ internal sealed class JobRun
         // Another node's launch may have failed already: start nothing for a job that is over.
         if (_end.IsCancellationRequested) return;
         int remaining = ranks.Count;
-        using var channel = new RpcChannel(agent, security: _security);
+        using var channel = _gateways.AgentChannel(agent, place.Domain);
         using var abandon = new CancellationTokenSource();
         Task? kill = null;
         try

@@ -69,7 +69,15 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
             throw new RpcException(StatusCode.InvalidArgument, $"{request.FileName}: the computation names nodes, but this master has no cluster credential to reach their agents with: "
                 + "give --credentials DIR (or PMPI_CREDENTIALS), or submit with --master to an agent of the cluster.");
         CheckLocalSlots(computation);
-        var job = new JobRun(computation, address(), localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, request.NetworkLinks);
+        JobRun job;
+        try
+        {
+            job = new JobRun(computation, address(), options.Domain ?? "", localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, request.NetworkLinks);
+        }
+        catch (ArgumentException e)
+        {
+            throw new RpcException(StatusCode.InvalidArgument, $"{request.FileName}: {e.Message}.", e);
+        }
         _jobs[job.Id] = job;
         try
         {

@@ -1,6 +1,7 @@
 using Google.Protobuf;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Hosting;
@@ -14,7 +15,13 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     private static readonly TimeSpan RegistrationTimeout = TimeSpan.FromMinutes(2);
     private static readonly TimeSpan AbortTimeout = TimeSpan.FromSeconds(5);
 
-    private readonly RpcChannel _channel = new(identity.Master, security: identity.MasterSecurity);
+    // A master of another domain is reached through this rank's gateway, the call stating its route.
+    private readonly RpcChannel _channel = identity.MasterGateway is { } gateway
+        ? new(gateway, security: identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
+        : new(identity.Master, security: identity.MasterSecurity);
+
+    /// <summary>How errors name the master: its address, and the gateway it is reached through.</summary>
+    private string MasterName => identity.MasterGateway is { } gateway ? $"the master at {identity.Master} (through the gateway at {gateway})" : $"the master at {identity.Master}";
 
     /// <summary>
     /// Registers this rank's <paramref name="endpoint"/> (null when it serves none: a job all on one node) and the
@@ -38,7 +45,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         }
         catch (RpcException e)
         {
-            throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} could not register with the master at {identity.Master}: {e.Message}", e);
+            throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} could not register with {MasterName}: {e.Message}", e);
         }
         bool spawnedHere = table.Spawned is { } spawned && spawned.First == identity.WorldFirst;
         if (table.Ranks.Count < identity.WorldFirst + identity.Size || spawnedHere != identity.WorldFirst > 0)

@@ -25,7 +25,10 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
     /// <summary>The process id of the launching agent, when it gave one; the rank ends itself once that process is gone.</summary>
     public int? AgentProcessId { get; init; }
 
-    /// <summary>How the rank reaches its master: trusting the cluster CA when the master speaks TLS; h2c otherwise.</summary>
+    /// <summary>The gateway through which the rank reaches its master, when the master serves a domain the rank's does not reach directly.</summary>
+    public Uri? MasterGateway { get; init; }
+
+    /// <summary>How the rank reaches its master (and its gateway): trusting the cluster CA when the master speaks TLS; h2c otherwise.</summary>
     public RpcSecurity MasterSecurity { get; init; } = RpcSecurity.Insecure;
 
     /// <summary>Whether the rank's endpoint speaks TLS (a self-signed certificate its peers pin): when it listens beyond loopback.</summary>
@@ -61,6 +64,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         var master = read(RankEnvironment.Master);
         if (!Uri.TryCreate(master, UriKind.Absolute, out var masterUri) || masterUri.Scheme is not ("http" or "https"))
             throw Malformed(RankEnvironment.Master, master, "an http:// or https:// address");
+        Uri? gatewayUri = null;
+        if (read(RankEnvironment.MasterGateway) is { } gateway && (!Uri.TryCreate(gateway, UriKind.Absolute, out gatewayUri) || gatewayUri.Scheme != masterUri.Scheme))
+            throw Malformed(RankEnvironment.MasterGateway, gateway, $"an {masterUri.Scheme}:// address, as the master's is");
         var credentials = ReadCredentials(read(RankEnvironment.CredentialsFile));
         if (masterUri.Scheme == Uri.UriSchemeHttps && credentials.Authority.IsEmpty)
             throw Malformed(RankEnvironment.CredentialsFile, read(RankEnvironment.CredentialsFile), "a credentials file naming the CA of the TLS master " + master);
@@ -69,6 +75,7 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         return new RankIdentity(jobId, rank, size, masterUri, credentials.JobToken, read(RankEnvironment.Domain), bind)
         {
             WorldFirst = first,
+            MasterGateway = gatewayUri,
             EncryptStreams = !IPAddress.IsLoopback(bindAddress),
             AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
             MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure

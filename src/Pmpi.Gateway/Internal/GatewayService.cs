@@ -50,6 +50,7 @@ internal sealed class GatewayService(JobDirectory jobs, HopClients clients, Gate
         StreamsRelayed = counters.StreamsRelayed,
         BytesRelayed = counters.BytesRelayed,
         StreamsRefused = counters.StreamsRefused,
+        ControlCallsRelayed = counters.ControlCallsRelayed,
     });
 
     private void RequireMember(ServerCallContext call, string method)

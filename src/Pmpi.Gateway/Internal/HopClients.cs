@@ -5,8 +5,8 @@ using Pmpi.Rpc.Security;
 namespace Pmpi.Gateway.Internal;
 
 /// <summary>
-/// The HTTP/2 clients a gateway forwards with, one per next hop: a peer gateway (mutual TLS with this gateway's
-/// credential), or a rank endpoint (its pinned certificate, presenting this gateway's credential, which the rank
+/// The HTTP/2 clients a gateway forwards with, one per next hop: a cluster member, i.e. a peer gateway, an agent or a
+/// master (mutual TLS with this gateway's credential), or a rank endpoint (its pinned certificate, presenting this gateway's credential, which the rank
 /// admits as its domain's gateway; or h2c on a loopback or insecure cluster). Every stream to one peer gateway
 /// shares its connections, so many rank pairs ride few HTTP/2 connections between two domains.
 /// </summary>
@@ -14,8 +14,8 @@ internal sealed class HopClients(RpcSecurity security) : IDisposable
 {
     private readonly ConcurrentDictionary<(string Address, string Pin), HttpMessageInvoker> _clients = new();
 
-    /// <summary>The client for a peer gateway.</summary>
-    public HttpMessageInvoker ForGateway(string address) => _clients.GetOrAdd((address, ""), key => Create(key.Address, security));
+    /// <summary>The client for a cluster member: a peer gateway, or (relaying control calls) an agent or a master.</summary>
+    public HttpMessageInvoker ForMember(string address) => _clients.GetOrAdd((address, ""), key => Create(key.Address, security));
 
     /// <summary>The client for a rank endpoint; <paramref name="pin"/> is its certificate's SHA-256, empty for h2c.</summary>
     public HttpMessageInvoker ForRank(string address, ReadOnlySpan<byte> pin) =>

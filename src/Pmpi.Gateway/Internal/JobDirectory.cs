@@ -7,8 +7,11 @@ using Pmpi.Rpc.V1;
 
 namespace Pmpi.Gateway.Internal;
 
-/// <summary>A job a master registered: its key (derived here from its ticket) and its rank table.</summary>
-internal sealed class RegisteredJob(string id, string token, ByteString ticket, RankTable table)
+/// <summary>
+/// A job a master registered: its key (derived here from its ticket), the agents its ticket names, its rank table and
+/// where its master is.
+/// </summary>
+internal sealed class RegisteredJob(string id, string token, ByteString ticket, JobTicket parsed, RegisterJobRequest registration)
 {
     public string Id => id;
 
@@ -17,8 +20,13 @@ internal sealed class RegisteredJob(string id, string token, ByteString ticket, 
 
     public ByteString Ticket => ticket;
 
-    /// <summary>The latest table the master sent (endpoints arrive with the second registration).</summary>
-    public RankTable Table { get; set; } = table;
+    /// <summary>The agents the ticket names, each with the ranks it launches.</summary>
+    public IReadOnlyList<AgentRanks> Agents => parsed.Agents;
+
+    /// <summary>The latest registration (endpoints arrive with the second): the rank table and the master's place.</summary>
+    public RegisterJobRequest Registration { get; set; } = registration;
+
+    public RankTable Table => Registration.Table;
 }
 
 /// <summary>The jobs registered with this gateway: the only ones it relays streams for.</summary>
@@ -33,7 +41,7 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
     /// <summary>
     /// Registers a job, or replaces the table of one registered with the same ticket. A new registration needs a ticket
     /// signed with the cluster key and unexpired; its table must have one entry per rank of the ticket, each at its
-    /// index, and at least one rank in this gateway's domain.
+    /// index, and a rank or the master in this gateway's domain.
     /// </summary>
     /// <exception cref="RpcException">PERMISSION_DENIED for a bad ticket; INVALID_ARGUMENT or FAILED_PRECONDITION for a table that does not fit.</exception>
     public RegisteredJob Register(RegisterJobRequest request)
@@ -55,22 +63,22 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
             if (table.Ranks[rank].Rank != rank)
                 throw new RpcException(StatusCode.InvalidArgument, $"Entry {rank} of the rank table of job {ticket.JobId} is for rank {table.Ranks[rank].Rank}.");
         }
-        if (!table.Ranks.Any(entry => entry.Domain == domain))
-            throw new RpcException(StatusCode.FailedPrecondition, $"Job {ticket.JobId} has no rank in domain '{domain}', which this gateway serves.");
+        if (request.MasterDomain != domain && !table.Ranks.Any(entry => entry.Domain == domain))
+            throw new RpcException(StatusCode.FailedPrecondition, $"Job {ticket.JobId} has neither a rank nor its master in domain '{domain}', which this gateway serves.");
         if (known is not null)
         {
-            known.Table = table;
+            known.Registration = request;
             return known;
         }
         if (_jobs.Count >= maxJobs && !_jobs.ContainsKey(ticket.JobId))
             throw new RpcException(StatusCode.ResourceExhausted, $"This gateway holds {maxJobs} jobs already (GatewayOptions.MaxJobs); job {ticket.JobId} is refused.");
         var job = _jobs.AddOrUpdate(ticket.JobId,
-            id => new RegisteredJob(id, JobTickets.JobToken(security, ticket), request.Ticket, table),
+            id => new RegisteredJob(id, JobTickets.JobToken(security, ticket), request.Ticket, ticket, request),
             (id, existing) =>
             {
                 if (!CryptographicOperations.FixedTimeEquals(existing.Ticket.Span, request.Ticket.Span))
                     throw new RpcException(StatusCode.AlreadyExists, $"Job {id} is registered with another ticket.");
-                existing.Table = table;
+                existing.Registration = request;
                 return existing;
             });
         return job;

@@ -17,51 +17,24 @@ namespace Pmpi.Gateway.Internal;
 /// stream for a rank of this domain goes to that rank's endpoint. Anything else is refused with a gRPC status and
 /// logged. The destination rank still checks the Hello inside the stream.
 /// </summary>
-internal sealed class RankStreamRelay(
-    IHttpForwarder forwarder, JobDirectory jobs, HopClients clients, GatewayCounters counters, GatewayOptions options, ILogger<RankStreamRelay> logger)
+internal sealed class RankStreamRelay(HopForwarder forwarder, JobDirectory jobs, HopClients clients, GatewayCounters counters, GatewayOptions options)
 {
     private const string Method = "RankTransport.Connect";
 
-    private readonly ForwarderRequestConfig _config = new()
-    {
-        // Set on every relayed call: a rank stream may idle for a whole compute phase, and pings do not reset it.
-        ActivityTimeout = options.StreamIdleTimeout,
-        Version = HttpVersion.Version20,
-        VersionPolicy = HttpVersionPolicy.RequestVersionExact,
-    };
-
     public async Task RelayAsync(HttpContext context)
     {
-        string peer = $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}";
-        if (context.Request.ContentType is not { } type || !type.StartsWith("application/grpc", StringComparison.OrdinalIgnoreCase))
-        {
-            context.Response.StatusCode = StatusCodes.Status415UnsupportedMediaType;
-            return;
-        }
+        if (!HopForwarder.IsGrpc(context)) return;
         if (!TryChooseHop(context, out var hop, out var route, out var refusal))
         {
-            counters.Refused();
-            GatewayLog.CallRefused(logger, Method, peer, Printable(refusal.Detail));
-            WriteStatus(context.Response, refusal.Code, $"Gateway of domain '{options.Domain}' refused the stream: {refusal.Detail}.");
+            forwarder.Refuse(context, Method, refusal.Code, refusal.Detail);
             return;
         }
-
         counters.StreamOpened();
         context.Request.Body = new CountingStream(context.Request.Body, counters);
         context.Response.Body = new CountingStream(context.Response.Body, counters);
         try
         {
-            var error = await forwarder.SendAsync(context, hop.Address, hop.Client, _config, HttpTransformer.Default).ConfigureAwait(false);
-            if (error == ForwarderError.None) return;
-            var cause = context.Features.Get<IForwarderErrorFeature>()?.Exception is { } exception ? $"{error}: {exception.Message}" : error.ToString();
-            var failure = $"gateway of domain '{options.Domain}' could not relay {route} to {hop.Name} {hop.Address}: {cause}";
-            GatewayLog.HopFailed(logger, route, failure);
-            // Before the response started YARP only set a 502: answer the caller with a status naming the hop instead.
-            if (!context.Response.HasStarted && !context.RequestAborted.IsCancellationRequested)
-            {
-                context.Response.StatusCode = StatusCodes.Status200OK;
-                WriteStatus(context.Response, StatusCode.Unavailable, failure);
-            }
+            await forwarder.ForwardAsync(context, hop, route).ConfigureAwait(false);
         }
         finally
         {
@@ -116,7 +89,7 @@ internal sealed class RankStreamRelay(
                 refusal = (StatusCode.FailedPrecondition, $"{route}: {DomainName(to)} has no gateway");
                 return false;
             }
-            hop = new Hop($"the gateway of {DomainName(to)} at", to.Gateway, clients.ForGateway(to.Gateway));
+            hop = new Hop($"the gateway of {DomainName(to)} at", to.Gateway, clients.ForMember(to.Gateway));
         }
         else
         {
@@ -127,26 +100,5 @@ internal sealed class RankStreamRelay(
         return true;
     }
 
-    private static string DomainName(RankEntry entry) => entry.Domain.Length == 0 ? "no domain" : $"domain '{entry.Domain}'";
-
-    /// <summary>A trailers-only gRPC response: nothing was forwarded, so the status rides in the only HEADERS frame.</summary>
-    internal static void WriteStatus(HttpResponse response, StatusCode code, string detail)
-    {
-        response.ContentType = "application/grpc";
-        response.Headers["grpc-status"] = ((int)code).ToString(CultureInfo.InvariantCulture);
-        response.Headers["grpc-message"] = GrpcMessage.Encode(detail);
-    }
-
-    /// <summary>A refusal may quote what an unauthenticated caller sent: one line of at most 300 characters in the log.</summary>
-    private static string Printable(string reason)
-    {
-        const int Limit = 300;
-        var line = string.Create(Math.Min(reason.Length, Limit), reason, static (span, text) =>
-        {
-            for (int i = 0; i < span.Length; i++) span[i] = char.IsControl(text[i]) ? '?' : text[i];
-        });
-        return reason.Length > Limit ? line + "..." : line;
-    }
-
-    private readonly record struct Hop(string Name, string Address, HttpMessageInvoker Client);
+    internal static string DomainName(RankEntry entry) => entry.Domain.Length == 0 ? "no domain" : $"domain '{entry.Domain}'";
 }

@@ -17,15 +17,18 @@ public sealed class RpcChannel : IDisposable
     private readonly HttpMessageInvoker _http;
     private readonly RpcOptions _options;
     private readonly RpcSecurity _security;
+    private readonly KeyValuePair<string, string>[] _metadata;
 
     /// <summary>A channel to <paramref name="address"/> (https://host:port, or http://host:port for h2c).</summary>
     /// <param name="address">The server's base address; its scheme must be the one <paramref name="security"/> speaks.</param>
     /// <param name="options">Message size limits and pings; <see cref="RpcOptions.Default"/> when null.</param>
     /// <param name="security">How the server is checked and this caller proven; <see cref="RpcSecurity.Insecure"/> (h2c, no credential) when null.</param>
+    /// <param name="metadata">Request headers every call carries: the route a gateway relays them by (<see cref="ControlRoute"/>) when the server is one.</param>
     /// <exception cref="ArgumentException">The address's scheme is not the one <paramref name="security"/> speaks.</exception>
-    public RpcChannel(Uri address, RpcOptions? options = null, RpcSecurity? security = null)
+    public RpcChannel(Uri address, RpcOptions? options = null, RpcSecurity? security = null, IEnumerable<KeyValuePair<string, string>>? metadata = null)
     {
         ArgumentNullException.ThrowIfNull(address);
+        _metadata = metadata?.ToArray() ?? [];
         _security = security ?? RpcSecurity.Insecure;
         _security.CheckAddress(address);
         Address = address;
@@ -120,7 +123,7 @@ public sealed class RpcChannel : IDisposable
         };
         // A grpcio server refuses a call without "te: trailers".
         request.Headers.TE.Add(new TransferCodingWithQualityHeaderValue("trailers"));
-        foreach (var (name, value) in metadata) request.Headers.TryAddWithoutValidation(name, value);
+        foreach (var (name, value) in _metadata.Concat(metadata)) request.Headers.TryAddWithoutValidation(name, value);
         _security.Authenticate(request, path);
         CancellationTokenSource? expiry = null;
         CancellationTokenSource lifetime;

@@ -30,7 +30,11 @@ public static class RouteProof
     /// <param name="jobId">The job.</param>
     /// <param name="source">The calling world rank.</param>
     /// <param name="destination">The world rank the stream is for.</param>
-    public static string Compute(string jobToken, string jobId, int source, int destination)
+    public static string Compute(string jobToken, string jobId, int source, int destination) =>
+        Compute(jobToken, jobId, source, destination.ToString(CultureInfo.InvariantCulture));
+
+    /// <summary>The proof for a call from <paramref name="source"/> to a destination named by text: a rank's number, or "master" (<see cref="ControlRoute"/>).</summary>
+    internal static string Compute(string jobToken, string jobId, int source, string destination)
     {
         ArgumentNullException.ThrowIfNull(jobToken);
         ArgumentNullException.ThrowIfNull(jobId);
@@ -66,12 +70,15 @@ public static class RouteProof
     }
 
     /// <summary>Whether <paramref name="proof"/> is the one for this route under <paramref name="jobToken"/>, compared in constant time.</summary>
-    public static bool Matches(string jobToken, string jobId, int source, int destination, string proof)
+    public static bool Matches(string jobToken, string jobId, int source, int destination, string proof) =>
+        Matches(jobToken, jobId, source, destination.ToString(CultureInfo.InvariantCulture), proof);
+
+    internal static bool Matches(string jobToken, string jobId, int source, string destination, string proof)
     {
         ArgumentNullException.ThrowIfNull(proof);
         return CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(Compute(jobToken, jobId, source, destination)), Encoding.UTF8.GetBytes(proof));
     }
 
-    private static bool TryRank(string text, out int rank) =>
+    internal static bool TryRank(string text, out int rank) =>
         int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out rank);
 }

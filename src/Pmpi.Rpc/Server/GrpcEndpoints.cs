@@ -156,14 +156,15 @@ public static class GrpcEndpoints
     }
 
     /// <summary>application/grpc, or a subtype such as application/grpc+proto (PROTOCOL-HTTP2.md Content-Type).</summary>
-    private static bool IsGrpc(HttpRequest request)
+    internal static bool IsGrpc(HttpRequest request)
     {
         const string Grpc = "application/grpc";
         if (request.ContentType is not { } type || !type.StartsWith(Grpc, StringComparison.OrdinalIgnoreCase)) return false;
         return type.Length == Grpc.Length || type[Grpc.Length] is '+' or ';';
     }
 
-    private static void WriteStatus(HttpResponse response, StatusCode code, string detail)
+    /// <summary>Ends a call with a status: trailers-only when nothing was sent yet, else in the trailers.</summary>
+    internal static void WriteStatus(HttpResponse response, StatusCode code, string detail)
     {
         var status = ((int)code).ToString(CultureInfo.InvariantCulture);
         if (!response.HasStarted)

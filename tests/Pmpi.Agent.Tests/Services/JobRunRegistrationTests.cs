@@ -104,7 +104,7 @@ public class JobRunRegistrationTests
     private static JobRun NewJob(ComputationDefinition computation)
     {
         var defaults = new AgentOptions();
-        return new JobRun(computation, new Uri("http://127.0.0.1:1"), new Uri("http://127.0.0.1:2"), RpcSecurity.ForThisProcess(),
+        return new JobRun(computation, new Uri("http://127.0.0.1:1"), "", new Uri("http://127.0.0.1:2"), RpcSecurity.ForThisProcess(),
             defaults.HeartbeatTimeout, defaults.RegistrationTimeout);
     }
 

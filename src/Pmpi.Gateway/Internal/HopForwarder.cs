@@ -1,0 +1,60 @@
+using System.Net;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Server;
+using Yarp.ReverseProxy.Forwarder;
+
+namespace Pmpi.Gateway.Internal;
+
+/// <summary>Where a relayed call goes next: a description for errors, the address, and the client that dials it.</summary>
+internal readonly record struct Hop(string Name, string Address, HttpMessageInvoker Client);
+
+/// <summary>
+/// What both relays (rank streams and control calls) do once they chose a call's next hop or refused it: forward it
+/// with YARP's <see cref="IHttpForwarder"/> and answer a failed hop with a status naming it, or answer a refusal with
+/// a gRPC status and log it.
+/// </summary>
+internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters counters, GatewayOptions options, ILogger<HopForwarder> logger)
+{
+    private readonly ForwarderRequestConfig _config = new()
+    {
+        // Set on every relayed call: a rank stream may idle for a whole compute phase, and pings do not reset it.
+        ActivityTimeout = options.StreamIdleTimeout,
+        Version = HttpVersion.Version20,
+        VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+    };
+
+    /// <summary>Whether the request is a gRPC call at all; if not, it is answered 415 and nothing more is done.</summary>
+    public static bool IsGrpc(HttpContext context)
+    {
+        if (GrpcEndpoints.IsGrpc(context.Request)) return true;
+        context.Response.StatusCode = StatusCodes.Status415UnsupportedMediaType;
+        return false;
+    }
+
+    /// <summary>Forwards the call to <paramref name="hop"/>; <paramref name="route"/> names it in errors and the log.</summary>
+    public async Task ForwardAsync(HttpContext context, Hop hop, string route)
+    {
+        var error = await forwarder.SendAsync(context, hop.Address, hop.Client, _config, HttpTransformer.Default).ConfigureAwait(false);
+        if (error == ForwarderError.None) return;
+        var cause = context.Features.Get<IForwarderErrorFeature>()?.Exception is { } exception ? $"{error}: {exception.Message}" : error.ToString();
+        var failure = $"gateway of domain '{options.Domain}' could not relay {route} to {hop.Name} {hop.Address}: {cause}";
+        GatewayLog.HopFailed(logger, route, failure);
+        // Before the response started YARP only set a 502: answer the caller with a status naming the hop instead.
+        if (!context.Response.HasStarted && !context.RequestAborted.IsCancellationRequested)
+        {
+            context.Response.StatusCode = StatusCodes.Status200OK;
+            GrpcEndpoints.WriteStatus(context.Response, StatusCode.Unavailable, failure);
+        }
+    }
+
+    /// <summary>Refuses the call before anything was forwarded: counted, logged with the caller's address, answered with the status.</summary>
+    public void Refuse(HttpContext context, string method, StatusCode code, string detail)
+    {
+        counters.Refused();
+        GatewayLog.CallRefused(logger, method, $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}", LogText.Printable(detail));
+        GrpcEndpoints.WriteStatus(context.Response, code, $"Gateway of domain '{options.Domain}' refused the call: {detail}.");
+    }
+}
