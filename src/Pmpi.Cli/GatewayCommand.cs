@@ -34,8 +34,13 @@ internal static class GatewayCommand
             Description = "Seconds a relayed rank stream may carry nothing before it is ended.",
             DefaultValueFactory = _ => defaults.StreamIdleTimeout.TotalSeconds,
         };
+        var dialOut = new Option<string[]>("--dial-out")
+        {
+            Description = "A peer gateway (host:port) that cannot dial this one (NAT, or a firewall that lets nothing in): this gateway dials it and carries its connections. Repeatable.",
+            AllowMultipleArgumentsPerToken = false,
+        };
         var security = new SecurityOptions();
-        var command = new Command(Name, "Run this domain's gateway.") { domain, port, bind, idle, CreateStatus() };
+        var command = new Command(Name, "Run this domain's gateway.") { domain, port, bind, idle, dialOut, CreateStatus() };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -56,6 +61,7 @@ internal static class GatewayCommand
                     options.BindAddress = parse.GetValue(bind)!;
                     options.StreamIdleTimeout = TimeSpan.FromSeconds(parse.GetValue(idle));
                     options.Security = rpcSecurity;
+                    foreach (var peer in parse.GetValue(dialOut) ?? []) options.DialOut.Add(peer);
                 }, AgentCommand.ConfigureDaemon, cancellationToken).ConfigureAwait(false);
             }
             catch (ArgumentException e)
@@ -100,7 +106,7 @@ internal static class GatewayCommand
                     using var channel = new RpcChannel(rpcSecurity.AddressOf(gateway), security: rpcSecurity);
                     var status = await channel.UnaryAsync<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, new GetStatusRequest(), TimeSpan.FromSeconds(10), cancellationToken).ConfigureAwait(false);
                     Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"{gateway} domain={status.Domain} jobs={status.Jobs} streams_open={status.StreamsOpen} streams_relayed={status.StreamsRelayed} bytes_relayed={status.BytesRelayed} streams_refused={status.StreamsRefused} control_calls_relayed={status.ControlCallsRelayed}"));
+                        $"{gateway} domain={status.Domain} jobs={status.Jobs} streams_open={status.StreamsOpen} streams_relayed={status.StreamsRelayed} bytes_relayed={status.BytesRelayed} streams_refused={status.StreamsRefused} control_calls_relayed={status.ControlCallsRelayed} tunnels_open={status.TunnelsOpen}"));
                 }
                 catch (Exception e) when (e is RpcException or ArgumentException or UriFormatException)
                 {

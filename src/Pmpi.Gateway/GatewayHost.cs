@@ -29,6 +29,7 @@ public sealed class GatewayHost : IAsyncDisposable
     private static readonly TimeSpan StopTimeout = TimeSpan.FromSeconds(10);
 
     private readonly WebApplication _app;
+    private readonly List<TunnelDialer> _dialers = [];
     private int _disposed;
 
     private GatewayHost(WebApplication app, Uri address, GatewayCounters counters)
@@ -67,7 +68,8 @@ public sealed class GatewayHost : IAsyncDisposable
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<GatewayCounters>();
         builder.Services.AddSingleton(new JobDirectory(security, options.Domain, options.MaxJobs));
-        builder.Services.AddSingleton(new HopClients(security));
+        builder.Services.AddSingleton<TunnelListener>();
+        builder.Services.AddSingleton(provider => new HopClients(security, provider.GetRequiredService<TunnelListener>()));
         builder.Services.AddSingleton<HopForwarder>();
         builder.Services.AddSingleton<RankStreamRelay>();
         builder.Services.AddSingleton<ControlRelay>();
@@ -79,6 +81,7 @@ public sealed class GatewayHost : IAsyncDisposable
             // A control call for another domain is relayed whatever its method; the endpoints below serve the rest.
             app.Use(app.Services.GetRequiredService<ControlRelay>().InvokeAsync);
             app.MapPost(ServicePaths.Connect, app.Services.GetRequiredService<RankStreamRelay>().RelayAsync);
+            app.MapPost(TunnelListener.Path, app.Services.GetRequiredService<TunnelListener>().AcceptAsync);
             app.Services.GetRequiredService<GatewayService>().Map(app);
             // For service managers and load balancers: alive and serving; reveals nothing else.
             app.MapGet("/health", () => "ok\n");
@@ -89,7 +92,12 @@ public sealed class GatewayHost : IAsyncDisposable
             var logger = app.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Pmpi.Gateway");
             GatewayLog.Listening(logger, options.Domain, address);
             if (security == RpcSecurity.Insecure) GatewayLog.Insecure(logger, address);
-            return new GatewayHost(app, address, app.Services.GetRequiredService<GatewayCounters>());
+            var host = new GatewayHost(app, address, app.Services.GetRequiredService<GatewayCounters>());
+            // Loopback: where a tunnel's connection meets this gateway's own endpoint.
+            var self = new IPEndPoint(IPAddress.Parse(address.DnsSafeHost), address.Port);
+            foreach (var peer in options.DialOut)
+                host._dialers.Add(new TunnelDialer(security.AddressOf(peer), self, app.Services.GetRequiredService<HopClients>(), options.Domain, logger));
+            return host;
         }
         catch
         {
@@ -111,6 +119,7 @@ public sealed class GatewayHost : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+        foreach (var dialer in _dialers) await dialer.DisposeAsync().ConfigureAwait(false);
         using var grace = new CancellationTokenSource(StopTimeout);
         await _app.StopAsync(grace.Token).ConfigureAwait(false);
         _app.Services.GetRequiredService<HopClients>().Dispose();

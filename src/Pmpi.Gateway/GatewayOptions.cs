@@ -33,6 +33,13 @@ public sealed class GatewayOptions
     /// </summary>
     public int MaxJobs { get; set; } = 4096;
 
+    /// <summary>
+    /// Peer gateways (host:port) that cannot dial this one, because it sits behind NAT or a firewall that lets no
+    /// connection in (<c>--dial-out</c>, repeatable): this gateway keeps a call parked at each, inside which the peer
+    /// runs its connections to this one. Empty by default: peers dial this gateway directly.
+    /// </summary>
+    public IList<string> DialOut { get; } = [];
+
     /// <summary>The problems with these options, each naming the flag to change; empty when valid.</summary>
     public IEnumerable<string> Problems()
     {
@@ -42,5 +49,7 @@ public sealed class GatewayOptions
         if (Security is null) yield return "--credentials: no cluster credential (or --insecure).";
         if (MaxJobs < 1) yield return $"MaxJobs: {MaxJobs} is below 1.";
         if (StreamIdleTimeout <= TimeSpan.Zero) yield return $"--stream-idle-timeout: {StreamIdleTimeout} is not positive.";
+        foreach (var peer in DialOut.Where(peer => !Uri.TryCreate($"https://{peer}", UriKind.Absolute, out var uri) || uri.Port is < 1 or > 65535 || uri.AbsolutePath != "/"))
+            yield return $"--dial-out: '{peer}' is not a gateway's host:port.";
     }
 }

@@ -43,13 +43,18 @@ internal sealed class GatewayPair : IAsyncDisposable
 
     /// <param name="streamIdleTimeout">Both gateways' <see cref="GatewayOptions.StreamIdleTimeout"/>; their default when null.</param>
     /// <param name="maxJobs">Both gateways' <see cref="GatewayOptions.MaxJobs"/>; their default when null.</param>
-    public static async Task<GatewayPair> StartAsync(TimeSpan? streamIdleTimeout = null, int? maxJobs = null)
+    /// <param name="bDialsOut">Whether gateway b dials out to gateway a (<see cref="GatewayOptions.DialOut"/>) rather than being dialed.</param>
+    public static async Task<GatewayPair> StartAsync(TimeSpan? streamIdleTimeout = null, int? maxJobs = null, bool bDialsOut = false)
     {
         var directory = Directory.CreateTempSubdirectory("pmpi-gateway-tests-").FullName;
         var credentials = ClusterCredentials.Initialize(Path.Combine(directory, "cluster"), []);
         var security = RpcSecurity.MutualTls(credentials);
         var a = await GatewayHost.StartAsync(options => Configure(options, "a", security, streamIdleTimeout, maxJobs)).WaitAsync(Timeout);
-        var b = await GatewayHost.StartAsync(options => Configure(options, "b", security, streamIdleTimeout, maxJobs)).WaitAsync(Timeout);
+        var b = await GatewayHost.StartAsync(options =>
+        {
+            Configure(options, "b", security, streamIdleTimeout, maxJobs);
+            if (bDialsOut) options.DialOut.Add(a.Address.Authority);
+        }).WaitAsync(Timeout);
         var echo = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
             endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, async (requests, responses, call) =>
             {

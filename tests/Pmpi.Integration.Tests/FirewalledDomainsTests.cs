@@ -33,15 +33,7 @@ public sealed partial class FirewalledDomainsTests
         Assert.True(await CanConnectAsync(network.A, GatewayB, GatewayPort), "campus-a cannot reach campus-b's gateway.");
 
         // Act 1: a ring, Ssends both ways, a 4 MB message and collectives, two ranks per domain.
-        var domains = scratch.Write("domains.xml", $"""
-            <computation name="domains" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
-              <domain name="campus-a" gateway="{GatewayA}:{GatewayPort}"/>
-              <domain name="campus-b" gateway="{GatewayB}:{GatewayPort}"/>
-              <node name="a1" agent="{AgentA}:{AgentPort}" domain="campus-a" slots="2"/>
-              <node name="b1" agent="{AgentB}:{AgentPort}" domain="campus-b" slots="2"/>
-              <ranks program="{PmpiCli.TestRanksDll}" count="4"><arg>domains</arg></ranks>
-            </computation>
-            """);
+        var domains = WriteDomainsJob(scratch);
         var ring = await network.RunAsync(network.Control, RunTimeout, "run", "--master", $"https://127.0.0.1:{AgentPort}", domains);
 
         // Assert 1: verified results, and both gateways carried the traffic (the 4 MB message went a -> b).
@@ -50,23 +42,8 @@ public sealed partial class FirewalledDomainsTests
         var counters = await CountersAsync(network);
         Assert.All(counters.Values, c => Assert.True(c.StreamsRelayed > 0 && c.BytesRelayed > 4 << 20, $"a gateway relayed {c.StreamsRelayed} streams, {c.BytesRelayed} bytes"));
 
-        // Act 2: examples/jobs/two-domains.xml as documented, its programs pointed at the (Debug) builds next to this
-        // test and the master's matrices cut to a fifth per side.
-        var twoDomains = XDocument.Load(Path.Combine(AppContext.BaseDirectory, "jobs", "two-domains.xml"));
-        var groups = twoDomains.Descendants(XName.Get("ranks", "urn:pmpi:computation:v1")).ToList();
-        foreach (var ranks in groups)
-            ranks.SetAttributeValue("program", Path.Combine(AppContext.BaseDirectory, Path.GetFileName(ranks.Attribute("program")!.Value)));
-        groups[0].SetAttributeValue("args", "480 240 100");
-        var matmul = await network.RunAsync(network.Control, RunTimeout, "run", "--master", $"https://127.0.0.1:{AgentPort}", scratch.Write("two-domains.xml", twoDomains.ToString()));
-
-        // Assert 2: the product the master printed is the one computed here, with 4 workers in VB and F#.
-        Assert.True(matmul.ExitCode == 0, $"pmpi run exited with {matmul.ExitCode}.\n{matmul.Transcript}");
-        var summary = matmul.Stdout.Select(line => MatMulTests.Summary().Match(line)).SingleOrDefault(m => m.Success);
-        Assert.True(summary is not null, $"No result line in the output.\n{matmul.Transcript}");
-        Assert.Equal(4, int.Parse(summary.Groups["workers"].Value, CultureInfo.InvariantCulture));
-        double expected = MatMulTests.Product(480, 240, 100).Sum();
-        double sum = double.Parse(summary.Groups["sum"].Value, CultureInfo.InvariantCulture);
-        Assert.True(Math.Abs(sum - expected) <= 1e-6 * Math.Max(1, Math.Abs(expected)), $"The sum of C is {sum}; computed here: {expected}.");
+        // Act 2: examples/jobs/two-domains.xml as documented, and Assert 2: its product.
+        await RunTwoDomainsMatMulAsync(network, scratch, network.Control, $"https://127.0.0.1:{AgentPort}");
         var after = await CountersAsync(network);
         Assert.All(after, pair => Assert.True(pair.Value.StreamsRelayed > counters[pair.Key].StreamsRelayed, $"{pair.Key} relayed no stream of the matrix multiply"));
 
@@ -85,7 +62,7 @@ public sealed partial class FirewalledDomainsTests
         // Whichever rank notices first speaks, on the call it served or the one it dialed: from campus-a or from
         // campus-b, its own side first.
         string gateways = $"(https://{GatewayA}:{GatewayPort} -> https://{GatewayB}:{GatewayPort}|https://{GatewayB}:{GatewayPort} -> https://{GatewayA}:{GatewayPort})";
-        Assert.True(System.Text.RegularExpressions.Regex.IsMatch(cut.Transcript, $@"rank \d \(domain '(?<own>campus-[ab])'\) and rank \d \(domain '(?!\k<own>)campus-[ab]'\), via gateways {gateways}"), cut.Transcript);
+        Assert.True(Regex.IsMatch(cut.Transcript, $@"rank \d \(domain '(?<own>campus-[ab])'\) and rank \d \(domain '(?!\k<own>)campus-[ab]'\), via gateways {gateways}"), cut.Transcript);
 
         // Act 4: the same job again, with campus-b's gateway gone.
         var started = DateTime.UtcNow;
@@ -111,15 +88,7 @@ public sealed partial class FirewalledDomainsTests
         var gatewayB = await network.StartGatewayAsync(network.B, "campus-b");
         Assert.False(await CanConnectAsync(network.A, AgentB, AgentPort), "The master's campus reached campus-b's agent directly.");
         Assert.False(await CanConnectAsync(network.B, AgentA, AgentPort), "campus-b reached the master directly.");
-        var domains = scratch.Write("domains.xml", $"""
-            <computation name="domains" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
-              <domain name="campus-a" gateway="{GatewayA}:{GatewayPort}"/>
-              <domain name="campus-b" gateway="{GatewayB}:{GatewayPort}"/>
-              <node name="a1" agent="{AgentA}:{AgentPort}" domain="campus-a" slots="2"/>
-              <node name="b1" agent="{AgentB}:{AgentPort}" domain="campus-b" slots="2"/>
-              <ranks program="{PmpiCli.TestRanksDll}" count="4"><arg>domains</arg></ranks>
-            </computation>
-            """);
+        var domains = WriteDomainsJob(scratch);
         string master = $"https://{AgentA}:{AgentPort}";
 
         // Act 1: the ring, Ssend, 4 MB and collectives job, submitted to campus-a's agent.
@@ -151,6 +120,83 @@ public sealed partial class FirewalledDomainsTests
         Assert.Contains($"could not relay job domains-", failed.Transcript);
         Assert.DoesNotContain(failed.Stdout, line => line.Contains("hello rank=", StringComparison.Ordinal));
         Assert.True(DateTime.UtcNow - started < TimeSpan.FromSeconds(30), $"The failure took {DateTime.UtcNow - started}.");
+    }
+
+    [NetworkNamespaceFact]
+    public async Task Run_DomainWhoseGatewayOnlyDialsOut_JoinsThroughTheConnectionItOpened()
+    {
+        // Arrange: as above with the master in campus-a, but nothing can connect to campus-b's gateway (NAT): it dials
+        // campus-a's and parks a call there.
+        using var scratch = new ScratchDirectory();
+        var credentials = ClusterCredentials.Initialize(Path.Combine(scratch.Path, "cluster"), [AgentA, AgentB, GatewayA, GatewayB]).Directory;
+        await using var network = await FirewalledDomains.CreateAsync(credentials, bAcceptsNothing: true);
+        await network.StartAgentAsync(network.A, AgentA, "campus-a", slots: 3);
+        await network.StartAgentAsync(network.B, AgentB, "campus-b", slots: 3);
+        await network.StartGatewayAsync(network.A, "campus-a");
+        await network.StartGatewayAsync(network.B, "campus-b", "--dial-out", $"{GatewayA}:{GatewayPort}");
+        Assert.False(await CanConnectAsync(network.A, GatewayB, GatewayPort), "campus-a connected to campus-b's gateway.");
+        Assert.True(await CanConnectAsync(network.B, GatewayA, GatewayPort), "campus-b cannot reach campus-a's gateway.");
+        var parked = DateTime.UtcNow + RunTimeout;
+        while (!Regex.IsMatch(await StatusAsync(network, network.A, GatewayA), @" tunnels_open=[1-9]"))
+            Assert.True(DateTime.UtcNow < parked, "campus-b's gateway parked no call at campus-a's.");
+        string master = $"https://{AgentA}:{AgentPort}";
+
+        // Act: the ring, Ssend, 4 MB and collectives job, then two-domains.xml's matrix multiply.
+        var run = await network.RunAsync(network.A, RunTimeout, "run", "--master", master, WriteDomainsJob(scratch));
+        Assert.True(run.ExitCode == 0, $"pmpi run exited with {run.ExitCode}.\n{run.Transcript}");
+        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
+        await RunTwoDomainsMatMulAsync(network, scratch, network.A, master);
+
+        // Assert: campus-b's gateway relayed the streams and the control calls that came to it inside the tunnel.
+        var b = await StatusAsync(network, network.B, GatewayB);
+        var counters = StatusLine().Match(b);
+        Assert.True(long.Parse(counters.Groups["streams"].Value, CultureInfo.InvariantCulture) > 0 && long.Parse(counters.Groups["bytes"].Value, CultureInfo.InvariantCulture) > 4 << 20, b);
+        Assert.True(long.Parse(ControlCalls().Match(b).Groups["calls"].Value, CultureInfo.InvariantCulture) >= 3, b);
+    }
+
+    /// <summary>`pmpi gateway status` of the gateway at <paramref name="address"/>, run in <paramref name="ns"/>: its one line.</summary>
+    private static async Task<string> StatusAsync(FirewalledDomains network, string ns, string address)
+    {
+        var status = await network.RunAsync(ns, PmpiCli.Timeout, "gateway", "status", $"{address}:{GatewayPort}");
+        Assert.True(status.ExitCode == 0, $"pmpi gateway status exited with {status.ExitCode}.\n{status.Transcript}");
+        return status.Stdout.Single(line => line.Contains(" domain=", StringComparison.Ordinal));
+    }
+
+    /// <summary>
+    /// A computation of 4 TestRanks, two per campus, running the 'domains' scenario: a ring of plain sends, Ssends both
+    /// ways, a 4 MB message and collectives, which prints "[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4".
+    /// </summary>
+    private static string WriteDomainsJob(ScratchDirectory scratch) => scratch.Write("domains.xml", $"""
+        <computation name="domains" timeout="00:02:00" xmlns="urn:pmpi:computation:v1">
+          <domain name="campus-a" gateway="{GatewayA}:{GatewayPort}"/>
+          <domain name="campus-b" gateway="{GatewayB}:{GatewayPort}"/>
+          <node name="a1" agent="{AgentA}:{AgentPort}" domain="campus-a" slots="2"/>
+          <node name="b1" agent="{AgentB}:{AgentPort}" domain="campus-b" slots="2"/>
+          <ranks program="{PmpiCli.TestRanksDll}" count="4"><arg>domains</arg></ranks>
+        </computation>
+        """);
+
+    /// <summary>
+    /// Runs examples/jobs/two-domains.xml as documented, its programs pointed at the (Debug) builds next to this test
+    /// and the master's matrices cut to a fifth per side, and checks the product the master printed against the one
+    /// computed here, with 4 workers in VB and F#.
+    /// </summary>
+    private static async Task RunTwoDomainsMatMulAsync(FirewalledDomains network, ScratchDirectory scratch, string ns, string master)
+    {
+        var twoDomains = XDocument.Load(Path.Combine(AppContext.BaseDirectory, "jobs", "two-domains.xml"));
+        var groups = twoDomains.Descendants(XName.Get("ranks", "urn:pmpi:computation:v1")).ToList();
+        foreach (var ranks in groups)
+            ranks.SetAttributeValue("program", Path.Combine(AppContext.BaseDirectory, Path.GetFileName(ranks.Attribute("program")!.Value)));
+        groups[0].SetAttributeValue("args", "480 240 100");
+        var matmul = await network.RunAsync(ns, RunTimeout, "run", "--master", master, scratch.Write("two-domains.xml", twoDomains.ToString()));
+
+        Assert.True(matmul.ExitCode == 0, $"pmpi run exited with {matmul.ExitCode}.\n{matmul.Transcript}");
+        var summary = matmul.Stdout.Select(line => MatMulTests.Summary().Match(line)).SingleOrDefault(m => m.Success);
+        Assert.True(summary is not null, $"No result line in the output.\n{matmul.Transcript}");
+        Assert.Equal(4, int.Parse(summary.Groups["workers"].Value, CultureInfo.InvariantCulture));
+        double expected = MatMulTests.Product(480, 240, 100).Sum();
+        double sum = double.Parse(summary.Groups["sum"].Value, CultureInfo.InvariantCulture);
+        Assert.True(Math.Abs(sum - expected) <= 1e-6 * Math.Max(1, Math.Abs(expected)), $"The sum of C is {sum}; computed here: {expected}.");
     }
 
     /// <summary>Whether a TCP connection from namespace <paramref name="ns"/> to the address opens within 3 s.</summary>

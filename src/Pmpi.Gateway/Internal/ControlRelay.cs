@@ -112,7 +112,7 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
                 refusal = (StatusCode.FailedPrecondition, $"{route}: domain '{domain}' has no gateway");
                 return false;
             }
-            hop = new Hop($"the gateway of domain '{domain}' at", gateway, clients.ForMember(gateway));
+            hop = new Hop($"the gateway of domain '{domain}' at", gateway, clients.ForGateway(domain, gateway));
         }
         else
         {

@@ -12,6 +12,8 @@ namespace Pmpi.Gateway.Internal;
 /// 4   JobRemoved      Information  a master removed a job
 /// 5   CallRefused     Warning      a call or stream was refused: no credential, no registered job, a wrong proof or destination
 /// 6   HopFailed       Warning      a relayed stream could not reach its next hop, or broke there
+/// 7   TunnelParked    Information  a gateway that dials out parked a call here to carry a connection to it
+/// 8   TunnelDialFailed Warning     this gateway could not park a call at a peer it dials out to (--dial-out)
 /// </code>
 /// </summary>
 internal static partial class GatewayLog
@@ -35,4 +37,10 @@ internal static partial class GatewayLog
 
     [LoggerMessage(EventId = 6, EventName = "HopFailed", Level = LogLevel.Warning, Message = "{Route}: {Error}")]
     public static partial void HopFailed(ILogger logger, string route, string error);
+
+    [LoggerMessage(EventId = 7, EventName = "TunnelParked", Level = LogLevel.Information, Message = "The gateway of domain {Domain} dials out: {Peer} parked a call to carry a connection to it")]
+    public static partial void TunnelParked(ILogger logger, string domain, string peer);
+
+    [LoggerMessage(EventId = 8, EventName = "TunnelDialFailed", Level = LogLevel.Warning, Message = "Could not park a call at the peer gateway {Peer} (--dial-out): {Error}; retrying in {RetrySeconds} s")]
+    public static partial void TunnelDialFailed(ILogger logger, Uri peer, string error, double retrySeconds);
 }

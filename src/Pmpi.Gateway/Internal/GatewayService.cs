@@ -7,7 +7,7 @@ using Pmpi.Rpc.V1;
 namespace Pmpi.Gateway.Internal;
 
 /// <summary>The Gateway service (gateway.proto): masters register and remove jobs; members read the counters.</summary>
-internal sealed class GatewayService(JobDirectory jobs, HopClients clients, GatewayCounters counters, GatewayOptions options, ILogger<GatewayService> logger)
+internal sealed class GatewayService(JobDirectory jobs, HopClients clients, TunnelListener tunnels, GatewayCounters counters, GatewayOptions options, ILogger<GatewayService> logger)
 {
     public void Map(IEndpointRouteBuilder endpoints)
     {
@@ -51,6 +51,7 @@ internal sealed class GatewayService(JobDirectory jobs, HopClients clients, Gate
         BytesRelayed = counters.BytesRelayed,
         StreamsRefused = counters.StreamsRefused,
         ControlCallsRelayed = counters.ControlCallsRelayed,
+        TunnelsOpen = tunnels.Open,
     });
 
     private void RequireMember(ServerCallContext call, string method)

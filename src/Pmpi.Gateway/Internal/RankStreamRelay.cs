@@ -89,7 +89,7 @@ internal sealed class RankStreamRelay(HopForwarder forwarder, JobDirectory jobs,
                 refusal = (StatusCode.FailedPrecondition, $"{route}: {DomainName(to)} has no gateway");
                 return false;
             }
-            hop = new Hop($"the gateway of {DomainName(to)} at", to.Gateway, clients.ForMember(to.Gateway));
+            hop = new Hop($"the gateway of {DomainName(to)} at", to.Gateway, clients.ForGateway(to.Domain, to.Gateway));
         }
         else
         {

@@ -12,7 +12,8 @@ namespace Pmpi.Integration.Tests.Infrastructure;
 ///        └──────────────── control (ns …-c): master 10.201.9.1:7300 ──────────┘  (no forwarding)
 /// </code>
 /// Every direct packet between a and b is dropped (iptables in both domains; the control namespace does not forward
-/// and the wan forwards nothing but the gateway ports), so their ranks can meet only through the gateways. The
+/// and the wan forwards nothing but the gateway ports, or, as if b were behind NAT, only a's), so their ranks can meet
+/// only through the gateways. The
 /// addresses are those of examples/jobs/two-domains.xml. Disposing kills every process started here (by id) and
 /// deletes the namespaces, which takes their links, routes and firewall rules with them.
 /// </summary>
@@ -25,7 +26,9 @@ internal sealed class FirewalledDomains : IAsyncDisposable
     private readonly List<string> _namespaces = [];
     private readonly List<IAsyncDisposable> _processes = [];
 
-    private FirewalledDomains(string credentials) => Credentials = credentials;
+    private readonly bool _bAcceptsNothing;
+
+    private FirewalledDomains(string credentials, bool bAcceptsNothing) => (Credentials, _bAcceptsNothing) = (credentials, bAcceptsNothing);
 
     /// <summary>The cluster credential every process here uses: its certificates name all the addresses above.</summary>
     public string Credentials { get; }
@@ -44,9 +47,14 @@ internal sealed class FirewalledDomains : IAsyncDisposable
         : null;
 
     /// <summary>Builds the namespaces, links, routes and firewall; on any failure removes what it made.</summary>
-    public static async Task<FirewalledDomains> CreateAsync(string credentials)
+    /// <param name="credentials">The cluster credential's directory.</param>
+    /// <param name="bAcceptsNothing">
+    /// Whether the wan also drops every connection to b's gateway (as NAT would): b then reaches a's gateway, and
+    /// nothing reaches b.
+    /// </param>
+    public static async Task<FirewalledDomains> CreateAsync(string credentials, bool bAcceptsNothing = false)
     {
-        var network = new FirewalledDomains(credentials);
+        var network = new FirewalledDomains(credentials, bAcceptsNothing);
         try
         {
             await network.BuildAsync().ConfigureAwait(false);
@@ -86,7 +94,7 @@ internal sealed class FirewalledDomains : IAsyncDisposable
         // The firewall: the wan forwards only connections to the gateway ports; each domain drops the other's LAN.
         await Iptables(Wan, "-P", "FORWARD", "DROP").ConfigureAwait(false);
         await Iptables(Wan, "-A", "FORWARD", "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT").ConfigureAwait(false);
-        foreach (var gateway in new[] { GatewayA, GatewayB })
+        foreach (var gateway in _bAcceptsNothing ? [GatewayA] : new[] { GatewayA, GatewayB })
             await Iptables(Wan, "-A", "FORWARD", "-p", "tcp", "-d", gateway, "--dport", $"{GatewayPort}", "--syn", "-j", "ACCEPT").ConfigureAwait(false);
         foreach (var (ns, other) in new[] { (A, "10.201.2.0/24"), (B, "10.201.1.0/24") })
         {
@@ -112,10 +120,10 @@ internal sealed class FirewalledDomains : IAsyncDisposable
         return agent;
     }
 
-    /// <summary>Starts `pmpi gateway --domain <paramref name="domain"/>` in <paramref name="ns"/> on every address; returns once it listens.</summary>
-    public async Task<ChildProcess> StartGatewayAsync(string ns, string domain)
+    /// <summary>Starts `pmpi gateway --domain <paramref name="domain"/> OPTIONS` in <paramref name="ns"/> on every address; returns once it listens.</summary>
+    public async Task<ChildProcess> StartGatewayAsync(string ns, string domain, params string[] options)
     {
-        var gateway = Pmpi(ns, "gateway", "--domain", domain, "--bind", "0.0.0.0", "--port", $"{GatewayPort}");
+        var gateway = Pmpi(ns, ["gateway", "--domain", domain, "--bind", "0.0.0.0", "--port", $"{GatewayPort}", .. options]);
         await gateway.WaitForLineAsync(line => line.StartsWith("pmpi gateway listening on ", StringComparison.Ordinal), PmpiCli.Timeout, "its listening line").ConfigureAwait(false);
         return gateway;
     }

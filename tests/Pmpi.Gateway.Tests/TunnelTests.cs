@@ -1,0 +1,84 @@
+using System.Net;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Gateway.Tests;
+
+/// <summary>
+/// A gateway that dials out (<see cref="GatewayOptions.DialOut"/>): gateway b parks calls at gateway a, and the job
+/// names b's gateway at an address where nothing listens, so whatever a relays to domain b can only ride those calls.
+/// </summary>
+public sealed class TunnelTests
+{
+    private static readonly TimeSpan Timeout = GatewayPair.Timeout;
+
+    [Fact]
+    public async Task StreamsAndControlCallsForADomainWhoseGatewayDialsOut_RideTheCallsItParked()
+    {
+        await using var pair = await GatewayPair.StartAsync(bDialsOut: true);
+        await WaitForTunnelsAsync(pair, 1);
+        var (job, token) = pair.Job("tunnel-1");
+        job.MasterDomain = "a";
+        foreach (var entry in job.Table.Ranks.Where(entry => entry.Domain == "b")) entry.Gateway = "https://127.0.0.1:1";
+        using (var own = new RpcChannel(pair.A.Address, security: pair.Member))
+            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
+
+        // The master registers the job with b's gateway through a's, which reaches b only inside b's call.
+        using (var master = new RpcChannel(pair.A.Address, security: pair.Member, metadata: ControlRoute.ToGateway("tunnel-1", "b")))
+            await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
+        // A rank of a streams 3 MB to the echo rank of b and gets them back.
+        using var channel = pair.RankChannel(pair.A);
+        await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(token, "tunnel-1", 0, GatewayPair.EchoRank)).WaitAsync(Timeout);
+        await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = "tunnel-1", JobToken = token, SourceWorldRank = 0, DestinationWorldRank = GatewayPair.EchoRank } }, default).AsTask().WaitAsync(Timeout);
+        var sent = Enumerable.Range(1, 3).Select(sequence => GatewayPair.Data(sequence, 1 << 20)).ToList();
+        foreach (var frame in sent) await call.Requests.WriteAsync(frame, default).AsTask().WaitAsync(Timeout);
+        var received = new List<Frame>();
+        for (int i = 0; i < sent.Count; i++) received.Add((await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout))!);
+        await call.CompleteRequestsAsync().WaitAsync(Timeout);
+        Assert.Null(await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout));
+
+        Assert.Equal(sent, received);
+        var b = await pair.StatusAsync(pair.B);
+        Assert.Equal((1, 1L), (b.Jobs, b.StreamsRelayed));
+        Assert.True(b.BytesRelayed >= 2 * 3 * (1 << 20), $"b relayed {b.BytesRelayed} bytes");
+        // One call carries the connection; b parked the next one at once.
+        var a = await pair.StatusAsync(pair.A);
+        Assert.Equal((1L, 1L), (a.ControlCallsRelayed, a.StreamsRelayed));
+        await WaitForTunnelsAsync(pair, 2);
+    }
+
+    [Fact]
+    public async Task Tunnel_WithoutClusterCertificate_RefusedAndNothingParked()
+    {
+        await using var pair = await GatewayPair.StartAsync();
+        using var handler = new SocketsHttpHandler();
+        handler.SslOptions.RemoteCertificateValidationCallback = (_, _, _, _) => true;
+        using var client = new HttpMessageInvoker(handler);
+        using var request = new HttpRequestMessage(HttpMethod.Post, new Uri(pair.A.Address, "/pmpi/v1/tunnel"))
+        {
+            Version = HttpVersion.Version20,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            Content = new ByteArrayContent([]),
+        };
+        request.Headers.Add("pmpi-tunnel-domain", "b");
+
+        using var response = await client.SendAsync(request, default).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.Forbidden, response.StatusCode);
+        Assert.Equal(0, (await pair.StatusAsync(pair.A)).TunnelsOpen);
+    }
+
+    /// <summary>Waits until gateway a holds at least <paramref name="count"/> of b's calls.</summary>
+    private static async Task WaitForTunnelsAsync(GatewayPair pair, int count)
+    {
+        var deadline = DateTime.UtcNow + Timeout;
+        int open;
+        while ((open = (await pair.StatusAsync(pair.A)).TunnelsOpen) < count)
+        {
+            Assert.True(DateTime.UtcNow < deadline, $"Gateway a holds {open} of b's calls, not {count}, after {Timeout}.");
+            await Task.Delay(50);
+        }
+    }
+}
