@@ -35,6 +35,9 @@
     Who may connect through the firewall rule: its domain's nodes and the other domains' gateways; any value
     New-NetFirewallRule -RemoteAddress takes. Defaults to Any (the port is the one a campus opens to the others, and
     every caller is authenticated).
+.PARAMETER DialOut
+    Peer gateways (host:port) that cannot connect to this one, because it sits behind NAT or a firewall that lets
+    nothing in: it dials each and carries their connections (pmpi gateway --dial-out). None by default.
 .PARAMETER Uninstall
     Stops and deletes the service and removes its firewall rule.
 
@@ -53,6 +56,7 @@ param(
     [string] $BindAddress = '0.0.0.0',
     [string] $ServiceName = 'PmpiGateway',
     [string[]] $RemoteAddress = @('Any'),
+    [string[]] $DialOut = @(),
     [switch] $Uninstall
 )
 
@@ -95,6 +99,7 @@ if (Get-Service -Name $ServiceName -ErrorAction SilentlyContinue) {
 
 $credentialsDirectory = Join-Path $env:ProgramData "PMPI\$ServiceName\credentials"
 $arguments = @('gateway', '--credentials', $credentialsDirectory, '--domain', $Domain, '--port', $Port, '--bind', $BindAddress)
+foreach ($peer in $DialOut) { $arguments += @('--dial-out', $peer) }
 $binaryPath = (@($ExePath) + $arguments | ForEach-Object { '"{0}"' -f $_ }) -join ' '
 
 if ($PSCmdlet.ShouldProcess($ServiceName, "Create service: $binaryPath")) {
