@@ -57,4 +57,13 @@ public static class RankEnvironment
     /// writes a byte every second; an agent that hears nothing for its heartbeat timeout reports the rank frozen.
     /// </summary>
     public const string Heartbeat = "PMPI_HEARTBEAT";
+
+    /// <summary>What the runtime writes on the heartbeat pipe beats: 1.</summary>
+    public const byte Beat = 1;
+
+    /// <summary>
+    /// What the runtime of a rank given its table at launch (<see cref="V1.RankCredentials.Table"/>) writes once on the
+    /// heartbeat pipe when it has joined its job: its registration, which the agent reports to the master.
+    /// </summary>
+    public const byte JoinedBeat = 2;
 }

@@ -116,6 +116,24 @@ internal sealed class GatewayPair : IAsyncDisposable
     /// <summary>A rank's channel to gateway a: TLS trusting the cluster CA, no client certificate (ranks hold none).</summary>
     public RpcChannel RankChannel(GatewayHost gateway) => new(gateway.Address, security: RpcSecurity.TrustingAuthority(Credentials.Authority));
 
+    /// <summary>
+    /// Rank 0 of job <paramref name="jobId"/> streams three 1 MB frames through gateway a to the echo rank (rank 1, of
+    /// domain b) and checks that they all come back, in order, before the call ends.
+    /// </summary>
+    public async Task EchoFromRankZeroAsync(string jobId, string token)
+    {
+        using var channel = RankChannel(A);
+        await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(token, jobId, 0, EchoRank)).WaitAsync(Timeout);
+        await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = jobId, JobToken = token, SourceWorldRank = 0, DestinationWorldRank = EchoRank } }, default).AsTask().WaitAsync(Timeout);
+        var sent = Enumerable.Range(1, 3).Select(sequence => Data(sequence, 1 << 20)).ToList();
+        foreach (var frame in sent) await call.Requests.WriteAsync(frame, default).AsTask().WaitAsync(Timeout);
+        var received = new List<Frame>();
+        for (int i = 0; i < sent.Count; i++) received.Add((await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout))!);
+        await call.CompleteRequestsAsync().WaitAsync(Timeout);
+        Assert.Null(await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout));
+        Assert.Equal(sent, received);
+    }
+
     /// <summary>Stops gateway b (its hop then fails).</summary>
     public async Task StopBAsync() => await B.DisposeAsync();
 

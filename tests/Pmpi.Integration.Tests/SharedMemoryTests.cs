@@ -33,9 +33,10 @@ public sealed class SharedMemoryTests
                 Assert.All(mapped, line => Assert.EndsWith("(deleted)", line));
             }
             Assert.Equal(before, Segments());
-            // A job all on one node needs no rank endpoint: no rank listens on a TCP port.
-            var listening = ListeningSocketInodes();
-            Assert.All(hellos, hello => Assert.Empty(SocketInodes(hello.ProcessId).Intersect(listening)));
+            // A job all on one node needs no rank endpoint, and its ranks get their table at launch and join through
+            // their agent, not by registering with the master: no rank holds a TCP socket, listening or connected.
+            var tcp = TcpSocketInodes();
+            Assert.All(hellos, hello => Assert.Empty(SocketInodes(hello.ProcessId).Intersect(tcp)));
 
             // Act: kill -9 every rank.
             RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
@@ -115,10 +116,10 @@ public sealed class SharedMemoryTests
         }
     }
 
-    /// <summary>The inodes of every listening TCP socket (state 0A in /proc/net/tcp and tcp6).</summary>
-    private static HashSet<string> ListeningSocketInodes() =>
+    /// <summary>The inodes of this network namespace's TCP sockets, in any state (IPv4 and IPv6).</summary>
+    private static HashSet<string> TcpSocketInodes() =>
         [.. new[] { "/proc/net/tcp", "/proc/net/tcp6" }.Where(File.Exists).SelectMany(File.ReadLines).Skip(1)
-            .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries)).Where(fields => fields.Length > 9 && fields[3] == "0A").Select(fields => fields[9])];
+            .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries)).Where(fields => fields.Length > 9 && fields[9] != "0").Select(fields => fields[9])];
 
     /// <summary>The inodes of the sockets process <paramref name="processId"/> holds.</summary>
     private static IEnumerable<string> SocketInodes(int processId) =>

@@ -64,6 +64,7 @@ public sealed class RankProcess : IDisposable
     private readonly AnonymousPipeServerStream? _heartbeat;
     private readonly Timer? _heartbeatCheck;
     private readonly TaskCompletionSource<TimeSpan> _unresponsive = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<bool> _joined = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _lastHeartbeat;
 
     private RankProcess(Process process, RankContainment containment, AnonymousPipeServerStream? heartbeat, TimeSpan? heartbeatTimeout, Task stdout, Task stderr)
@@ -72,7 +73,11 @@ public sealed class RankProcess : IDisposable
         _containment = containment;
         _heartbeat = heartbeat;
         Exited = WaitForExit(stdout, stderr);
-        if (heartbeat is null || heartbeatTimeout is not { } timeout) return;
+        if (heartbeat is null || heartbeatTimeout is not { } timeout)
+        {
+            _joined.TrySetResult(false);
+            return;
+        }
         new Thread(() => ListenForHeartbeats(heartbeat)) { IsBackground = true, Name = $"PMPI heartbeat of process {process.Id}" }.Start();
         _heartbeatCheck = new Timer(_ => CheckHeartbeat(timeout), null, HeartbeatCheck, HeartbeatCheck);
     }
@@ -89,6 +94,13 @@ public sealed class RankProcess : IDisposable
     /// for a rank started without a heartbeat timeout.
     /// </summary>
     public Task<TimeSpan> Unresponsive => _unresponsive.Task;
+
+    /// <summary>
+    /// Completes true when the rank's runtime reported on its heartbeat pipe that it joined its job (a rank given its
+    /// table at launch, which registers through its agent), false when the pipe ended without that (or there is none).
+    /// The pipe is read to its end once the rank exits, so a rank that joined is known to have by then.
+    /// </summary>
+    public Task<bool> Joined => _joined.Task;
 
     /// <summary>
     /// Starts the rank; <paramref name="onOutput"/> receives every line (or piece of a long line) in order per stream,
@@ -232,12 +244,18 @@ public sealed class RankProcess : IDisposable
         var beats = new byte[64];
         try
         {
-            while (heartbeat.Read(beats) > 0) Volatile.Write(ref _lastHeartbeat, Stopwatch.GetTimestamp());
+            int read;
+            while ((read = heartbeat.Read(beats)) > 0)
+            {
+                Volatile.Write(ref _lastHeartbeat, Stopwatch.GetTimestamp());
+                if (beats.AsSpan(0, read).Contains(RankEnvironment.JoinedBeat)) _joined.TrySetResult(true);
+            }
         }
         catch (Exception e) when (e is IOException or ObjectDisposedException)
         {
             // The rank ended or the process object was disposed: nothing left to listen to.
         }
+        _joined.TrySetResult(false);
     }
 
     private void CheckHeartbeat(TimeSpan timeout)

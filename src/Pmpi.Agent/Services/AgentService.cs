@@ -30,6 +30,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// <summary>How often a launch tells its master the agent is alive.</summary>
     private static readonly TimeSpan HeartbeatInterval = TimeSpan.FromSeconds(1);
 
+    /// <summary>How long a rank's exit waits for its heartbeat pipe to be read to the end (which says whether it joined).</summary>
+    private static readonly TimeSpan JoinedGrace = TimeSpan.FromSeconds(2);
+
     private static readonly LaunchEvent Heartbeat = new() { Heartbeat = new AgentHeartbeat() };
 
     // What a caller can make the agent buffer per call: node info and kill requests are a few bytes; a launch names
@@ -159,12 +162,13 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             var exits = new List<Task>();
             foreach (var rank in request.Ranks)
             {
-                var process = RankProcess.Start(StartOf(request, rank, WriteRankCredentials(keys, rank.Rank, token, request.MasterAddress)), piece => Send(events.Writer,
+                var process = RankProcess.Start(StartOf(request, rank, WriteRankCredentials(keys, rank.Rank, token, request)), piece => Send(events.Writer,
                     new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = piece.Stream == OutputStream.Stderr, Line = piece.Text, Continues = piece.Continues } },
                     call.CancellationToken));
                 processes.Add(process);
                 await Send(events.Writer, new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } }, call.CancellationToken).ConfigureAwait(false);
-                exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, events.Writer, call.CancellationToken));
+                var joined = request.Table is null ? Task.CompletedTask : ReportJoinedAsync(process, rank.Rank, events.Writer, call.CancellationToken);
+                exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, joined, events.Writer, call.CancellationToken));
             }
             AgentLog.JobLaunched(logger, request.JobId, request.Ranks.Count, request.MasterAddress);
             await Task.WhenAll(exits).WaitAsync(call.CancellationToken).ConfigureAwait(false);
@@ -259,11 +263,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// <summary>A launch's key: its job and the first rank of its world, which a job's tickets never share.</summary>
     private static string LaunchKey(string jobId, int worldFirst) => $"{jobId}/{worldFirst}";
 
-    /// <summary>Writes a rank's job token (and the CA its master's certificate chains to) to an owner-only file; returns its path.</summary>
-    private string WriteRankCredentials(DirectoryInfo directory, int rank, string token, string masterAddress)
+    /// <summary>
+    /// Writes a rank's job token (and the CA its master's certificate chains to, and a node-local job's table) to an
+    /// owner-only file; returns its path.
+    /// </summary>
+    private string WriteRankCredentials(DirectoryInfo directory, int rank, string token, LaunchRequest request)
     {
-        var credentials = new RankCredentials { JobToken = token };
-        if (masterAddress.StartsWith("https:", StringComparison.OrdinalIgnoreCase) && guard.Security.Authority is { } authority)
+        var credentials = new RankCredentials { JobToken = token, Table = request.Table };
+        if (request.MasterAddress.StartsWith("https:", StringComparison.OrdinalIgnoreCase) && guard.Security.Authority is { } authority)
             credentials.Authority = ByteString.CopyFrom(authority.RawData);
         var path = Path.Combine(directory.FullName, $"rank-{rank}");
         var file = new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.Write };
@@ -292,7 +299,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment) { HeartbeatTimeout = options.HeartbeatTimeout };
     }
 
-    private async Task ReportExitAsync(RankProcess process, string jobId, int rank, ChannelWriter<LaunchEvent> events, CancellationToken cancellationToken)
+    /// <summary>Reports that a rank given its table at launch joined its job: its registration, made through this agent.</summary>
+    private static async Task ReportJoinedAsync(RankProcess process, int rank, ChannelWriter<LaunchEvent> events, CancellationToken cancellationToken)
+    {
+        if (await process.Joined.ConfigureAwait(false)) await Send(events, new LaunchEvent { Joined = new RankJoined { Rank = rank } }, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Reports a rank frozen, if it falls silent, and its exit, after the report that it joined (<paramref name="joined"/>, <see cref="ReportJoinedAsync"/>).</summary>
+    private async Task ReportExitAsync(RankProcess process, string jobId, int rank, Task joined, ChannelWriter<LaunchEvent> events, CancellationToken cancellationToken)
     {
         int processId = process.ProcessId; // read now: the process may be disposed by the time it exits
         if (await Task.WhenAny(process.Exited, process.Unresponsive).ConfigureAwait(false) == process.Unresponsive)
@@ -302,6 +316,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await Send(events, new LaunchEvent { Unresponsive = new RankUnresponsive { Rank = rank, ProcessId = processId, SilentMilliseconds = (long)silence.TotalMilliseconds } }, cancellationToken).ConfigureAwait(false);
         }
         int code = await process.Exited.ConfigureAwait(false);
+        try
+        {
+            await joined.WaitAsync(JoinedGrace, cancellationToken).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // The heartbeat pipe is read to its end after the exit: a descendant holding it open delays the exit's report this long at most.
+        }
         AgentLog.RankExited(logger, jobId, rank, processId, code);
         // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
         if (!_stopping) await Send(events, new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled } }, cancellationToken).ConfigureAwait(false);

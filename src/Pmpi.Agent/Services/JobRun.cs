@@ -161,14 +161,34 @@ internal sealed class JobRun
             Fail(request.Rank, 1, reason);
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
         }
+        var world = Record(entry) ?? throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
+        await ProgressAsync().ConfigureAwait(false);
+        return await world.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// A rank of a node-local job joined it, as its agent reports (LaunchEvent.joined): it was given its table at
+    /// launch, so this is its registration, without an endpoint or a reply.
+    /// </summary>
+    private async ValueTask JoinedAsync(int rank, string agent)
+    {
+        RankEntry? entry;
+        lock (_lock) entry = (uint)rank < (uint)_table.Count ? _layout.Ranks[rank].Clone() : null;
+        if (entry is null || Record(entry) is null) Fail(-1, 1, $"{agent} reported rank {rank} joining job {Id} of {Size} ranks twice or out of range");
+        else await ProgressAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Records a rank's registration; returns its world, or null when it had registered already.</summary>
+    private World? Record(RankEntry entry)
+    {
         RankTable? complete = null;
         World world;
         lock (_lock)
         {
-            if (_table[request.Rank] is not null) throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
-            _table[request.Rank] = entry;
+            if (_table[entry.Rank] is not null) return null;
+            _table[entry.Rank] = entry;
             _registered++;
-            world = _worlds.Last(candidate => candidate.First <= request.Rank);
+            world = _worlds.Last(candidate => candidate.First <= entry.Rank);
             if (++world.Registered == world.Size) complete = TableFor(world);
         }
         // Outside the lock: the gateways are called before the table is handed out. A spawned world's table goes to
@@ -178,8 +198,7 @@ internal sealed class JobRun
             if (world.Spawned is null) _ = PublishTableAsync(world, complete);
             else world.Complete.TrySetResult(complete);
         }
-        await ProgressAsync().ConfigureAwait(false);
-        return await world.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+        return world;
     }
 
     /// <summary>
@@ -199,6 +218,9 @@ internal sealed class JobRun
         var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
         if (!Path.IsPathFullyQualified(request.Program) || !directories.Any(directory => string.Equals(directory, Path.GetDirectoryName(Path.GetFullPath(request.Program)), comparison)))
             throw new RpcException(StatusCode.PermissionDenied, $"Rank {request.Rank} asked to spawn {request.Program}, which is not in the directory of a program job {Id} runs ({string.Join(", ", directories)}): a job spawns only programs beside its own.");
+        // A node-local job's ranks join through their agents, so a root may ask before its siblings' joins arrive: the
+        // first world is complete first (or the job fails, at the latest at its registration deadline).
+        await FirstWorld.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
         World world;
         RankAssignment root;
         var spawned = new List<RankAssignment>();
@@ -336,6 +358,12 @@ internal sealed class JobRun
             JobId = Id, WorldFirst = world.First, WorldSize = world.Size, MasterAddress = _master.ToString(), Ticket = ticket.Ticket, TicketSignature = ticket.Signature,
             Oversubscribe = _computation.Oversubscribe, NodeLocal = _nodeLocal, MasterGateway = _gateways.MasterGatewayFor(place.Domain, place.Gateway),
         };
+        // A node-local first world needs no endpoints: its ranks get their table now and join through their agent,
+        // so none of them opens an HTTP/2 connection to register.
+        if (_nodeLocal && world.Spawned is null)
+        {
+            lock (_lock) request.Table = TableFor(world);
+        }
         foreach (var assignment in ranks)
         {
             var launch = new RankLaunch { Rank = assignment.WorldRank, Program = assignment.Group.ProgramPath, WorkingDirectory = assignment.Group.WorkingDirectory };
@@ -367,6 +395,9 @@ internal sealed class JobRun
                         break;
                     case LaunchEvent.BodyOneofCase.Output:
                         await Publish(new JobEvent { Output = item.Output }).ConfigureAwait(false);
+                        break;
+                    case LaunchEvent.BodyOneofCase.Joined:
+                        await JoinedAsync(item.Joined.Rank, name).ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Exited:
                         remaining--;

@@ -26,7 +26,9 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
     /// <summary>
     /// Opens the rank's endpoint, registers it with the master, and routes a link to every peer from the rank table
     /// the master answers with: its world's ranks, and its parents when ranks of the job spawned it. A peer that
-    /// cannot be reached is reported to the master as this rank's failure.
+    /// cannot be reached is reported to the master as this rank's failure. A rank of a node-local job, given its table
+    /// at launch, skips the registration (no HTTP/2 connection, the costliest step of its start) and, once linked,
+    /// tells its agent instead, which tells the master.
     /// </summary>
     /// <exception cref="MpiException">Registration failed, or a peer cannot be reached; nothing was sent.</exception>
     public static async Task<LaunchedRank> StartAsync(RankIdentity identity, CancellationToken cancellationToken)
@@ -35,7 +37,8 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
         var master = new MasterClient(identity);
         try
         {
-            var table = await master.RegisterAsync(device.Endpoint, device.CertificatePin, cancellationToken).ConfigureAwait(false);
+            var table = identity.Table is { } given ? MasterClient.Checked(identity, given)
+                : await master.RegisterAsync(device.Endpoint, device.CertificatePin, cancellationToken).ConfigureAwait(false);
             var spawnedBy = identity.WorldFirst > 0 ? table.Spawned : null;
             try
             {
@@ -46,6 +49,8 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
                 master.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = 1 });
                 throw;
             }
+            if (identity.Table is not null && !RankHeartbeat.ReportJoined())
+                throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} cannot tell its agent that it joined job {identity.JobId}: its heartbeat pipe is closed.");
             return new LaunchedRank(device, master, spawnedBy);
         }
         catch

@@ -15,10 +15,11 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     private static readonly TimeSpan RegistrationTimeout = TimeSpan.FromMinutes(2);
     private static readonly TimeSpan AbortTimeout = TimeSpan.FromSeconds(5);
 
-    // A master of another domain is reached through this rank's gateway, the call stating its route.
-    private readonly RpcChannel _channel = identity.MasterGateway is { } gateway
+    // Made at the first call: a rank of a node-local job may never call, and then loads no HTTP stack. A master of
+    // another domain is reached through this rank's gateway, the call stating its route.
+    private readonly Lazy<RpcChannel> _channel = new(() => identity.MasterGateway is { } gateway
         ? new(gateway, security: identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
-        : new(identity.Master, security: identity.MasterSecurity);
+        : new(identity.Master, security: identity.MasterSecurity));
 
     /// <summary>How errors name the master: its address, and the gateway it is reached through.</summary>
     private string MasterName => identity.MasterGateway is { } gateway ? $"the master at {identity.Master} (through the gateway at {gateway})" : $"the master at {identity.Master}";
@@ -33,7 +34,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         RankTable table;
         try
         {
-            table = await _channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest
+            table = await _channel.Value.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest
             {
                 JobId = identity.JobId,
                 JobToken = identity.JobToken,
@@ -47,6 +48,13 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         {
             throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} could not register with {MasterName}: {e.Message}", e);
         }
+        return Checked(identity, table);
+    }
+
+    /// <summary>The table, once it is seen to hold <paramref name="identity"/>'s world (and, for a spawned world, to say so).</summary>
+    /// <exception cref="MpiException">Transport: it does not.</exception>
+    public static RankTable Checked(RankIdentity identity, RankTable table)
+    {
         bool spawnedHere = table.Spawned is { } spawned && spawned.First == identity.WorldFirst;
         if (table.Ranks.Count < identity.WorldFirst + identity.Size || spawnedHere != identity.WorldFirst > 0)
             throw new MpiException(ErrorClass.Transport, $"The master returned a table of {table.Ranks.Count} ranks for a world of {identity.Size} from rank {identity.WorldFirst}.");
@@ -65,7 +73,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         request.Rank = identity.Rank;
         try
         {
-            return await _channel.UnaryAsync<SpawnRequest, RankTable>(ServicePaths.Spawn, request, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
+            return await _channel.Value.UnaryAsync<SpawnRequest, RankTable>(ServicePaths.Spawn, request, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (RpcException e)
         {
@@ -79,7 +87,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     {
         try
         {
-            await _channel.UnaryAsync<LinkedRequest, LinkedReply>(ServicePaths.Linked, new LinkedRequest
+            await _channel.Value.UnaryAsync<LinkedRequest, LinkedReply>(ServicePaths.Linked, new LinkedRequest
             {
                 JobId = identity.JobId, JobToken = identity.JobToken, Rank = identity.Rank, WorldFirst = worldFirst,
             }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
@@ -94,7 +102,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     {
         try
         {
-            _channel.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest
+            _channel.Value.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest
             {
                 JobId = identity.JobId,
                 JobToken = identity.JobToken,
@@ -109,5 +117,8 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         }
     }
 
-    public void Dispose() => _channel.Dispose();
+    public void Dispose()
+    {
+        if (_channel.IsValueCreated) _channel.Value.Dispose();
+    }
 }

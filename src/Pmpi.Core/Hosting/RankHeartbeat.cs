@@ -14,6 +14,9 @@ internal static partial class RankHeartbeat
     /// <summary>How often the runtime beats: well inside any heartbeat timeout an agent is configured with.</summary>
     public static readonly TimeSpan Interval = TimeSpan.FromSeconds(1);
 
+    private static readonly Lock s_lock = new();
+    private static AnonymousPipeClientStream? s_pipe;
+
     /// <summary>Starts beating on the pipe <paramref name="identity"/> names, if it names one.</summary>
     public static void Start(RankIdentity identity)
     {
@@ -31,23 +34,35 @@ internal static partial class RankHeartbeat
         }
         // Processes this rank starts must not inherit the pipe: one that outlived the rank would hold it open.
         if (!OperatingSystem.IsWindows()) _ = FileControl(int.Parse(handle, System.Globalization.CultureInfo.InvariantCulture), SetFileDescriptorFlags, CloseOnExec);
-        new Thread(() => Beat(pipe)) { IsBackground = true, Name = "PMPI heartbeat" }.Start();
+        lock (s_lock) s_pipe = pipe;
+        new Thread(Beat) { IsBackground = true, Name = "PMPI heartbeat" }.Start();
     }
 
-    private static void Beat(AnonymousPipeClientStream pipe)
+    /// <summary>
+    /// Tells the agent that this rank joined its job: how a rank given its table at launch registers (the agent tells
+    /// the master). False when there is no pipe to tell it on.
+    /// </summary>
+    public static bool ReportJoined() => Write(Rpc.RankEnvironment.JoinedBeat);
+
+    private static void Beat()
     {
-        ReadOnlySpan<byte> beat = [1];
-        try
+        while (Write(Rpc.RankEnvironment.Beat)) Thread.Sleep(Interval);
+    }
+
+    private static bool Write(byte value)
+    {
+        lock (s_lock)
         {
-            while (true)
+            try
             {
-                pipe.Write(beat);
-                Thread.Sleep(Interval);
+                s_pipe?.Write([value]);
+                return s_pipe is not null;
             }
-        }
-        catch (IOException)
-        {
-            // The agent closed its end: it is gone, and the agent watchdog ends this rank.
+            catch (IOException)
+            {
+                // The agent closed its end: it is gone, and the agent watchdog ends this rank.
+                return false;
+            }
         }
     }
 

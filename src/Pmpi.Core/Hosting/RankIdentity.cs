@@ -41,6 +41,12 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
     public string? HeartbeatHandle { get; init; }
 
     /// <summary>
+    /// The job's table, when the agent gave it at launch (a node-local job): the rank then does not register with the
+    /// master but tells its agent on the heartbeat pipe that it joined.
+    /// </summary>
+    public RankTable? Table { get; init; }
+
+    /// <summary>
     /// Whether an agent launched this process as a rank: its job id is in the environment. Unlike
     /// <see cref="FromEnvironment"/>, it reads (and so deletes) no credentials file.
     /// </summary>
@@ -70,6 +76,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         var credentials = ReadCredentials(read(RankEnvironment.CredentialsFile));
         if (masterUri.Scheme == Uri.UriSchemeHttps && credentials.Authority.IsEmpty)
             throw Malformed(RankEnvironment.CredentialsFile, read(RankEnvironment.CredentialsFile), "a credentials file naming the CA of the TLS master " + master);
+        var heartbeat = HandleOrNull(read, RankEnvironment.Heartbeat);
+        if (credentials.Table is not null && heartbeat is null)
+            throw Malformed(RankEnvironment.Heartbeat, heartbeat, "a pipe handle: the credentials file holds the job's table, and the rank tells its agent on that pipe that it joined");
         var bind = read(RankEnvironment.BindAddress) ?? "127.0.0.1";
         if (!IPAddress.TryParse(bind, out var bindAddress)) throw Malformed(RankEnvironment.BindAddress, bind, "an IP address");
         return new RankIdentity(jobId, rank, size, masterUri, credentials.JobToken, read(RankEnvironment.Domain), bind)
@@ -80,8 +89,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
             AgentProcessId = read(RankEnvironment.AgentProcessId) is null ? null : Integer(read, RankEnvironment.AgentProcessId, minimum: 1),
             MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure
                 : RpcSecurity.TrustingAuthority(X509CertificateLoader.LoadCertificate(credentials.Authority.Span)),
-            HeartbeatHandle = HandleOrNull(read, RankEnvironment.Heartbeat),
+            HeartbeatHandle = heartbeat,
             NodeLocal = read(RankEnvironment.NodeLocal) == "1",
+            Table = credentials.Table,
         };
     }
 

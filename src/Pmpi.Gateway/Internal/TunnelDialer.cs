@@ -1,7 +1,7 @@
 using System.Net;
-using System.Net.Http.Headers;
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
+using Pmpi.Rpc.Client;
 
 namespace Pmpi.Gateway.Internal;
 
@@ -43,7 +43,7 @@ internal sealed class TunnelDialer : IAsyncDisposable
         var retry = FirstRetry;
         while (!stop.IsCancellationRequested)
         {
-            var body = new TunnelBody();
+            var body = new StreamingContent("application/octet-stream");
             var request = new HttpRequestMessage(HttpMethod.Post, new Uri(_peer, TunnelListener.Path))
             {
                 Version = HttpVersion.Version20,
@@ -92,7 +92,7 @@ internal sealed class TunnelDialer : IAsyncDisposable
     }
 
     /// <summary>Pumps the connection the peer runs inside the call to this gateway's own endpoint and back, until either side ends.</summary>
-    private async Task CarryAsync(HttpResponseMessage response, TunnelBody body, CancellationToken stop)
+    private async Task CarryAsync(HttpResponseMessage response, StreamingContent body, CancellationToken stop)
     {
         using var local = new Socket(_self.AddressFamily, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         try
@@ -140,35 +140,5 @@ internal sealed class TunnelDialer : IAsyncDisposable
         lock (_carrying) carrying = [.. _carrying];
         await Task.WhenAll(carrying).ConfigureAwait(false);
         _stop.Dispose();
-    }
-
-    /// <summary>A request body written as the connection's bytes arrive: it hands out its stream and stays open until disposed.</summary>
-    private sealed class TunnelBody : HttpContent
-    {
-        private readonly TaskCompletionSource<Stream> _stream = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        private readonly TaskCompletionSource _ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public TunnelBody() => Headers.ContentType = new MediaTypeHeaderValue("application/octet-stream");
-
-        public Task<Stream> Stream => _stream.Task;
-
-        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
-        {
-            _stream.TrySetResult(stream);
-            await _ended.Task.ConfigureAwait(false);
-        }
-
-        protected override bool TryComputeLength(out long length)
-        {
-            length = -1;
-            return false;
-        }
-
-        protected override void Dispose(bool disposing)
-        {
-            _ended.TrySetResult();
-            _stream.TrySetCanceled();
-            base.Dispose(disposing);
-        }
     }
 }

@@ -20,7 +20,7 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
     private static readonly TimeSpan StatusWait = TimeSpan.FromSeconds(1);
 
     private readonly string _path;
-    private readonly RpcChannel.StreamingContent _body;
+    private readonly StreamingContent _body;
     private readonly Task<HttpResponseMessage> _response;
     private readonly CancellationTokenSource _lifetime;
     private readonly CancellationTokenSource? _deadline;
@@ -30,7 +30,7 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
     private bool _ended;
     private int _disposed;
 
-    internal DuplexCall(string path, Stream requestStream, RpcChannel.StreamingContent body, Task<HttpResponseMessage> response,
+    internal DuplexCall(string path, Stream requestStream, StreamingContent body, Task<HttpResponseMessage> response,
         CancellationTokenSource lifetime, CancellationTokenSource? deadline, RpcOptions options)
     {
         _path = path;

@@ -59,6 +59,29 @@ public sealed class RankIdentityTests : IDisposable
         Assert.Equal(ErrorClass.InvalidArgument, error.ErrorClass);
     }
 
+    [Fact]
+    public void FromEnvironment_TableInTheKeyFile_IsTheRanksTableWithoutRegistering()
+    {
+        var table = new RankTable { Ranks = { new RankEntry { Rank = 0, Node = "n" }, new RankEntry { Rank = 1, Node = "n" } } };
+        var file = KeyFile(new RankCredentials { JobToken = "k", Table = table });
+        var variables = Environment(file, master: "http://127.0.0.1:7300");
+
+        var identity = RankIdentity.FromEnvironment(name => name == RankEnvironment.Heartbeat ? "7" : variables(name))!;
+
+        Assert.Equal(table, identity.Table);
+    }
+
+    [Fact]
+    public void FromEnvironment_TableWithoutAHeartbeatPipe_FailsNamingTheVariable()
+    {
+        var file = KeyFile(new RankCredentials { JobToken = "k", Table = new RankTable() });
+
+        var error = Assert.Throws<MpiException>(() => RankIdentity.FromEnvironment(Environment(file, master: "http://127.0.0.1:7300")));
+
+        Assert.Contains(RankEnvironment.Heartbeat, error.Message);
+        Assert.Contains("joined", error.Message);
+    }
+
     private string KeyFile(RankCredentials credentials)
     {
         var path = Path.Combine(_directory.FullName, "rank-0");
