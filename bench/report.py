@@ -191,7 +191,8 @@ class Report:
         counts = sorted({int(k.rsplit("-", 1)[1]) for k in self.runs if k.startswith("launch-pmpi-")})
         if not counts:
             return
-        self.out("### Launch: `pmpi run -n N` of a hello beside `mpirun -np N` of the C hello (wall time, whole command)")
+        self.out("### Launch: `pmpi run -n N` of a hello beside `mpirun -np N` of the C hello (wall time, whole command; "
+                 "PMPI's side published ReadyToRun)")
         self.out()
         self.out("| N | mpirun s | pmpi run s | ratio | per-rank RSS, Open MPI MB | per-rank RSS, PMPI MB | goal |")
         self.out("|---:|---:|---:|---:|---:|---:|---|")
