@@ -79,7 +79,7 @@ public sealed class FuzzTests
                 new(ServicePaths.Connect, new Frame { Hello = new Hello { JobId = hellos[0].JobId, JobToken = "not-the-token", SourceWorldRank = 1 } }),
                 new(ServicePaths.Connect, data),
                 new(ServicePaths.Connect, new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(5, 6) } }),
-                new(ServicePaths.Connect, new Frame { Control = new Control() }),
+                new(ServicePaths.Connect, new Frame()),
             ];
 
             // Act

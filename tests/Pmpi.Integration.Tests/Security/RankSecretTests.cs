@@ -82,7 +82,7 @@ public sealed class RankSecretTests(SecurityFixture fixture) : IClassFixture<Sec
             {
                 "wrong key" => new Frame { Hello = new Hello { JobId = jobId, JobToken = Convert.ToBase64String(new byte[32]), SourceWorldRank = 0 } },
                 "other job" => new Frame { Hello = new Hello { JobId = "another-job", JobToken = registration.JobToken, SourceWorldRank = 0 } },
-                _ => new Frame { Control = new Control { Kind = Control.Types.Kind.Goodbye } },
+                _ => new Frame { Ack = new Ack { Sequence = 1 } },
             };
 
             // Act
