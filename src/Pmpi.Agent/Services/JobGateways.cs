@@ -66,6 +66,9 @@ internal sealed class JobGateways
         return new JobGateways(jobId, master, masterDomain, masterGateway, reachable, gateways, security);
     }
 
+    /// <summary>1 when the master's own gateway is among them (it leads the list, since it relays for the others), else 0.</summary>
+    private int OwnCount => _gateways.Count > 0 && _gateways[0].Domain == _masterDomain ? 1 : 0;
+
     /// <summary>Whether the job's ranks and master reach each other without gateways.</summary>
     public bool IsEmpty => _gateways.Count == 0;
 
@@ -92,7 +95,7 @@ internal sealed class JobGateways
             Ticket = ticket.Ticket, TicketSignature = ticket.Signature, Table = table,
             MasterAddress = _master.ToString(), MasterDomain = _masterDomain, MasterGateway = _masterGateway,
         };
-        int own = _gateways.Count > 0 && _gateways[0].Domain == _masterDomain ? 1 : 0;
+        int own = OwnCount;
         if (own == 1 && await RegisterAsync(_gateways[0], request, cancellationToken).ConfigureAwait(false) is { } refused) return refused;
         var failures = await Task.WhenAll(_gateways.Skip(own).Select(gateway => RegisterAsync(gateway, request, cancellationToken))).ConfigureAwait(false);
         return failures.FirstOrDefault(failure => failure is not null);
@@ -126,7 +129,7 @@ internal sealed class JobGateways
     /// </summary>
     public async Task RemoveAsync()
     {
-        int own = _gateways.Count > 0 && _gateways[0].Domain == _masterDomain ? 1 : 0;
+        int own = OwnCount;
         await Task.WhenAll(_gateways.Skip(own).Select(RemoveAsync)).ConfigureAwait(false);
         if (own == 1) await RemoveAsync(_gateways[0]).ConfigureAwait(false);
     }

@@ -55,15 +55,16 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
             refusal = (StatusCode.PermissionDenied, $"{method} is not a method relayed to {(target == ControlTarget.Master ? "a master" : $"{target.ToString().ToLowerInvariant()} {name}")}");
             return false;
         }
-        var table = jobs.TryGet(jobId, out var job) ? job.Table : null;
+        // One read of the registration: a renewal may replace it meanwhile.
+        var registration = jobs.TryGet(jobId, out var job) ? job.Registration : null;
+        var table = registration?.Table;
         // An unknown job and a wrong proof are refused alike, so a caller cannot probe which jobs are registered.
-        if (job is null || table is null || (target == ControlTarget.Master
+        if (registration is null || table is null || (target == ControlTarget.Master
             && (source >= table.Ranks.Count || !ControlRoute.ProvesMasterCall(context.Request.Headers, job.Token, jobId, source))))
         {
             refusal = (StatusCode.PermissionDenied, $"job '{jobId}' is not registered here{(target == ControlTarget.Master ? $", or the route proof of rank {source} does not match its key" : "")}");
             return false;
         }
-        var registration = job.Registration;
         bool member = options.Security!.TryAuthenticate(context, out var notMember);
         // Where the call starts (the master's domain, or the calling rank's) and ends, and the address at its end.
         string origin, domain, address;

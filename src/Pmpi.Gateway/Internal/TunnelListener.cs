@@ -61,7 +61,7 @@ internal sealed class TunnelListener(GatewayOptions options, IHostApplicationLif
         try
         {
             var tunnel = new ParkedTunnel(context);
-            _parked.GetOrAdd(domain, _ => Channel.CreateUnbounded<ParkedTunnel>()).Writer.TryWrite(tunnel);
+            Parked(domain).Writer.TryWrite(tunnel);
             GatewayLog.TunnelParked(logger, domain, peer);
             // A stopping gateway ends every call at once: the connections inside would hold its stop for the whole grace period.
             using var over = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, lifetime.ApplicationStopping);
@@ -80,7 +80,7 @@ internal sealed class TunnelListener(GatewayOptions options, IHostApplicationLif
     /// <summary>A connection to <paramref name="domain"/>'s gateway, inside one of its parked calls; waits for one until cancelled (the connect timeout).</summary>
     public async ValueTask<Stream> ConnectAsync(string domain, CancellationToken cancellationToken)
     {
-        var parked = _parked.GetOrAdd(domain, _ => Channel.CreateUnbounded<ParkedTunnel>()).Reader;
+        var parked = Parked(domain).Reader;
         while (true)
         {
             ParkedTunnel tunnel;
@@ -95,6 +95,9 @@ internal sealed class TunnelListener(GatewayOptions options, IHostApplicationLif
             if (await tunnel.TakeAsync(cancellationToken).ConfigureAwait(false) is { } stream) return stream;
         }
     }
+
+    /// <summary>The calls <paramref name="domain"/>'s gateway parked here, in order.</summary>
+    private Channel<ParkedTunnel> Parked(string domain) => _parked.GetOrAdd(domain, _ => Channel.CreateUnbounded<ParkedTunnel>());
 
     /// <summary>A dialing gateway's call, waiting to carry a connection.</summary>
     private sealed class ParkedTunnel(HttpContext context)
