@@ -2,7 +2,7 @@
 // and writes docs/benchmarks.md.
 //   pingpong [--device inprocess|grpc] [--details] [--jit-warmup] [--quick]   half round trip and MB/s per size
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
-//   collectives [--device ...] [--ranks N] [--quick] [--block-allreduce-from BYTES]
+//   collectives [--device ...] [--ranks N] [--jit-warmup] [--quick] [--block-allreduce-from BYTES]
 //                                                   Allreduce and Broadcast latency per size
 //   hello [--device ...] [--ranks N]                           each rank's resident memory after init, for launch timing
 //   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
@@ -57,13 +57,17 @@ var blockAllreduceFrom = new Option<int?>("--block-allreduce-from")
 };
 var collectives = new Command("collectives", "Allreduce and Broadcast latency (us) per message size, as bench/native/collectives.c.")
 {
-    device, ranks, quick, timeout, blockAllreduceFrom,
+    device, ranks, jitWarmup, quick, timeout, blockAllreduceFrom,
 };
 collectives.SetAction(parse =>
 {
-    bool isQuick = parse.GetValue(quick);
+    bool warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
     if (parse.GetValue(blockAllreduceFrom) is { } from) Pmpi.Collectives.CollectiveAlgorithms.BlockAllreduceThreshold = from;
-    return RunJob(parse, parse.GetValue(ranks), (world, _) => CollectivesBenchmark.Run(world, Console.Out, isQuick));
+    return RunJob(parse, parse.GetValue(ranks), (world, _) =>
+    {
+        if (warmup) CollectivesBenchmark.Run(world, TextWriter.Null, isQuick);
+        CollectivesBenchmark.Run(world, Console.Out, isQuick);
+    });
 });
 
 var hello = new Command("hello", "Each rank's resident memory after init and a barrier, as bench/native/hello.c (run.sh times the launch).")

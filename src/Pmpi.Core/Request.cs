@@ -118,7 +118,7 @@ public sealed class ReceiveRequest<T> : ReceiveRequest
     public override CompletedStatus? Test()
     {
         // A test loop is a wait in the program's own hands: it makes the same progress (MatchingEngine.Progress).
-        if (!_operation.IsCompleted) _engine.Progress?.Invoke();
+        if (!_operation.IsCompleted) _engine.Progress?.Poll();
         return _operation.IsCompleted ? Finish() : null;
     }
 

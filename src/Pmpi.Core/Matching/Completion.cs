@@ -47,7 +47,7 @@ internal class Completion
     }
 
     /// <summary>
-    /// Waits until completed: spins first, running <paramref name="engine"/>'s <see cref="MatchingEngine.Progress"/>
+    /// Waits until completed: spins first, polling <paramref name="engine"/>'s <see cref="MatchingEngine.Progress"/>
     /// each time round for as long as it says (<see cref="MatchingEngine.SpinTicks"/>), then blocks.
     /// </summary>
     public void Wait(MatchingEngine? engine = null)
@@ -63,12 +63,13 @@ internal class Completion
             if ((spins & 63) == 0 && Stopwatch.GetTimestamp() - start >= spinTicks) break;
             if (progress is not null)
             {
-                progress();
+                progress.Poll();
                 if (IsCompleted) return;
             }
             spinner.SpinOnce(sleep1Threshold: -1);
         }
         if (IsCompleted) return;
+        progress?.Sleeping();
         lock (this)
         {
             Volatile.Write(ref _blocked, 1);

@@ -74,11 +74,10 @@ internal sealed class MatchingEngine
     private MpiException? _aborted;
 
     /// <summary>
-    /// What a thread waiting for this rank's receive or probe runs while it spins: the device reads its same-node
-    /// peers' rings on that thread, so a message reaches it without a hand-off from another thread. Null when the
-    /// device delivers only from threads of its own.
+    /// What a thread waiting for this rank's receive or probe polls while it spins. Null when the device delivers
+    /// only from threads of its own.
     /// </summary>
-    public Action? Progress { get; set; }
+    public IPolledLinks? Progress { get; set; }
 
     /// <summary>
     /// How long a thread waiting for this rank spins, running <see cref="Progress"/>, before it blocks (Stopwatch

@@ -73,8 +73,10 @@ public sealed unsafe class SharedMemoryLinkTests
         // Arrange
         string key = Guid.NewGuid().ToString("N");
         var engines = new[] { new MatchingEngine(), new MatchingEngine() };
-        using var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
-        using var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
+        var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        using var readerOfZero = Reader(engines[0], zero);
+        using var readerOfOne = Reader(engines[1], one);
         var big = Enumerable.Range(0, 3_000_000).Select(i => (byte)i).ToArray();
 
         // Act: a message larger than the ring each way, then a synchronous one.
@@ -99,8 +101,10 @@ public sealed unsafe class SharedMemoryLinkTests
         // Arrange: both receives posted first, as a receive that returns a new array.
         string key = Guid.NewGuid().ToString("N");
         var engines = new[] { new MatchingEngine(), new MatchingEngine() };
-        using var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
-        using var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
+        var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        using var readerOfZero = Reader(engines[0], zero);
+        using var readerOfOne = Reader(engines[1], one);
         var large = Enumerable.Range(0, 300_000).Select(i => i * 0.5).ToArray();
         var small = new[] { 1.5, 2.5 };
         var largeReceive = engines[1].Post(new Envelope(0, 0, 1), returnsNewArray: true);
@@ -126,7 +130,8 @@ public sealed unsafe class SharedMemoryLinkTests
         // Arrange: rank 0's link, and rank 1's side of the same segment written by hand.
         string key = Guid.NewGuid().ToString("N");
         var engine = new MatchingEngine();
-        using var zero = new SharedMemoryLink(key, engine, rank: 0, peer: 1);
+        var zero = new SharedMemoryLink(key, engine, rank: 0, peer: 1);
+        using var reader = Reader(engine, zero);
         using var one = PairSegment.Open(key, 1, 0, () => false);
 
         // Act
@@ -138,6 +143,14 @@ public sealed unsafe class SharedMemoryLinkTests
         Assert.NotNull(engine.AbortReason);
         Assert.Equal(ErrorClass.Transport, engine.AbortReason.ErrorClass);
         Assert.Contains("Shared memory from rank 1 to rank 0 is corrupt: a record of kind 7", engine.AbortReason.Message);
+    }
+
+    /// <summary>The rank's reader of <paramref name="link"/>, which also unmaps it when disposed.</summary>
+    private static SharedMemoryReader Reader(MatchingEngine engine, SharedMemoryLink link)
+    {
+        var reader = new SharedMemoryReader(engine);
+        reader.Add([link]);
+        return reader;
     }
 
     private static OutgoingPayload Payload(byte[] bytes) => new(new PayloadType(PayloadCode.Byte, IsArray: true, TypeName: null), bytes, Rented: null);

@@ -27,7 +27,7 @@ internal sealed class GrpcDevice : IDevice
     private readonly TaskCompletionSource<Func<string, bool>> _peerPins;
     private ImmutableHashSet<string> _pins = []; // the peers' certificates (SHA-256, upper-case hex) the endpoint admits
     private readonly Lock _connecting = new();
-    private SharedMemoryLink[] _sharedMemory = [];
+    private readonly SharedMemoryReader _sharedMemory;
 
     private GrpcDevice(RankIdentity identity, RpcServer? server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<Func<string, bool>> peerPins)
     {
@@ -36,6 +36,7 @@ internal sealed class GrpcDevice : IDevice
         Engine = engine;
         _peers = peers;
         _peerPins = peerPins;
+        _sharedMemory = new SharedMemoryReader(engine);
     }
 
     public int Rank => _identity.Rank;
@@ -110,7 +111,7 @@ internal sealed class GrpcDevice : IDevice
             // Every same-node pair is mapped now, by both ranks (a receiver must be reading before the first send); the
             // memory itself is taken only as the rings are first written.
             var links = new ILink[routes.Size];
-            var sharedMemory = new List<SharedMemoryLink>(_sharedMemory);
+            var sharedMemory = new List<SharedMemoryLink>();
             try
             {
                 for (int rank = 0; rank < links.Length; rank++)
@@ -126,19 +127,15 @@ internal sealed class GrpcDevice : IDevice
             }
             finally
             {
-                _sharedMemory = [.. sharedMemory];
+                if (sharedMemory.Count > 0) _sharedMemory.Add(sharedMemory);
             }
             Links = [.. links];
-            var polled = _sharedMemory;
-            if (polled.Length > 0)
+            if (sharedMemory.Count > 0)
             {
-                Engine.Progress = () =>
-                {
-                    foreach (var link in polled) link.Poll();
-                };
+                Engine.Progress = _sharedMemory;
                 // With no more ranks on this node than cores, a waiting rank polls its rings for up to a millisecond
                 // (a peer that serializes or computes between messages answers within that), as Open MPI polls when
-                // not oversubscribed: blocking would cost two wake-ups per message, the ring's reader thread's and then this one's.
+                // not oversubscribed: blocking would cost two wake-ups per message, the reader's and then this one's.
                 var node = Places[Rank];
                 int neighbours = Places.Count(place => place.Node == node.Node && place.Domain == node.Domain);
                 Engine.SpinTicks = neighbours <= System.Environment.ProcessorCount ? Stopwatch.Frequency / 1_000 : Completion.DefaultSpinTicks;
@@ -156,7 +153,7 @@ internal sealed class GrpcDevice : IDevice
     {
         // Handshakes still waiting for the table end now.
         _peerPins.TrySetCanceled();
-        foreach (var link in _sharedMemory) link.Dispose();
+        _sharedMemory.Dispose();
         _peers.DisposeAsync().AsTask().GetAwaiter().GetResult();
         _server?.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }

@@ -4,8 +4,10 @@ namespace Pmpi.Devices.SharedMemory;
 /// One direction of a pair's shared memory: a single-producer, single-consumer byte stream in a ring of
 /// <see cref="Capacity"/> bytes, after a control block whose indices sit on cache lines of their own (the producer
 /// writes only the tail, the consumer only the head). Either side spins briefly when it must wait, then sleeps on a
-/// doorbell word the other side rings, so a rank that waits for minutes uses no CPU. The peer is a process that may be
-/// faulty: indices that make no sense end the stream with an error, and no read or write leaves the ring.
+/// doorbell word the other side rings, so a rank that waits for minutes uses no CPU; a side says it sleeps by counting
+/// itself in (its rank's reader and a thread in the middle of a record may both sleep on one ring). The peer is a
+/// process that may be faulty: indices that make no sense end the stream with an error, and no read or write leaves
+/// the ring.
 /// </summary>
 internal sealed unsafe class ByteRing : IDisposable
 {
@@ -23,13 +25,15 @@ internal sealed unsafe class ByteRing : IDisposable
     private readonly Doorbell _dataBell;
     private readonly Doorbell _spaceBell;
     private readonly Func<bool> _closed;
+    private readonly Action? _sleeping;
     private long _position; // the producer's tail or the consumer's head, as this side last set it
 
     /// <param name="start">The control block; the ring follows it.</param>
     /// <param name="capacity">Bytes of the ring, a power of two.</param>
     /// <param name="name">Names the ring's doorbells (on Windows, named events).</param>
     /// <param name="closed">Whether this side is closing: a waiting read or write then gives up.</param>
-    public ByteRing(byte* start, int capacity, string name, Func<bool> closed)
+    /// <param name="sleeping">Told when this side stops spinning to sleep (<see cref="Matching.IPolledLinks.Sleeping"/>).</param>
+    public ByteRing(byte* start, int capacity, string name, Func<bool> closed, Action? sleeping = null)
     {
         _control = start;
         _data = start + ControlSize;
@@ -37,6 +41,7 @@ internal sealed unsafe class ByteRing : IDisposable
         _dataBell = Doorbell.For(name + "-data");
         _spaceBell = Doorbell.For(name + "-space");
         _closed = closed;
+        _sleeping = sleeping;
     }
 
     public int Capacity { get; }
@@ -80,12 +85,20 @@ internal sealed unsafe class ByteRing : IDisposable
     /// <summary>Consumer: whether the producer has written bytes this side has not read (a hint, unless the caller holds the consumer's side).</summary>
     public bool HasData => Volatile.Read(ref Tail) != _position;
 
-    /// <summary>Consumer: waits (spin, then sleep) until the producer has written bytes this side has not read.</summary>
-    /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
-    public void WaitForData()
+    /// <summary>
+    /// Consumer: says this side sleeps until the producer writes, and returns what to sleep on
+    /// (<see cref="Doorbell.WaitAny"/>); look at <see cref="HasData"/> once more before sleeping, and call
+    /// <see cref="AwakeForData"/> after.
+    /// </summary>
+    public Doorbell.Watch SleepUntilData()
     {
-        if (!HasData) Await(() => HasData, DataSignal, ConsumerSleeping, _dataBell);
+        int seen = Volatile.Read(ref *DataSignal);
+        Interlocked.Increment(ref *ConsumerSleeping);
+        return new Doorbell.Watch(_dataBell, DataSignal, seen);
     }
+
+    /// <summary>Consumer: no longer sleeps (after <see cref="SleepUntilData"/>).</summary>
+    public void AwakeForData() => Interlocked.Decrement(ref *ConsumerSleeping);
 
     /// <summary>Consumer: fills <paramref name="destination"/> from the stream, waiting for the producer as needed.</summary>
     /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
@@ -144,7 +157,7 @@ internal sealed unsafe class ByteRing : IDisposable
         if (Volatile.Read(ref *sleeping) != 0) bell.Ring(signal);
     }
 
-    /// <summary>Spins a little, then sleeps on <paramref name="signal"/> until <paramref name="ready"/> holds.</summary>
+    /// <summary>Spins a little, then sleeps on <paramref name="signal"/> until <paramref name="ready"/> holds (saying so first).</summary>
     private void Await(Func<bool> ready, int* signal, int* sleeping, Doorbell bell)
     {
         long start = System.Diagnostics.Stopwatch.GetTimestamp();
@@ -154,14 +167,15 @@ internal sealed unsafe class ByteRing : IDisposable
             if (ready()) return;
             spinner.SpinOnce(sleep1Threshold: -1);
         }
+        if (!ready()) _sleeping?.Invoke();
         while (!ready())
         {
             if (_closed()) throw new ObjectDisposedException(nameof(ByteRing), "The shared-memory link closed.");
             int seen = Volatile.Read(ref *signal);
-            Interlocked.Exchange(ref *sleeping, 1);
+            Interlocked.Increment(ref *sleeping);
             // Looked at again after saying so: a move between the check above and here has rung or changed the signal.
             if (!ready()) bell.Wait(signal, seen, SleepSlice);
-            Interlocked.Exchange(ref *sleeping, 0);
+            Interlocked.Decrement(ref *sleeping);
         }
     }
 

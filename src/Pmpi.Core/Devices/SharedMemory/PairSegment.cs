@@ -25,15 +25,15 @@ internal sealed unsafe class PairSegment : IDisposable
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _start;
 
-    private PairSegment(MemoryMappedFile file, int self, int peer, string name, Func<bool> closed)
+    private PairSegment(MemoryMappedFile file, int self, int peer, string name, Func<bool> closed, Action? sleeping)
     {
         _file = file;
         _view = file.CreateViewAccessor(0, Size, MemoryMappedFileAccess.ReadWrite);
         byte* start = null;
         _view.SafeMemoryMappedViewHandle.AcquirePointer(ref start);
         _start = start + _view.PointerOffset;
-        var lowerToHigher = new ByteRing(_start + HeaderSize, RingCapacity, name + "-up", closed);
-        var higherToLower = new ByteRing(_start + HeaderSize + ByteRing.ControlSize + RingCapacity, RingCapacity, name + "-down", closed);
+        var lowerToHigher = new ByteRing(_start + HeaderSize, RingCapacity, name + "-up", closed, sleeping);
+        var higherToLower = new ByteRing(_start + HeaderSize + ByteRing.ControlSize + RingCapacity, RingCapacity, name + "-down", closed, sleeping);
         (Outgoing, Incoming) = self < peer ? (lowerToHigher, higherToLower) : (higherToLower, lowerToHigher);
     }
 
@@ -45,14 +45,18 @@ internal sealed unsafe class PairSegment : IDisposable
     /// <summary>What the peer writes for this rank.</summary>
     public ByteRing Incoming { get; }
 
-    /// <summary>Maps the segment of ranks <paramref name="self"/> and <paramref name="peer"/> of the job whose key is <paramref name="jobKey"/>, creating it if this rank is first.</summary>
+    /// <summary>
+    /// Maps the segment of ranks <paramref name="self"/> and <paramref name="peer"/> of the job whose key is
+    /// <paramref name="jobKey"/>, creating it if this rank is first; its rings give up waiting once
+    /// <paramref name="closed"/> holds and tell <paramref name="sleeping"/> when they sleep.
+    /// </summary>
     /// <exception cref="MpiException">Transport: the segment cannot be made or mapped, or is not PMPI's; the message names both ranks.</exception>
-    public static PairSegment Open(string jobKey, int self, int peer, Func<bool> closed)
+    public static PairSegment Open(string jobKey, int self, int peer, Func<bool> closed, Action? sleeping = null)
     {
         string name = NameOf(jobKey, Math.Min(self, peer), Math.Max(self, peer));
         try
         {
-            return OperatingSystem.IsWindows() ? OpenWindows(name, self, peer, closed) : OpenFile(name, self, peer, closed);
+            return OperatingSystem.IsWindows() ? OpenWindows(name, self, peer, closed, sleeping) : OpenFile(name, self, peer, closed, sleeping);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or TimeoutException or InvalidDataException)
         {
@@ -74,7 +78,7 @@ internal sealed unsafe class PairSegment : IDisposable
         "pmpi-" + Convert.ToHexStringLower(HMACSHA256.HashData(Encoding.UTF8.GetBytes(jobKey), Encoding.UTF8.GetBytes($"shared memory {lower} {higher}")))[..32];
 
     [System.Runtime.Versioning.UnsupportedOSPlatform("windows")]
-    private static PairSegment OpenFile(string name, int self, int peer, Func<bool> closed)
+    private static PairSegment OpenFile(string name, int self, int peer, Func<bool> closed, Action? sleeping)
     {
         string path = Path.Combine(Directory.Exists("/dev/shm") ? "/dev/shm" : Path.GetTempPath(), name);
         FileStream stream;
@@ -94,7 +98,7 @@ internal sealed unsafe class PairSegment : IDisposable
             stream = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
         }
         var file = MemoryMappedFile.CreateFromFile(stream, null, Size, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
-        var segment = new PairSegment(file, self, peer, name, closed);
+        var segment = new PairSegment(file, self, peer, name, closed, sleeping);
         try
         {
             segment.Agree(created);
@@ -110,9 +114,9 @@ internal sealed unsafe class PairSegment : IDisposable
     }
 
     [System.Runtime.Versioning.SupportedOSPlatform("windows")]
-    private static PairSegment OpenWindows(string name, int self, int peer, Func<bool> closed)
+    private static PairSegment OpenWindows(string name, int self, int peer, Func<bool> closed, Action? sleeping)
     {
-        var segment = new PairSegment(MemoryMappedFile.CreateOrOpen($"Local\\{name}", Size), self, peer, name, closed);
+        var segment = new PairSegment(MemoryMappedFile.CreateOrOpen($"Local\\{name}", Size), self, peer, name, closed, sleeping);
         segment.Agree(created: Interlocked.Increment(ref *(int*)(segment._start + MappedOffset)) == 1);
         return segment;
     }

@@ -10,10 +10,11 @@ namespace Pmpi.Devices.SharedMemory;
 /// <summary>
 /// This rank's link to a peer on the same node, over the pair's <see cref="PairSegment"/>. A send writes a record
 /// (envelope, payload type, length) and the payload into the outgoing ring under the link's lock, so messages keep
-/// their order; a large payload streams through the ring while the peer drains it. A thread of this link reads the
-/// incoming ring: it reassembles each message into a pooled buffer and hands it to the matching engine, and sends an
-/// acknowledgement back when a synchronous message is matched. Anything in the incoming ring that is not a valid
-/// record aborts the rank with an error naming both ranks, never a read outside the ring.
+/// their order; a large payload streams through the ring while the peer drains it. Whoever polls the link (a thread
+/// of the rank waiting in a receive, or the rank's <see cref="SharedMemoryReader"/>) reads the incoming ring: it
+/// reassembles each message into a pooled buffer and hands it to the matching engine, and sends an acknowledgement
+/// back when a synchronous message is matched. Anything in the incoming ring that is not a valid record aborts the
+/// rank with an error naming both ranks, never a read outside the ring.
 /// </summary>
 internal sealed class SharedMemoryLink : ILink, IDisposable
 {
@@ -25,9 +26,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     private readonly MatchingEngine _engine;
     private readonly int _rank, _peer;
     private readonly Lock _writing = new();
-    private readonly Lock _reading = new(); // the incoming ring has one consumer at a time: the reader thread or a poller
+    private readonly Lock _reading = new(); // the incoming ring has one consumer at a time: the rank's reader or a poller
     private readonly ConcurrentDictionary<long, SendOperation> _awaitingAcks = new();
-    private readonly Thread _reader;
     private long _nextSyncId;
     private volatile bool _closed;
 
@@ -36,11 +36,13 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         _engine = engine;
         _rank = rank;
         _peer = peer;
-        // A send waiting for room gives up when the link closes or the rank is aborted (its peer may be gone).
-        _segment = PairSegment.Open(jobKey, rank, peer, () => _closed || engine.AbortReason is not null);
-        _reader = new Thread(ReadAll) { IsBackground = true, Name = $"PMPI shared memory from rank {peer}" };
-        _reader.Start();
+        // A wait for room or for the rest of a record gives up when the link closes or the rank is aborted (its peer
+        // may be gone), and a thread that stops polling to sleep says so, so the rank's reader reads the other links.
+        _segment = PairSegment.Open(jobKey, rank, peer, () => _closed || engine.AbortReason is not null, () => engine.Progress?.Sleeping());
     }
+
+    /// <summary>What the peer writes for this rank.</summary>
+    public ByteRing Incoming => _segment.Incoming;
 
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
     {
@@ -80,13 +82,16 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         return operation;
     }
 
-    public void Dispose()
+    /// <summary>Ends every wait on the link's rings, within a sleep slice: each gives up.</summary>
+    public void Close()
     {
         _closed = true;
         _segment.Incoming.WakeSleepers();
-        // The reader gives up within its sleep slice; the mapping may go only after it no longer reads it.
-        if (_reader.Join(TimeSpan.FromSeconds(5))) _segment.Dispose();
+        _segment.Outgoing.WakeSleepers();
     }
+
+    /// <summary>Unmaps the pair's memory: only once no thread reads or writes the link (<see cref="Close"/> first).</summary>
+    public void Dispose() => _segment.Dispose();
 
     private void SendAck(long syncId)
     {
@@ -104,43 +109,25 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     }
 
     /// <summary>
-    /// Reads what the peer has written so far, on the calling thread, if no other thread is reading it: a rank that
-    /// waits in a receive calls this while it spins (<see cref="MatchingEngine.Progress"/>), so a message reaches it
-    /// without waking the link's reader thread.
+    /// Reads what the peer has written so far, on the calling thread, unless another thread is reading it; whether
+    /// it read anything.
     /// </summary>
-    public void Poll()
+    public bool Poll()
     {
-        if (!_segment.Incoming.HasData || !_reading.TryEnter()) return;
+        if (_closed || !_segment.Incoming.HasData || !_reading.TryEnter()) return false;
         try
         {
             ReadAvailable();
+            return true;
         }
         catch (ObjectDisposedException)
         {
             // Closing or aborted: the wait that polled ends with the abort, not with this.
+            return false;
         }
         finally
         {
             _reading.Exit();
-        }
-    }
-
-    /// <summary>The link's reader: sleeps until the peer writes, then reads what it wrote unless a poller already has.</summary>
-    private void ReadAll()
-    {
-        var ring = _segment.Incoming;
-        try
-        {
-            // Until the link closes or the rank is aborted (by a corrupt record among other things).
-            while (!_closed && _engine.AbortReason is null)
-            {
-                ring.WaitForData();
-                lock (_reading) ReadAvailable();
-            }
-        }
-        catch (ObjectDisposedException)
-        {
-            // Closed, or this rank was aborted: nothing more to read.
         }
     }
 
@@ -205,8 +192,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
 
     /// <summary>
     /// Tells the sender of a synchronous message that it was matched. Written from the thread pool: the match may
-    /// happen on this link's reader, which must never wait for room in the outgoing ring (the peer's reader may be
-    /// waiting for room in this one).
+    /// happen while this link is read, and a reader must never wait for room in the outgoing ring (the peer's reader
+    /// may be waiting for room in this one).
     /// </summary>
     private sealed class Acknowledgement(SharedMemoryLink link, long syncId) : IDeliveryReceipt
     {

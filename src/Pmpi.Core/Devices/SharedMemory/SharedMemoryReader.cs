@@ -1,0 +1,140 @@
+using System.Collections.Immutable;
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using Pmpi.Matching;
+
+namespace Pmpi.Devices.SharedMemory;
+
+/// <summary>
+/// The one thread of a rank that reads its shared-memory links while no thread of the rank polls them: it reads
+/// whatever arrives, spins briefly after, then sleeps on every incoming ring at once (<see cref="Doorbell.WaitAny"/>),
+/// so a node of n ranks runs n readers, not n². While a waiting rank thread polls the links itself
+/// (<see cref="IPolledLinks.Poll"/>), the reader stands down: it naps on a bell of its own without saying it sleeps
+/// on the rings, so a peer's send rings no doorbell and wakes no second thread to contend for the rank's core. The
+/// rank thread rings that bell when it stops polling to sleep (<see cref="IPolledLinks.Sleeping"/>); a rank thread
+/// that simply went back to computing is noticed when the nap ends.
+/// </summary>
+internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
+{
+    // As long as Completion spins by default: a partner on another core answers within microseconds.
+    private static readonly long SpinTicks = Stopwatch.Frequency / 20_000; // 50 µs
+    // A rank thread that polled this recently is taken to be polling still.
+    private static readonly long PollingTicks = Stopwatch.Frequency / 1_000; // 1 ms
+    private static readonly TimeSpan NapSlice = TimeSpan.FromMilliseconds(2);
+    private static readonly TimeSpan SleepSlice = TimeSpan.FromMilliseconds(500);
+
+    private readonly MatchingEngine _engine;
+    private readonly Doorbell _bell = Doorbell.Local();
+    private readonly int* _bellWord = (int*)NativeMemory.AllocZeroed(sizeof(int));
+    private readonly Thread _thread;
+    private ImmutableArray<SharedMemoryLink> _links = [];
+    private long _lastPolled;
+    private int _napping;
+    private volatile bool _stopping;
+
+    public SharedMemoryReader(MatchingEngine engine)
+    {
+        _engine = engine;
+        _thread = new Thread(Run) { IsBackground = true, Name = "PMPI shared memory" };
+    }
+
+    /// <summary>Reads <paramref name="links"/> from now on (the thread starts with the first).</summary>
+    public void Add(IEnumerable<SharedMemoryLink> links)
+    {
+        ImmutableInterlocked.Update(ref _links, static (current, added) => current.AddRange(added), links);
+        if (_thread.ThreadState.HasFlag(System.Threading.ThreadState.Unstarted)) _thread.Start();
+        else Wake();
+    }
+
+    public void Poll()
+    {
+        Volatile.Write(ref _lastPolled, Stopwatch.GetTimestamp());
+        foreach (var link in _links) link.Poll();
+    }
+
+    public void Sleeping()
+    {
+        Volatile.Write(ref _lastPolled, 0);
+        // Full fence, paired with the one in Nap: either this side sees the nap, or the nap sees the bell's count.
+        Interlocked.Increment(ref *_bellWord);
+        if (Volatile.Read(ref _napping) != 0) _bell.Ring(_bellWord);
+    }
+
+    /// <summary>Stops the reader, then unmaps the links (each link's waits end first).</summary>
+    public void Dispose()
+    {
+        _stopping = true;
+        foreach (var link in _links) link.Close();
+        Wake();
+        // The mappings may go only once the reader no longer reads them; it gives up within a sleep slice.
+        bool stopped = _thread.ThreadState.HasFlag(System.Threading.ThreadState.Unstarted) || _thread.Join(TimeSpan.FromSeconds(5));
+        if (!stopped) return;
+        foreach (var link in _links) link.Dispose();
+        _bell.Dispose();
+        NativeMemory.Free(_bellWord);
+    }
+
+    /// <summary>Wakes the reader from a nap or a sleep, so it looks at its links again.</summary>
+    private void Wake()
+    {
+        Interlocked.Increment(ref *_bellWord);
+        _bell.Ring(_bellWord);
+    }
+
+    private void Run()
+    {
+        var spinner = new SpinWait();
+        long lastRead = 0;
+        // Until the rank ends or is aborted (by a corrupt record among other things).
+        while (!_stopping && _engine.AbortReason is null)
+        {
+            if (ReadAny())
+            {
+                lastRead = Stopwatch.GetTimestamp();
+                spinner.Reset();
+                continue;
+            }
+            int rung = Volatile.Read(ref *_bellWord);
+            long now = Stopwatch.GetTimestamp();
+            if (now - Volatile.Read(ref _lastPolled) < PollingTicks) Nap(rung);
+            else if (now - lastRead < SpinTicks) spinner.SpinOnce(sleep1Threshold: -1);
+            else SleepUntilData(rung);
+        }
+    }
+
+    private bool ReadAny()
+    {
+        bool read = false;
+        foreach (var link in _links) read |= link.Poll();
+        return read;
+    }
+
+    /// <summary>Sleeps on the bell alone while a rank thread polls: the rings are its.</summary>
+    private void Nap(int rung)
+    {
+        Volatile.Write(ref _napping, 1);
+        Interlocked.MemoryBarrier();
+        _bell.Wait(_bellWord, rung, NapSlice);
+        Volatile.Write(ref _napping, 0);
+    }
+
+    /// <summary>Sleeps on the bell and every incoming ring, said to sleep, until one is rung.</summary>
+    private void SleepUntilData(int rung)
+    {
+        var links = _links;
+        var watches = new Doorbell.Watch[links.Length + 1];
+        watches[0] = new Doorbell.Watch(_bell, _bellWord, rung);
+        for (int i = 0; i < links.Length; i++) watches[i + 1] = links[i].Incoming.SleepUntilData();
+        try
+        {
+            // Looked at again after saying so: a write between the last read and here has rung or changed a signal.
+            // Data this reader did not read is another thread's, in the middle of reading it: let that thread run.
+            if (links.Any(link => link.Incoming.HasData)) Thread.Yield();
+            else Doorbell.WaitAny(watches, SleepSlice);
+        }
+        finally
+        {
+            foreach (var link in links) link.Incoming.AwakeForData();
+        }
+    }
+}
