@@ -154,7 +154,7 @@ tls() {
 tcp_native() { run pingpong-tcp-native python3 "$repo/bench/native/tls_pingpong.py" tcp $quick_flag; }
 tls_native() { run pingpong-tls-native python3 "$repo/bench/native/tls_pingpong.py" tls $quick_flag; }
 coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag; }
-coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 $quick_flag --timeout "$child_timeout"; }
+coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 --jit-warmup $quick_flag --timeout "$child_timeout"; }
 
 : >"$runs/load"
 with_tls=0
