@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Globalization;
 using Pmpi.Integration.Tests.Infrastructure;
 
 namespace Pmpi.Integration.Tests;
@@ -45,6 +46,39 @@ public sealed class SharedMemoryTests
             // Assert
             Assert.NotEqual(0, code);
             Assert.Equal(before, Segments());
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    [LinuxFact]
+    public async Task Run_RanksWaitingInAReceive_EachSleepsWithOneSharedMemoryReaderAndUsesNoCpu()
+    {
+        // Arrange: four ranks of one node, each waiting in a receive nobody sends to.
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "4", PmpiCli.TestRanksDll, "block"]);
+        var hellos = new List<RankHello>();
+        try
+        {
+            for (int rank = 0; rank < 4; rank++)
+                await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
+            hellos = RankHello.All(run.Stdout);
+            await Task.Delay(TimeSpan.FromSeconds(1)); // past every spin
+
+            // Act
+            var before = hellos.ToDictionary(hello => hello.Rank, hello => CpuSeconds(hello.ProcessId));
+            await Task.Delay(TimeSpan.FromSeconds(3));
+            var used = hellos.ToDictionary(hello => hello.Rank, hello => CpuSeconds(hello.ProcessId) - before[hello.Rank]);
+
+            // Assert: a rank reads its three peers' rings with one thread (Linux cuts its name to 15 characters),
+            // and three seconds of waiting cost each rank next to no CPU (clock ticks are 10 ms).
+            foreach (var hello in hellos)
+            {
+                var names = Directory.EnumerateDirectories($"/proc/{hello.ProcessId}/task").Select(task => File.ReadAllText(Path.Combine(task, "comm")).Trim()).ToList();
+                Assert.True(names.Count(name => name == "PMPI shared mem") == 1, $"rank {hello.Rank}'s threads: {string.Join(", ", names)}");
+                Assert.True(used[hello.Rank] < 0.15, $"rank {hello.Rank} used {used[hello.Rank]:F2} s of CPU in 3 s of waiting in a receive.");
+            }
         }
         finally
         {
@@ -125,6 +159,15 @@ public sealed class SharedMemoryTests
     private static IEnumerable<string> SocketInodes(int processId) =>
         Directory.EnumerateFileSystemEntries($"/proc/{processId}/fd").Select(fd => new FileInfo(fd).LinkTarget ?? "")
             .Where(target => target.StartsWith("socket:[", StringComparison.Ordinal)).Select(target => target[8..^1]);
+
+    /// <summary>User and system CPU seconds process <paramref name="processId"/> has used (/proc/PID/stat, fields 14 and 15).</summary>
+    private static double CpuSeconds(int processId)
+    {
+        // "pid (comm) state ...": comm may hold spaces and parentheses, so count fields after the last ')'.
+        var stat = File.ReadAllText($"/proc/{processId}/stat");
+        var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+        return (long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture)) / 100.0;
+    }
 
     private static string[] Segments() =>
         Directory.Exists("/dev/shm") ? [.. Directory.EnumerateFiles("/dev/shm", "pmpi-*").Order()] : [];
