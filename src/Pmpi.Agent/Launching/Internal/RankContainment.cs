@@ -51,13 +51,14 @@ internal partial class RankContainment : IDisposable
     /// <summary>
     /// Kills the rank and everything it started; harmless when all are gone. The process tree goes first, while it
     /// is still whole (a process started before the rank joined its cgroup is found there), then the rank's process
-    /// group, then the cgroup or job object.
+    /// group, then the cgroup or job object. A rank that has exited has no tree left (its children were handed to
+    /// another parent), and walking one reads every process's entry in /proc, so then only the others go.
     /// </summary>
     public void Kill(Process process)
     {
         try
         {
-            process.Kill(entireProcessTree: true);
+            if (!process.HasExited) process.Kill(entireProcessTree: true);
         }
         catch (Exception e) when (e is InvalidOperationException or System.ComponentModel.Win32Exception)
         {
