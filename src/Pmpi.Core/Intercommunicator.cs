@@ -152,7 +152,7 @@ public sealed class Intercommunicator : Communicator
     public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
     {
         ArgumentNullException.ThrowIfNull(values);
-        var result = IntercommunicatorCollectives.Reduce(this, _local, values, Elementwise(op), CheckedRoot(root));
+        var result = IntercommunicatorCollectives.Reduce(this, _local, values, Elementwise.Of(op), CheckedRoot(root));
         return root == Root ? result : null;
     }
 
@@ -166,7 +166,7 @@ public sealed class Intercommunicator : Communicator
     public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return IntercommunicatorCollectives.Allreduce(this, _local, values, Elementwise(op));
+        return IntercommunicatorCollectives.Allreduce(this, _local, values, Elementwise.Of(op));
     }
 
     /// <summary>The other group's arrays combined element by element into <paramref name="outValues"/>, on every rank.</summary>
@@ -290,7 +290,7 @@ public sealed class Intercommunicator : Communicator
     {
         ArgumentNullException.ThrowIfNull(values);
         CheckCounts(counts, Size, nameof(counts));
-        return IntercommunicatorCollectives.ReduceScatter(this, _local, values, Elementwise(op), counts);
+        return IntercommunicatorCollectives.ReduceScatter(this, _local, values, Elementwise.Of(op), counts);
     }
 
     /// <summary>This rank's block of the other group's element-wise combination, into <paramref name="outValues"/>.</summary>

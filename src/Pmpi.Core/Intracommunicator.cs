@@ -159,8 +159,8 @@ public class Intracommunicator : Communicator
     {
         ArgumentNullException.ThrowIfNull(values);
         return Detached(LevelsFor(op) is { } levels
-            ? HierarchicalCollectives.Reduce(this, levels, values, Elementwise(op), Checked(root))
-            : CollectiveAlgorithms.Reduce(this, values, Elementwise(op), Checked(root)), values);
+            ? HierarchicalCollectives.Reduce(this, levels, values, Elementwise.Of(op), Checked(root))
+            : CollectiveAlgorithms.Reduce(this, values, Elementwise.Of(op), Checked(root)), values);
     }
 
     /// <summary>
@@ -197,7 +197,7 @@ public class Intracommunicator : Communicator
     public T[] Scan<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return Detached(CollectiveAlgorithms.Scan(this, values, Elementwise(op), inclusive: true), values);
+        return Detached(CollectiveAlgorithms.Scan(this, values, Elementwise.Of(op), inclusive: true), values);
     }
 
     /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> - 1; default on rank 0 (MPI_Exscan).</summary>
@@ -211,7 +211,7 @@ public class Intracommunicator : Communicator
     public T[] ExclusiveScan<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return CollectiveAlgorithms.Scan(this, values, Elementwise(op), inclusive: false);
+        return CollectiveAlgorithms.Scan(this, values, Elementwise.Of(op), inclusive: false);
     }
 
     /// <summary>
@@ -223,7 +223,7 @@ public class Intracommunicator : Communicator
         ArgumentNullException.ThrowIfNull(op);
         CheckCounts(counts, nameof(counts));
         CheckLength(values, counts.Sum(), nameof(values));
-        var reduced = CollectiveAlgorithms.Reduce(this, values, Elementwise(op), root: 0);
+        var reduced = CollectiveAlgorithms.Reduce(this, values, Elementwise.Of(op), root: 0);
         return CollectiveAlgorithms.Scatterv(this, reduced, 0, counts);
     }
 
@@ -446,17 +446,4 @@ public class Intracommunicator : Communicator
 
     /// <summary>The levels a reduction by <paramref name="op"/> may climb: only a commutative one may be regrouped.</summary>
     private CommunicatorTopology? LevelsFor<T>(ReductionOperation<T> op) => Operation<T>.IsCommutative(op) ? Topology : null;
-
-    internal static ReductionOperation<T[]> Elementwise<T>(ReductionOperation<T> op)
-    {
-        ArgumentNullException.ThrowIfNull(op);
-        return (first, second) =>
-        {
-            if (first.Length != second.Length)
-                throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths ({first.Length} and {second.Length}).");
-            var result = new T[first.Length];
-            for (int i = 0; i < result.Length; i++) result[i] = op(first[i], second[i]);
-            return result;
-        };
-    }
 }

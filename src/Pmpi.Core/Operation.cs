@@ -32,6 +32,12 @@ public static class Operation<T>
     private static readonly Lazy<ReductionOperation<T>>[] Predefined =
         [AddOp, MultiplyOp, MinOp, MaxOp, LogicalAndOp, LogicalOrOp, LogicalXorOp, BitwiseAndOp, BitwiseOrOp, ExclusiveOrOp];
 
+    private static readonly (Lazy<ReductionOperation<T>> Operation, PredefinedOperation Kind)[] Kinds =
+    [
+        (AddOp, PredefinedOperation.Add), (MultiplyOp, PredefinedOperation.Multiply), (MinOp, PredefinedOperation.Min), (MaxOp, PredefinedOperation.Max),
+        (BitwiseAndOp, PredefinedOperation.BitwiseAnd), (BitwiseOrOp, PredefinedOperation.BitwiseOr), (ExclusiveOrOp, PredefinedOperation.ExclusiveOr),
+    ];
+
     /// <summary>Sum (MPI_SUM); string concatenation for strings.</summary>
     public static ReductionOperation<T> Add => AddOp.Value;
 
@@ -70,6 +76,13 @@ public static class Operation<T>
     public static bool IsCommutative(ReductionOperation<T> op) =>
         (typeof(T).IsPrimitive || typeof(T) == typeof(decimal))
         && Predefined.Any(predefined => predefined.IsValueCreated && predefined.Value == op);
+
+    /// <summary>Which predefined operation on a primitive type <paramref name="op"/> is (<see cref="Collectives.Elementwise"/> runs those as SIMD).</summary>
+    internal static PredefinedOperation KindOf(ReductionOperation<T> op)
+    {
+        if (!typeof(T).IsPrimitive) return PredefinedOperation.None;
+        return Kinds.FirstOrDefault(kind => kind.Operation.IsValueCreated && kind.Operation.Value == op).Kind;
+    }
 
     // Expression trees have no arithmetic on the narrow integers; widen to int, then narrow back (wrapping, as C# does).
     private static bool IsNarrow => Type.GetTypeCode(typeof(T)) is TypeCode.Byte or TypeCode.SByte or TypeCode.Int16 or TypeCode.UInt16 or TypeCode.Char;
@@ -115,4 +128,17 @@ public static class Operation<T>
 
     private static MpiException NotDefined(string name, Exception? inner) =>
         new(ErrorClass.InvalidArgument, $"Operation {name} is not defined for {typeof(T).FullName}: give it the operator, or pass your own ReductionOperation<T>.", inner);
+}
+
+/// <summary>The predefined operations an element-wise reduction can run as SIMD; None for any other.</summary>
+internal enum PredefinedOperation
+{
+    None,
+    Add,
+    Multiply,
+    Min,
+    Max,
+    BitwiseAnd,
+    BitwiseOr,
+    ExclusiveOr,
 }

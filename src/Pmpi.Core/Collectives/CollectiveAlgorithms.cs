@@ -127,7 +127,7 @@ internal static class CollectiveAlgorithms
     public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative) =>
         commutative && comm.Size >= BlockAllreduceRanks && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && values.Length >= comm.Size
             ? AllreduceByBlocks(comm, values, op)
-            : Allreduce(comm, values, Intracommunicator.Elementwise(op));
+            : Allreduce(comm, values, Elementwise.Of(op));
 
     /// <summary>
     /// Rabenseifner's allreduce for a commutative operation (MPICH's for long messages): the ranks beyond a power of
@@ -333,7 +333,8 @@ internal static class CollectiveAlgorithms
     private static void Combine<T>(T[] result, int offset, int length, T[] theirs, ReductionOperation<T> op)
     {
         CheckLength(theirs, length, result.Length);
-        for (int i = 0; i < theirs.Length; i++) result[offset + i] = op(result[offset + i], theirs[i]);
+        var mine = result.AsSpan(offset, length);
+        Elementwise.Combine<T>(mine, theirs, mine, op, Operation<T>.KindOf(op));
     }
 
     /// <summary>A peer's block of an array as long as this rank's has the length this rank's block has.</summary>

@@ -43,7 +43,7 @@ internal static class HierarchicalCollectives
     /// <summary>Element-wise over arrays: the domain leaders' level may go by blocks (<see cref="CollectiveAlgorithms.AllreduceElementwise"/>).</summary>
     public static T[] Allreduce<T>(CommunicatorTopology levels, T[] values, ReductionOperation<T> op)
     {
-        var elementwise = Intracommunicator.Elementwise(op);
+        var elementwise = Elementwise.Of(op);
         values = ReduceToDomainLeaders(levels, values, elementwise);
         if (levels.DomainLeaders is { } domainLeaders) values = CollectiveAlgorithms.AllreduceElementwise(domainLeaders, values, op, commutative: true);
         if (levels.NodeLeaders is { } nodeLeaders) values = CollectiveAlgorithms.Broadcast(nodeLeaders, values, 0);
