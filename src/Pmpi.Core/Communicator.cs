@@ -350,9 +350,12 @@ public abstract class Communicator : IDisposable
         return Runtime.Device.Engine.Post(new Envelope(context, source, tag), returnsNewArray);
     }
 
-    internal Message ReceiveMessage(int source, int tag, int context, bool returnsNewArray = false)
+    internal Message ReceiveMessage(int source, int tag, int context, bool returnsNewArray = false) =>
+        Complete(PostReceive(source, tag, context, returnsNewArray));
+
+    /// <summary>Waits for a posted receive and gives its message.</summary>
+    internal Message Complete(ReceiveOperation receive)
     {
-        var receive = PostReceive(source, tag, context, returnsNewArray);
         receive.Wait(Runtime.Device.Engine);
         Request.ThrowIfFailed(receive);
         return receive.Message!;

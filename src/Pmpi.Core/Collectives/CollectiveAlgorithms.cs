@@ -1,4 +1,6 @@
 using System.Runtime.CompilerServices;
+using Pmpi.Matching;
+using Pmpi.Payloads;
 
 namespace Pmpi.Collectives;
 
@@ -359,14 +361,21 @@ internal static class CollectiveAlgorithms
         Communicator.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
 
     internal static T Receive<T>(Intracommunicator comm, int source, int tag) =>
-        comm.Decode<T>(comm.ReceiveMessage(source, tag, comm.CollectiveContext), comm.CollectiveContext);
+        comm.Decode<T>(comm.Complete(PostReceive<T>(comm, source, tag)), comm.CollectiveContext);
 
-    /// <summary>Sends and receives at once, so large (rendezvous) messages between partners cannot deadlock.</summary>
+    /// <summary>
+    /// Sends and receives at once, so large (rendezvous) messages between partners cannot deadlock. The receive is
+    /// posted first: a large array then arrives straight into the array it returns, not through a buffer and a copy.
+    /// </summary>
     private static T Exchange<T>(Intracommunicator comm, T value, int dest, int source, int tag)
     {
+        var receive = PostReceive<T>(comm, source, tag);
         var send = comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false);
-        var received = Receive<T>(comm, source, tag);
+        var received = comm.Decode<T>(comm.Complete(receive), comm.CollectiveContext);
         Communicator.Complete(send);
         return received;
     }
+
+    private static ReceiveOperation PostReceive<T>(Intracommunicator comm, int source, int tag) =>
+        comm.PostReceive(source, tag, comm.CollectiveContext, Codec<T>.Instance.ReturnsNewArray);
 }
