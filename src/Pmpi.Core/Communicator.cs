@@ -208,13 +208,13 @@ public abstract class Communicator : IDisposable
     // ---- Nonblocking ----
 
     /// <summary>Starts a send (MPI_Isend); the value or array must not change until the request completes.</summary>
-    public Request ImmediateSend<T>(T value, int dest, int tag) => new SendRequest(StartSend(value, dest, tag, Context, synchronous: false), dest, tag);
+    public Request ImmediateSend<T>(T value, int dest, int tag) => new SendRequest(StartSend(value, dest, tag, Context, synchronous: false), dest, tag, Runtime.Device.Engine);
 
     /// <summary>Starts an array send (MPI_Isend).</summary>
     public Request ImmediateSend<T>(T[] values, int dest, int tag) => ImmediateSend<T[]>(values, dest, tag);
 
     /// <summary>Starts a synchronous send (MPI_Issend): completes once the receiver matched it.</summary>
-    public Request ImmediateSsend<T>(T value, int dest, int tag) => new SendRequest(StartSend(value, dest, tag, Context, synchronous: true), dest, tag);
+    public Request ImmediateSsend<T>(T value, int dest, int tag) => new SendRequest(StartSend(value, dest, tag, Context, synchronous: true), dest, tag, Runtime.Device.Engine);
 
     /// <summary>Starts a receive of a value (MPI_Irecv).</summary>
     public ReceiveRequest<T> ImmediateReceive<T>(int source, int tag) =>
@@ -336,9 +336,10 @@ public abstract class Communicator : IDisposable
         return Runtime.Links[_peers[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
     }
 
-    internal static void Complete(SendOperation send)
+    /// <summary>Waits for a send, making progress meanwhile (a lent payload completes when the peer's acknowledgement is read).</summary>
+    internal void Complete(SendOperation send)
     {
-        send.Wait();
+        send.Wait(Runtime.Device.Engine);
         Request.ThrowIfFailed(send);
     }
 

@@ -41,17 +41,22 @@ public abstract class Request
 }
 
 /// <summary>A nonblocking send; completes when the send buffer may be reused.</summary>
-internal sealed class SendRequest(SendOperation operation, int destination, int tag) : Request
+internal sealed class SendRequest(SendOperation operation, int destination, int tag, MatchingEngine engine) : Request
 {
     internal override Completion Completion => operation;
 
     public override CompletedStatus Wait()
     {
-        operation.Wait();
+        operation.Wait(engine);
         return Status();
     }
 
-    public override CompletedStatus? Test() => operation.IsCompleted ? Status() : null;
+    public override CompletedStatus? Test()
+    {
+        // As a receive's test: a test loop makes the progress a wait would (a lent payload's acknowledgement).
+        if (!operation.IsCompleted) engine.Progress?.Poll();
+        return operation.IsCompleted ? Status() : null;
+    }
 
     public override void Cancel()
     {

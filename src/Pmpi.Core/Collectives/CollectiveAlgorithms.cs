@@ -358,7 +358,7 @@ internal static class CollectiveAlgorithms
     private static int Absolute(int relative, int root, int size) => (relative + root) % size;
 
     internal static void Send<T>(Intracommunicator comm, T value, int dest, int tag) =>
-        Communicator.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
+        comm.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
 
     internal static T Receive<T>(Intracommunicator comm, int source, int tag) =>
         comm.Decode<T>(comm.Complete(PostReceive<T>(comm, source, tag)), comm.CollectiveContext);
@@ -372,7 +372,7 @@ internal static class CollectiveAlgorithms
         var receive = PostReceive<T>(comm, source, tag);
         var send = comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false);
         var received = comm.Decode<T>(comm.Complete(receive), comm.CollectiveContext);
-        Communicator.Complete(send);
+        comm.Complete(send);
         return received;
     }
 

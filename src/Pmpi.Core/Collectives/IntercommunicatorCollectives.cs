@@ -111,7 +111,7 @@ internal static class IntercommunicatorCollectives
         for (int dest = 0; dest < values.Length; dest++) sends[dest] = comm.StartSend(values[dest], dest, AlltoallTag, comm.CollectiveContext, synchronous: false);
         var received = new T[comm.RemoteSize];
         for (int source = 0; source < received.Length; source++) received[source] = Receive<T>(comm, source, AlltoallTag);
-        foreach (var send in sends) Communicator.Complete(send);
+        foreach (var send in sends) comm.Complete(send);
         return received;
     }
 
@@ -185,7 +185,7 @@ internal static class IntercommunicatorCollectives
                 throw new MpiException(ErrorClass.InvalidCount, $"AlltoallFlattened: rank {source} of the other group sent {block.Length} elements; receiveCounts[{source}] is {receiveCounts[source]}.");
             block.CopyTo(received, offset);
         }
-        foreach (var send in sends) Communicator.Complete(send);
+        foreach (var send in sends) comm.Complete(send);
         return received;
     }
 
@@ -210,7 +210,7 @@ internal static class IntercommunicatorCollectives
     }
 
     private static void Send<T>(Intercommunicator comm, T value, int dest, int tag) =>
-        Communicator.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
+        comm.Complete(comm.StartSend(value, dest, tag, comm.CollectiveContext, synchronous: false));
 
     private static T Receive<T>(Intercommunicator comm, int source, int tag) =>
         comm.Decode<T>(comm.ReceiveMessage(source, tag, comm.CollectiveContext), comm.CollectiveContext);
@@ -219,7 +219,7 @@ internal static class IntercommunicatorCollectives
     {
         var send = comm.StartSend(value, partner, tag, comm.CollectiveContext, synchronous: false);
         var received = Receive<T>(comm, partner, tag);
-        Communicator.Complete(send);
+        comm.Complete(send);
         return received;
     }
 }
