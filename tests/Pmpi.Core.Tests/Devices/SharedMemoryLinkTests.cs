@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Pmpi.Devices;
 using Pmpi.Devices.SharedMemory;
 using Pmpi.Matching;
 using Pmpi.Payloads;
@@ -71,10 +72,7 @@ public sealed unsafe class SharedMemoryLinkTests
     public void Link_PairOfRanks_CarriesMessagesBothWaysAndAcknowledgesSynchronousSends()
     {
         // Arrange
-        string key = Guid.NewGuid().ToString("N");
-        var engines = new[] { new MatchingEngine(), new MatchingEngine() };
-        var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
-        var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        var (engines, zero, one) = NewPair();
         using var readerOfZero = Reader(engines[0], zero);
         using var readerOfOne = Reader(engines[1], one);
         var big = Enumerable.Range(0, 3_000_000).Select(i => (byte)i).ToArray();
@@ -99,10 +97,7 @@ public sealed unsafe class SharedMemoryLinkTests
     public void Link_LargeArrayForAReceiveThatReturnsANewArray_ReadStraightIntoThatArray()
     {
         // Arrange: both receives posted first, as a receive that returns a new array.
-        string key = Guid.NewGuid().ToString("N");
-        var engines = new[] { new MatchingEngine(), new MatchingEngine() };
-        var zero = new SharedMemoryLink(key, engines[0], rank: 0, peer: 1);
-        var one = new SharedMemoryLink(key, engines[1], rank: 1, peer: 0);
+        var (engines, zero, one) = NewPair();
         using var readerOfZero = Reader(engines[0], zero);
         using var readerOfOne = Reader(engines[1], one);
         var large = Enumerable.Range(0, 300_000).Select(i => i * 0.5).ToArray();
@@ -125,6 +120,57 @@ public sealed unsafe class SharedMemoryLinkTests
     }
 
     [Fact]
+    public void Link_LargeMessageOnceThePeerCanReadThisRank_IsLentWithoutWaitingForTheRingAndCompletesWhenCopied()
+    {
+        // Arrange: rank 1's reader runs only once rank 1 has read a first message, which lets it check it can read
+        // rank 0's memory; then no one reads, so a payload written through the 512 KB ring would block the send.
+        var (engines, zero, one) = NewPair();
+        using var readerOfZero = Reader(engines[0], zero);
+        zero.Send(new Envelope(0, 0, 1), Payload([1]), synchronous: false);
+        Assert.True(SpinWait.SpinUntil(one.Poll, Timeout), "Rank 1 read nothing.");
+        var big = Enumerable.Range(0, 4 * 1024 * 1024).Select(i => (byte)(i * 31 + i / 7)).ToArray();
+
+        // Act
+        SendOperation? lent = null;
+        var sending = new Thread(() => lent = zero.Send(new Envelope(0, 0, 2), Payload(big), synchronous: false)) { IsBackground = true };
+        sending.Start();
+        Assert.True(sending.Join(Timeout), "The send waited for room in the ring: the payload was not lent.");
+        bool completedUnread = lent!.IsCompleted;
+        using var readerOfOne = Reader(engines[1], one);
+        var received = Receive(engines[1], source: 0, tag: 2);
+
+        // Assert: the send returned before anyone read, and completed once rank 1 had copied it.
+        Assert.False(completedUnread);
+        Assert.Equal(big, received);
+        Assert.True(SpinWait.SpinUntil(() => lent.IsCompleted, Timeout), "The lent send was not acknowledged once copied.");
+        Assert.Null(lent.Error);
+    }
+
+    [Fact]
+    public void Link_LentSynchronousSend_CompletesOnlyWhenMatched()
+    {
+        // Arrange: a first message lets rank 1 check it can read rank 0's memory.
+        var (engines, zero, one) = NewPair();
+        using var readerOfZero = Reader(engines[0], zero);
+        using var readerOfOne = Reader(engines[1], one);
+        zero.Send(new Envelope(0, 0, 1), Payload([1]), synchronous: false);
+        Assert.Equal([1], Receive(engines[1], source: 0, tag: 1));
+        var big = Enumerable.Range(0, 1024 * 1024).Select(i => (byte)(i * 13)).ToArray();
+
+        // Act: copied at once by rank 1's reader, but not yet matched.
+        var ssend = zero.Send(new Envelope(0, 0, 2), Payload(big), synchronous: true);
+        var probe = engines[1].PostProbe(new Envelope(0, 0, 2));
+        Assert.True(SpinWait.SpinUntil(() => probe.IsCompleted, Timeout), "The message did not arrive.");
+        bool completedUnmatched = ssend.IsCompleted;
+        var received = Receive(engines[1], source: 0, tag: 2);
+
+        // Assert
+        Assert.False(completedUnmatched);
+        Assert.Equal(big, received);
+        Assert.True(SpinWait.SpinUntil(() => ssend.IsCompleted, Timeout), "The synchronous send was not acknowledged once matched.");
+    }
+
+    [Fact]
     public void Link_PeerWritesARecordThatIsNotOne_AbortsTheRankNamingBoth()
     {
         // Arrange: rank 0's link, and rank 1's side of the same segment written by hand.
@@ -143,6 +189,14 @@ public sealed unsafe class SharedMemoryLinkTests
         Assert.NotNull(engine.AbortReason);
         Assert.Equal(ErrorClass.Transport, engine.AbortReason.ErrorClass);
         Assert.Contains("Shared memory from rank 1 to rank 0 is corrupt: a record of kind 7", engine.AbortReason.Message);
+    }
+
+    /// <summary>The links of ranks 0 and 1 of a new pair, each with its rank's engine.</summary>
+    private static (MatchingEngine[] Engines, SharedMemoryLink Zero, SharedMemoryLink One) NewPair()
+    {
+        string key = Guid.NewGuid().ToString("N");
+        var engines = new[] { new MatchingEngine(), new MatchingEngine() };
+        return (engines, new SharedMemoryLink(key, engines[0], rank: 0, peer: 1), new SharedMemoryLink(key, engines[1], rank: 1, peer: 0));
     }
 
     /// <summary>The rank's reader of <paramref name="link"/>, which also unmaps it when disposed.</summary>

@@ -82,6 +82,17 @@ internal sealed unsafe class ByteRing : IDisposable
         }
     }
 
+    /// <summary>Producer: appends all of <paramref name="bytes"/> if the ring has room for them now, else nothing; whether it did.</summary>
+    /// <exception cref="InvalidDataException">The consumer's index is out of range.</exception>
+    public bool TryWrite(ReadOnlySpan<byte> bytes)
+    {
+        long used = _position - Volatile.Read(ref Head);
+        if (used < 0 || used > Capacity) throw Corrupt("head", used);
+        if (Capacity - used < bytes.Length) return false;
+        Write(bytes);
+        return true;
+    }
+
     /// <summary>Consumer: whether the producer has written bytes this side has not read (a hint, unless the caller holds the consumer's side).</summary>
     public bool HasData => Volatile.Read(ref Tail) != _position;
 

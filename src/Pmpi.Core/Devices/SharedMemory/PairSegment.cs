@@ -1,4 +1,6 @@
 using System.IO.MemoryMappedFiles;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Text;
 
@@ -6,7 +8,8 @@ namespace Pmpi.Devices.SharedMemory;
 
 /// <summary>
 /// The memory two ranks of one node share: a small header, then one <see cref="ByteRing"/> per direction (the lower
-/// rank's sends first). Its name is derived from the job key, so no one outside the job can guess it. On Linux it is a
+/// rank's sends first). The header holds a slot per rank where it states its process and a probe word, so that the
+/// peer can find out whether it may copy large messages straight out of this rank's memory (<see cref="PeerMemory"/>). Its name is derived from the job key, so no one outside the job can guess it. On Linux it is a
 /// file in /dev/shm, created owner-only by whichever rank comes first and removed as soon as both have mapped it, so
 /// nothing is left behind even if both are killed; on Windows a named mapping, which ends with its last handle.
 /// Size: <see cref="Size"/> = 64 + 2 × (256 + <see cref="RingCapacity"/>) bytes per pair, about 1 MB; tmpfs gives
@@ -18,12 +21,19 @@ internal sealed unsafe class PairSegment : IDisposable
     public const int RingCapacity = 512 * 1024;
 
     private const int HeaderSize = 64, MagicOffset = 0, CapacityOffset = 4, MappedOffset = 8;
+    // A rank's slot, the lower rank's first: its process id, whether its peer has read its probe (so may copy from
+    // it), the probe's address in its process and the value it holds.
+    private const int SlotOffset = 16, SlotSize = 24, PidInSlot = 0, ReadableInSlot = 4, ProbeAddressInSlot = 8, ProbeValueInSlot = 16;
     private const int Magic = 0x49504D50; // "PMPI"
+
+    // A word of this process at a fixed address whose value the peer can compare with the one in the slot.
+    private static readonly long[] s_probe = NewProbe();
     private static readonly TimeSpan OpenTimeout = TimeSpan.FromSeconds(10);
 
     private readonly MemoryMappedFile _file;
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _start;
+    private readonly byte* _own, _peer; // the two ranks' slots
 
     private PairSegment(MemoryMappedFile file, int self, int peer, string name, Func<bool> closed, Action? sleeping)
     {
@@ -35,6 +45,11 @@ internal sealed unsafe class PairSegment : IDisposable
         var lowerToHigher = new ByteRing(_start + HeaderSize, RingCapacity, name + "-up", closed, sleeping);
         var higherToLower = new ByteRing(_start + HeaderSize + ByteRing.ControlSize + RingCapacity, RingCapacity, name + "-down", closed, sleeping);
         (Outgoing, Incoming) = self < peer ? (lowerToHigher, higherToLower) : (higherToLower, lowerToHigher);
+        _own = _start + SlotOffset + (self < peer ? 0 : SlotSize);
+        _peer = _start + SlotOffset + (self < peer ? SlotSize : 0);
+        *(int*)(_own + PidInSlot) = System.Environment.ProcessId;
+        *(long*)(_own + ProbeAddressInSlot) = (long)Unsafe.AsPointer(ref s_probe[0]);
+        *(long*)(_own + ProbeValueInSlot) = s_probe[0];
     }
 
     public static long Size => HeaderSize + 2L * (ByteRing.ControlSize + RingCapacity);
@@ -44,6 +59,31 @@ internal sealed unsafe class PairSegment : IDisposable
 
     /// <summary>What the peer writes for this rank.</summary>
     public ByteRing Incoming { get; }
+
+    /// <summary>The peer's process, as it stated it.</summary>
+    public int PeerProcessId => Volatile.Read(ref *(int*)(_peer + PidInSlot));
+
+    /// <summary>Whether the peer has shown it can copy out of this rank's memory (<see cref="CheckPeerReadable"/> on its side).</summary>
+    public bool PeerReadsThisRank => Volatile.Read(ref *(int*)(_own + ReadableInSlot)) == 1;
+
+    /// <summary>
+    /// Copies the peer's probe word out of its process and, if it holds what the peer stated, tells the peer that
+    /// this rank may copy from it: the kernel let this rank read the peer's memory once, so it will again.
+    /// </summary>
+    public void CheckPeerReadable()
+    {
+        if (!PeerMemory.IsSupported || PeerProcessId <= 0) return;
+        long probe = 0;
+        try
+        {
+            PeerMemory.Read(PeerProcessId, *(long*)(_peer + ProbeAddressInSlot), MemoryMarshal.AsBytes(new Span<long>(ref probe)));
+        }
+        catch (IOException)
+        {
+            return; // not allowed here (another user, Yama, a seccomp filter): the ring carries everything
+        }
+        if (probe == *(long*)(_peer + ProbeValueInSlot)) Volatile.Write(ref *(int*)(_peer + ReadableInSlot), 1);
+    }
 
     /// <summary>
     /// Maps the segment of ranks <paramref name="self"/> and <paramref name="peer"/> of the job whose key is
@@ -71,6 +111,13 @@ internal sealed unsafe class PairSegment : IDisposable
         _view.SafeMemoryMappedViewHandle.ReleasePointer();
         _view.Dispose();
         _file.Dispose();
+    }
+
+    private static long[] NewProbe()
+    {
+        var probe = GC.AllocateArray<long>(1, pinned: true);
+        probe[0] = BitConverter.ToInt64(RandomNumberGenerator.GetBytes(sizeof(long))) | 1; // never 0, what an unwritten slot holds
+        return probe;
     }
 
     /// <summary>"pmpi-" and 32 hex digits of HMAC-SHA256 under the job key over the pair: unguessable without the key.</summary>

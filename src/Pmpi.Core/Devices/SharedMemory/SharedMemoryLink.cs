@@ -10,25 +10,39 @@ namespace Pmpi.Devices.SharedMemory;
 /// <summary>
 /// This rank's link to a peer on the same node, over the pair's <see cref="PairSegment"/>. A send writes a record
 /// (envelope, payload type, length) and the payload into the outgoing ring under the link's lock, so messages keep
-/// their order; a large payload streams through the ring while the peer drains it. Whoever polls the link (a thread
-/// of the rank waiting in a receive, or the rank's <see cref="SharedMemoryReader"/>) reads the incoming ring: it
-/// reassembles each message into a pooled buffer and hands it to the matching engine, and sends an acknowledgement
-/// back when a synchronous message is matched. Anything in the incoming ring that is not a valid record aborts the
-/// rank with an error naming both ranks, never a read outside the ring.
+/// their order; a large payload streams through the ring while the peer drains it, or, from
+/// <see cref="LendMinimum"/> bytes and once the peer has shown it can (<see cref="PairSegment.CheckPeerReadable"/>),
+/// stays where it is: the record gives its address, the peer copies it straight out of this process
+/// (<see cref="PeerMemory"/>) and acknowledges, and only then may the sender reuse it. Whoever polls the link (a
+/// thread of the rank waiting in a receive, or the rank's <see cref="SharedMemoryReader"/>) reads the incoming ring:
+/// it reassembles each message into a pooled buffer (or the array its receive returns) and hands it to the matching
+/// engine, and sends an acknowledgement back when a synchronous message is matched. Anything in the incoming ring
+/// that is not a valid record aborts the rank with an error naming both ranks, never a read outside the ring.
 /// </summary>
 internal sealed class SharedMemoryLink : ILink, IDisposable
 {
-    private const byte DataRecord = 1, AckRecord = 2;
+    // A data record carries its payload; a lent one its payload's address in the sender, acknowledged once copied
+    // (or, synchronous, once matched); an acknowledgement the id of the send it completes.
+    private const byte DataRecord = 1, AckRecord = 2, LentRecord = 3, SynchronousLentRecord = 4;
     private const int MaxTypeName = 1024;
-    private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2; // kind, context, source, tag, sync id, type code, array, name length
+    private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2; // kind, context, source, tag, ack id, type code, array, name length
+    private const int MaxHeader = FixedHeader + MaxTypeName + 8 + 8; // ... type name, payload length, lent address
+
+    /// <summary>
+    /// From this many bytes a payload is lent rather than written through the ring: a quarter of the ring, from where
+    /// a message takes enough of it that its sender may wait for the peer to drain it; lent, it goes by one copy out
+    /// of the sender's memory instead of two through the ring. Measured in docs/benchmarks.md (Lent payloads).
+    /// </summary>
+    internal const int LendMinimum = PairSegment.RingCapacity / 4;
 
     private readonly PairSegment _segment;
     private readonly MatchingEngine _engine;
     private readonly int _rank, _peer;
     private readonly Lock _writing = new();
     private readonly Lock _reading = new(); // the incoming ring has one consumer at a time: the rank's reader or a poller
-    private readonly ConcurrentDictionary<long, SendOperation> _awaitingAcks = new();
-    private long _nextSyncId;
+    private readonly ConcurrentDictionary<long, AwaitedAck> _awaitingAcks = new();
+    private long _nextAckId;
+    private bool _peerChecked; // whether this side has tried to read the peer's memory (under _reading)
     private volatile bool _closed;
 
     public SharedMemoryLink(string jobKey, MatchingEngine engine, int rank, int peer)
@@ -46,38 +60,48 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
 
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
     {
-        var operation = synchronous ? new SendOperation() : SendOperation.Done;
-        long syncId = synchronous ? Interlocked.Increment(ref _nextSyncId) : 0;
-        if (synchronous) _awaitingAcks[syncId] = operation;
+        bool lend = payload.Bytes.Length >= LendMinimum && _segment.PeerReadsThisRank;
+        var operation = synchronous || lend ? new SendOperation() : SendOperation.Done;
+        long ackId = synchronous || lend ? Interlocked.Increment(ref _nextAckId) : 0;
         var name = payload.Type.TypeName is { } typeName ? Encoding.UTF8.GetBytes(typeName) : [];
         if (name.Length > MaxTypeName) throw new MpiException(ErrorClass.InvalidArgument, $"Type name {payload.Type.TypeName} is longer than {MaxTypeName} bytes.");
-        Span<byte> header = stackalloc byte[FixedHeader + MaxTypeName + 8];
-        header[0] = DataRecord;
+        Span<byte> header = stackalloc byte[MaxHeader];
+        header[0] = !lend ? DataRecord : synchronous ? SynchronousLentRecord : LentRecord;
         BinaryPrimitives.WriteInt32LittleEndian(header[1..], envelope.Context);
         BinaryPrimitives.WriteInt32LittleEndian(header[5..], envelope.Source);
         BinaryPrimitives.WriteInt32LittleEndian(header[9..], envelope.Tag);
-        BinaryPrimitives.WriteInt64LittleEndian(header[13..], syncId);
+        BinaryPrimitives.WriteInt64LittleEndian(header[13..], ackId);
         BinaryPrimitives.WriteInt32LittleEndian(header[21..], (int)payload.Type.Code);
         header[25] = payload.Type.IsArray ? (byte)1 : (byte)0;
         BinaryPrimitives.WriteUInt16LittleEndian(header[26..], payload.Type.TypeName is null ? ushort.MaxValue : (ushort)name.Length);
         name.CopyTo(header[FixedHeader..]);
-        BinaryPrimitives.WriteInt64LittleEndian(header[(FixedHeader + name.Length)..], payload.Bytes.Length);
+        int length = FixedHeader + name.Length;
+        BinaryPrimitives.WriteInt64LittleEndian(header[length..], payload.Bytes.Length);
+        length += 8;
+        // A lent payload stays pinned, and a rented one the link's, until the peer acknowledges its copy.
+        var awaited = new AwaitedAck(operation, lend ? payload.Bytes.Pin() : default, lend ? payload.Rented : null);
+        if (lend)
+        {
+            unsafe { BinaryPrimitives.WriteInt64LittleEndian(header[length..], (long)awaited.Pin.Pointer); }
+            length += 8;
+        }
+        if (ackId != 0) _awaitingAcks[ackId] = awaited;
         try
         {
             lock (_writing)
             {
-                _segment.Outgoing.Write(header[..(FixedHeader + name.Length + 8)]);
-                _segment.Outgoing.Write(payload.Bytes.Span);
+                _segment.Outgoing.Write(header[..length]);
+                if (!lend) _segment.Outgoing.Write(payload.Bytes.Span);
             }
         }
         catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
         {
-            _awaitingAcks.TryRemove(syncId, out _);
+            if (_awaitingAcks.TryRemove(ackId, out _)) awaited.Release();
             throw _engine.AbortReason ?? new MpiException(ErrorClass.Transport, $"Rank {_rank} cannot send to rank {_peer} through shared memory: {e.Message}", e);
         }
         finally
         {
-            if (payload.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
+            if (!lend && payload.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
         }
         return operation;
     }
@@ -93,18 +117,46 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     /// <summary>Unmaps the pair's memory: only once no thread reads or writes the link (<see cref="Close"/> first).</summary>
     public void Dispose() => _segment.Dispose();
 
-    private void SendAck(long syncId)
+    /// <summary>
+    /// Tells the peer that send <paramref name="ackId"/> is done with: inline when the outgoing ring is free and has
+    /// room, else from the thread pool, since the caller may be reading this link or matching, and a reader must never
+    /// wait for room in the outgoing ring (the peer's reader may be waiting for room in this one).
+    /// </summary>
+    private void Acknowledge(long ackId)
     {
         Span<byte> record = stackalloc byte[9];
         record[0] = AckRecord;
-        BinaryPrimitives.WriteInt64LittleEndian(record[1..], syncId);
+        BinaryPrimitives.WriteInt64LittleEndian(record[1..], ackId);
+        if (_writing.TryEnter())
+        {
+            try
+            {
+                if (_segment.Outgoing.TryWrite(record)) return;
+            }
+            catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
+            {
+                return; // closing, or the peer's index is corrupt, which its reader reports
+            }
+            finally
+            {
+                _writing.Exit();
+            }
+        }
+        ThreadPool.UnsafeQueueUserWorkItem(static state => state.link.WriteAck(state.ackId), (link: this, ackId), preferLocal: false);
+    }
+
+    private void WriteAck(long ackId)
+    {
+        Span<byte> record = stackalloc byte[9];
+        record[0] = AckRecord;
+        BinaryPrimitives.WriteInt64LittleEndian(record[1..], ackId);
         try
         {
             lock (_writing) _segment.Outgoing.Write(record);
         }
-        catch (ObjectDisposedException)
+        catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
         {
-            // Closing: the peer is finishing too.
+            // Closing: the peer is finishing too; or its index is corrupt, which its reader reports.
         }
     }
 
@@ -143,26 +195,38 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
             // The abort also ends every later wait on the ring, the reader's included.
             _engine.Abort(new MpiException(ErrorClass.Transport, $"Shared memory from rank {_peer} to rank {_rank} is corrupt: {e.Message}."));
         }
+        catch (IOException e)
+        {
+            _engine.Abort(new MpiException(ErrorClass.Transport, $"Rank {_rank} cannot copy a message out of rank {_peer}'s memory: {e.Message}."));
+        }
     }
 
     /// <summary>Reads one record, waiting for the rest of it as the peer writes it, and acts on it.</summary>
     private void ReadRecord()
     {
+        if (!_peerChecked)
+        {
+            // Once, before the peer lends anything: it lends only after this.
+            _peerChecked = true;
+            _segment.CheckPeerReadable();
+        }
         var ring = _segment.Incoming;
-        Span<byte> header = stackalloc byte[FixedHeader + MaxTypeName + 8];
+        Span<byte> header = stackalloc byte[MaxHeader];
         ring.ReadExactly(header[..1]);
-        if (header[0] == AckRecord)
+        byte kind = header[0];
+        if (kind == AckRecord)
         {
             ring.ReadExactly(header[..8]);
             long id = BinaryPrimitives.ReadInt64LittleEndian(header);
-            if (!_awaitingAcks.TryRemove(id, out var operation)) throw new InvalidDataException($"an acknowledgement of synchronous send {id}, which is not awaited");
-            operation.Delivered();
+            if (!_awaitingAcks.TryRemove(id, out var awaited)) throw new InvalidDataException($"an acknowledgement of send {id}, which is not awaited");
+            awaited.Release();
+            awaited.Operation.Delivered();
             return;
         }
-        if (header[0] != DataRecord) throw new InvalidDataException($"a record of kind {header[0]}");
+        if (kind is not (DataRecord or LentRecord or SynchronousLentRecord)) throw new InvalidDataException($"a record of kind {kind}");
         ring.ReadExactly(header[1..FixedHeader]);
         var envelope = new Envelope(BinaryPrimitives.ReadInt32LittleEndian(header[1..]), BinaryPrimitives.ReadInt32LittleEndian(header[5..]), BinaryPrimitives.ReadInt32LittleEndian(header[9..]));
-        long syncId = BinaryPrimitives.ReadInt64LittleEndian(header[13..]);
+        long ackId = BinaryPrimitives.ReadInt64LittleEndian(header[13..]);
         var code = (PayloadCode)BinaryPrimitives.ReadInt32LittleEndian(header[21..]);
         if (!Enum.IsDefined(code) || header[25] > 1) throw new InvalidDataException($"a payload type {(int)code}/{header[25]}");
         int nameLength = BinaryPrimitives.ReadUInt16LittleEndian(header[26..]);
@@ -176,28 +240,44 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         ring.ReadExactly(header[..8]);
         long length = BinaryPrimitives.ReadInt64LittleEndian(header);
         if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
+        long address = 0;
+        if (kind != DataRecord)
+        {
+            ring.ReadExactly(header[..8]);
+            address = BinaryPrimitives.ReadInt64LittleEndian(header);
+        }
         var type = new PayloadType(code, header[25] == 1, typeName);
         var buffer = IncomingBuffer.For(type, (int)length, _engine, envelope);
         try
         {
-            ring.ReadExactly(buffer.Bytes.Span);
+            if (kind == DataRecord) ring.ReadExactly(buffer.Bytes.Span);
+            else PeerMemory.Read(_segment.PeerProcessId, address, buffer.Bytes.Span);
         }
         catch
         {
             buffer.Return();
             throw;
         }
-        _engine.Deliver(buffer.ToMessage(envelope, type, syncId == 0 ? null : new Acknowledgement(this, syncId)));
+        if (kind == LentRecord) Acknowledge(ackId);
+        var receipt = kind == LentRecord || ackId == 0 ? null : new Acknowledgement(this, ackId);
+        _engine.Deliver(buffer.ToMessage(envelope, type, receipt));
     }
 
-    /// <summary>
-    /// Tells the sender of a synchronous message that it was matched. Written from the thread pool: the match may
-    /// happen while this link is read, and a reader must never wait for room in the outgoing ring (the peer's reader
-    /// may be waiting for room in this one).
-    /// </summary>
-    private sealed class Acknowledgement(SharedMemoryLink link, long syncId) : IDeliveryReceipt
+    /// <summary>A send that waits for the peer's acknowledgement, and what it holds until then.</summary>
+    private readonly record struct AwaitedAck(SendOperation Operation, MemoryHandle Pin, byte[]? Rented)
     {
-        public void Delivered() => ThreadPool.UnsafeQueueUserWorkItem(static state => state.link.SendAck(state.syncId), (link, syncId), preferLocal: false);
+        /// <summary>Unpins a lent payload and gives back its rented buffer.</summary>
+        public void Release()
+        {
+            Pin.Dispose();
+            if (Rented is not null) ArrayPool<byte>.Shared.Return(Rented);
+        }
+    }
+
+    /// <summary>Tells the sender of a synchronous message that it was matched.</summary>
+    private sealed class Acknowledgement(SharedMemoryLink link, long ackId) : IDeliveryReceipt
+    {
+        public void Delivered() => link.Acknowledge(ackId);
 
         public void Failed(MpiException error)
         {
