@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using Pmpi.Devices;
 using Pmpi.Hosting;
 using Pmpi.Matching;
@@ -382,6 +383,18 @@ public abstract class Communicator : IDisposable
 
     // MPI.NET's callers pass null to have the array allocated, though the parameter says it is never null.
     private static bool IsNull<T>(T[] values) => values is null;
+
+    /// <summary>
+    /// The message's array: decoded into <paramref name="into"/> when that has exactly the message's number of elements
+    /// of a raw type (known from its length before decoding), otherwise a new array.
+    /// </summary>
+    internal T[] DecodeArray<T>(Message message, int context, T[]? into)
+    {
+        if (into is null || Codec<T[]>.Instance is not RawArrayCodec<T> || message.Payload.Length != (long)into.Length * Unsafe.SizeOf<T>())
+            return Decode<T[]>(message, context);
+        DecodeInto(message, context, ref into);
+        return into;
+    }
 
     internal int DecodeInto<T>(Message message, int context, ref T[] values)
     {

@@ -41,6 +41,11 @@ public class Intracommunicator : Communicator
     /// <summary>Broadcasts an array; a non-root array of the root's length is filled in place, otherwise replaced.</summary>
     public void Broadcast<T>(ref T[] values, int root)
     {
+        if (Topology is null)
+        {
+            values = CollectiveAlgorithms.BroadcastInto(this, values, Checked(root));
+            return;
+        }
         var received = BroadcastValue(values, Checked(root));
         if (Rank != root && values is not null && values.Length == received.Length) received.CopyTo(values, 0);
         else values = received;
@@ -238,8 +243,25 @@ public class Intracommunicator : Communicator
     /// <summary>Every rank's <paramref name="counts"/>[rank] elements, concatenated in rank order into <paramref name="outValues"/> (MPI_Allgatherv).</summary>
     public void AllgatherFlattened<T>(T[] inValues, int[] counts, ref T[] outValues) => Into(ref outValues, AllgatherFlattened(inValues, counts));
 
-    /// <summary>Element-wise combination of every rank's array into <paramref name="outValues"/>, on every rank (MPI_Allreduce).</summary>
-    public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues) => Into(ref outValues, Allreduce(inValues, op));
+    /// <summary>
+    /// Element-wise combination of every rank's array into <paramref name="outValues"/>, on every rank (MPI_Allreduce);
+    /// an array of <paramref name="inValues"/>'s length is combined in place, with no array allocated, where the
+    /// algorithm is recursive doubling (one node and domain, or a non-commutative operation, below the block size).
+    /// </summary>
+    public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues)
+    {
+        ArgumentNullException.ThrowIfNull(inValues);
+        ArgumentNullException.ThrowIfNull(op);
+        // MPI.NET's callers pass null to have the array allocated, though the parameter says it is never null.
+        if (outValues is null || outValues.Length != inValues.Length || LevelsFor(op) is not null
+            || CollectiveAlgorithms.GoesByBlocks(this, inValues, Operation<T>.IsCommutative(op)))
+        {
+            Into(ref outValues!, Allreduce(inValues, op));
+            return;
+        }
+        if (!ReferenceEquals(inValues, outValues)) inValues.CopyTo(outValues, 0);
+        CollectiveAlgorithms.AllreduceInPlace(this, outValues, op);
+    }
 
     /// <summary>What each rank sent here, by rank, into <paramref name="outValues"/> (MPI_Alltoall).</summary>
     public void Alltoall<T>(T[] inValues, ref T[] outValues) => Into(ref outValues, Alltoall(inValues));

@@ -43,6 +43,7 @@ public static class CollectivesBenchmark
     {
         var values = new double[size / sizeof(double)];
         for (int i = 0; i < values.Length; i++) values[i] = world.Rank + i;
+        var result = new double[values.Length];
         var bytes = new byte[size];
         int warm = iterations / 10;
         double t0 = 0;
@@ -53,7 +54,7 @@ public static class CollectivesBenchmark
                 world.Barrier();
                 t0 = Environment.Time;
             }
-            if (isAllreduce) world.Allreduce(values, Operation<double>.Add);
+            if (isAllreduce) world.Allreduce(values, Operation<double>.Add, ref result);
             else world.Broadcast(ref bytes, 0);
         }
         double mine = (Environment.Time - t0) / iterations;

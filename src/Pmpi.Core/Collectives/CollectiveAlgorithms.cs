@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 using Pmpi.Matching;
 using Pmpi.Payloads;
@@ -35,19 +36,48 @@ internal static class CollectiveAlgorithms
     /// <summary>Binomial tree rooted at <paramref name="root"/>, on ranks relative to it.</summary>
     public static T Broadcast<T>(Intracommunicator comm, T value, int root)
     {
-        int size = comm.Size, relative = Relative(comm.Rank, root, size);
-        int mask = 1;
-        for (; mask < size; mask <<= 1)
-        {
-            if ((relative & mask) != 0)
-            {
-                value = Receive<T>(comm, Absolute(relative - mask, root, size), BroadcastTag);
-                break;
-            }
-        }
-        for (mask >>= 1; mask > 0; mask >>= 1)
-            if (relative + mask < size) Send(comm, value, Absolute(relative + mask, root, size), BroadcastTag);
+        int size = comm.Size, relative = Relative(comm.Rank, root, size), reach = Reach(relative, size);
+        if (relative != 0) value = Receive<T>(comm, Absolute(relative - reach, root, size), BroadcastTag);
+        SendDown(comm, value, relative, reach, root);
         return value;
+    }
+
+    /// <summary>
+    /// <see cref="Broadcast"/> of an array that a non-root's <paramref name="values"/> takes in place when it has the
+    /// root's length (<see cref="Communicator.DecodeArray"/>), so broadcasts into the callers' own arrays allocate nothing.
+    /// </summary>
+    public static T[] BroadcastInto<T>(Intracommunicator comm, T[] values, int root)
+    {
+        int size = comm.Size, relative = Relative(comm.Rank, root, size), reach = Reach(relative, size);
+        if (relative != 0)
+        {
+            // A rank without an array gets a new one, which a large array is read straight into.
+            var message = comm.ReceiveMessage(Absolute(relative - reach, root, size), BroadcastTag, comm.CollectiveContext, returnsNewArray: values is null);
+            values = comm.DecodeArray(message, comm.CollectiveContext, values);
+        }
+        SendDown(comm, values, relative, reach, root);
+        return values;
+    }
+
+    /// <summary>Sends <paramref name="value"/> to this rank's children in the binomial tree, the farthest first.</summary>
+    private static void SendDown<T>(Intracommunicator comm, T value, int relative, int reach, int root)
+    {
+        int size = comm.Size;
+        for (int mask = reach >> 1; mask > 0; mask >>= 1)
+            if (relative + mask < size) Send(comm, value, Absolute(relative + mask, root, size), BroadcastTag);
+    }
+
+    /// <summary>
+    /// How many ranks, from itself on, the subtree a rank heads in the binomial tree spans (relative to the root): the
+    /// lowest set bit of its relative rank, whose parent is that far below it; the root's, the power of two that covers
+    /// every rank.
+    /// </summary>
+    private static int Reach(int relative, int size)
+    {
+        if (relative != 0) return relative & -relative;
+        int reach = 1;
+        while (reach < size) reach <<= 1;
+        return reach;
     }
 
     /// <summary>
@@ -126,10 +156,92 @@ internal static class CollectiveAlgorithms
     /// <see cref="BlockAllreduceRanks"/> ranks (below that the extra rounds cost more than the bytes they save);
     /// otherwise whole arrays by recursive doubling.
     /// </summary>
-    public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative) =>
-        commutative && comm.Size >= BlockAllreduceRanks && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && values.Length >= comm.Size
-            ? AllreduceByBlocks(comm, values, op)
-            : Allreduce(comm, values, Elementwise.Of(op));
+    public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative)
+    {
+        if (GoesByBlocks(comm, values, commutative)) return AllreduceByBlocks(comm, values, op);
+        var result = GC.AllocateUninitializedArray<T>(values.Length);
+        values.CopyTo(result, 0);
+        AllreduceInPlace(comm, result, op);
+        return result;
+    }
+
+    /// <summary>
+    /// Whether an element-wise allreduce of <paramref name="values"/> goes by blocks (<see cref="AllreduceByBlocks"/>):
+    /// a commutative operation on an array of <see cref="BlockAllreduceThreshold"/> bytes over
+    /// <see cref="BlockAllreduceRanks"/> ranks or more; otherwise by <see cref="AllreduceInPlace"/>.
+    /// </summary>
+    public static bool GoesByBlocks<T>(Intracommunicator comm, T[] values, bool commutative) =>
+        commutative && comm.Size >= BlockAllreduceRanks && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && values.Length >= comm.Size;
+
+    /// <summary>
+    /// <see cref="Allreduce"/>'s recursive doubling on an array, element by element and in place:
+    /// <paramref name="result"/> holds this rank's values and ends holding the combination. A partner's partial
+    /// combination is received into a pooled array and combined into <paramref name="result"/>, so allreduces of a
+    /// large array into the caller's own allocate nothing, and touch no fresh memory (whose page faults, on a VM,
+    /// cost more than the bytes' copies).
+    /// </summary>
+    public static void AllreduceInPlace<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
+    {
+        int rank = comm.Rank, size = comm.Size;
+        int powerOfTwo = 1;
+        while (powerOfTwo * 2 <= size) powerOfTwo *= 2;
+        int remainder = size - powerOfTwo;
+        var kind = Operation<T>.KindOf(op);
+        var theirs = ArrayPool<T>.Shared.Rent(result.Length);
+        try
+        {
+            // As in Allreduce: ranks beyond the power of two fold into a partner first and get the result last.
+            int folded = rank - remainder;
+            if (rank < 2 * remainder)
+            {
+                if (rank % 2 == 0)
+                {
+                    Send(comm, result, rank + 1, AllreduceTag);
+                    folded = -1;
+                }
+                else
+                {
+                    ReceiveInto(comm, rank - 1, ref theirs, result.Length);
+                    Elementwise.Combine(theirs.AsSpan(0, result.Length), result, result, op, kind);
+                    folded = rank / 2;
+                }
+            }
+            if (folded >= 0)
+            {
+                for (int mask = 1; mask < powerOfTwo; mask <<= 1)
+                {
+                    int partnerFolded = folded ^ mask;
+                    int partner = partnerFolded < remainder ? partnerFolded * 2 + 1 : partnerFolded + remainder;
+                    var receive = comm.PostReceive(partner, AllreduceTag, comm.CollectiveContext);
+                    var send = comm.StartSend(result, partner, AllreduceTag, comm.CollectiveContext, synchronous: false);
+                    CheckCount(comm.DecodeInto(comm.Complete(receive), comm.CollectiveContext, ref theirs), result.Length);
+                    // The partner has this rank's partial (or its own copy of it) before it is overwritten.
+                    comm.Complete(send);
+                    var other = theirs.AsSpan(0, result.Length);
+                    if (partner < rank) Elementwise.Combine(other, result, result, op, kind);
+                    else Elementwise.Combine(result, other, result, op, kind);
+                }
+            }
+            if (rank < 2 * remainder)
+            {
+                if (rank % 2 == 1) Send(comm, result, rank - 1, AllreduceTag);
+                else ReceiveInto(comm, rank + 1, ref result, result.Length);
+            }
+        }
+        finally
+        {
+            ArrayPool<T>.Shared.Return(theirs, clearArray: RuntimeHelpers.IsReferenceOrContainsReferences<T>());
+        }
+
+        static void ReceiveInto(Intracommunicator comm, int source, ref T[] into, int length) =>
+            CheckCount(comm.DecodeInto(comm.ReceiveMessage(source, AllreduceTag, comm.CollectiveContext), comm.CollectiveContext, ref into), length);
+
+        static void CheckCount(int count, int length)
+        {
+            if (count != length)
+                throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths: this rank's has {length} elements, a peer's {count}.");
+        }
+    }
 
     /// <summary>
     /// Rabenseifner's allreduce for a commutative operation (MPICH's for long messages): the ranks beyond a power of

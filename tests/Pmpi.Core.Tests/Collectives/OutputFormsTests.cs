@@ -65,6 +65,33 @@ public abstract class OutputFormsTests(Device device) : DeviceSuite(device)
 
     [Theory]
     [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void Allreduce_IntoCallersArray_CombinesInPlaceAndInRankOrder(int size)
+    {
+        var results = Run(size, world =>
+        {
+            // 160 KB, so that rank processes lend it, into the input array itself.
+            var sums = Enumerable.Range(0, 20_000).Select(i => (long)world.Rank * i).ToArray();
+            var keptSums = sums;
+            world.Allreduce(sums, Operation<long>.Add, ref sums);
+            // A non-commutative operation, into an array of its own.
+            var words = new string[2];
+            var keptWords = words;
+            world.Allreduce([$"{world.Rank}", $"<{world.Rank}>"], (first, second) => first + second, ref words);
+            return (SameSums: ReferenceEquals(keptSums, sums), Sums: sums, SameWords: ReferenceEquals(keptWords, words), Words: words);
+        });
+
+        long ranks = size * (size - 1L) / 2;
+        var ordered = new[] { string.Concat(Enumerable.Range(0, size)), string.Concat(Enumerable.Range(0, size).Select(r => $"<{r}>")) };
+        Assert.All(results, r =>
+        {
+            Assert.True(r.SameSums && r.SameWords, "The caller's array of the right length was replaced instead of filled.");
+            Assert.Equal(Enumerable.Range(0, 20_000).Select(i => ranks * i), r.Sums);
+            Assert.Equal(ordered, r.Words);
+        });
+    }
+
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
     public void Alltoall_AndFlattenedForms_IntoOutput(int size)
     {
         var results = Run(size, world =>
