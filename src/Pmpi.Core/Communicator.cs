@@ -153,7 +153,7 @@ public abstract class Communicator : IDisposable
             status = new CompletedStatus(ProcNull, AnyTag, default, 0, 0, false);
             return;
         }
-        var message = ReceiveMessage(source, tag, Context, returnsNewArray: IsNull(values));
+        var message = ReceiveMessage(source, tag, Context, returnsNewArray: IsNull(values), ReceiveTarget.Of(values));
         int count = DecodeInto(message, Context, ref values);
         status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, count, false);
     }
@@ -344,16 +344,17 @@ public abstract class Communicator : IDisposable
         Request.ThrowIfFailed(send);
     }
 
-    internal ReceiveOperation PostReceive(int source, int tag, int context, bool returnsNewArray = false)
+    internal ReceiveOperation PostReceive(int source, int tag, int context, bool returnsNewArray = false, ReceiveTarget? into = null)
     {
         CheckLive();
         CheckSource(source);
         CheckTag(tag, allowAny: true);
-        return Runtime.Device.Engine.Post(new Envelope(context, source, tag), returnsNewArray);
+        return Runtime.Device.Engine.Post(new Envelope(context, source, tag), returnsNewArray, into);
     }
 
-    internal Message ReceiveMessage(int source, int tag, int context, bool returnsNewArray = false) =>
-        Complete(PostReceive(source, tag, context, returnsNewArray));
+    /// <summary>Posts a receive and waits for it; <paramref name="into"/> only for a blocking receive (<see cref="ReceiveOperation.Into"/>).</summary>
+    internal Message ReceiveMessage(int source, int tag, int context, bool returnsNewArray = false, ReceiveTarget? into = null) =>
+        Complete(PostReceive(source, tag, context, returnsNewArray, into));
 
     /// <summary>Waits for a posted receive and gives its message.</summary>
     internal Message Complete(ReceiveOperation receive)

@@ -176,9 +176,9 @@ internal static class CollectiveAlgorithms
     /// <summary>
     /// <see cref="Allreduce"/>'s recursive doubling on an array, element by element and in place:
     /// <paramref name="result"/> holds this rank's values and ends holding the combination. A partner's partial
-    /// combination is received into a pooled array and combined into <paramref name="result"/>, so allreduces of a
-    /// large array into the caller's own allocate nothing, and touch no fresh memory (whose page faults, on a VM,
-    /// cost more than the bytes' copies).
+    /// combination is received into a pooled array (by the link itself: <see cref="ReceiveTarget"/>) and combined
+    /// into <paramref name="result"/>, so allreduces of a large array into the caller's own allocate nothing, and
+    /// touch no fresh memory (whose page faults, on a VM, cost more than the bytes' copies).
     /// </summary>
     public static void AllreduceInPlace<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
     {
@@ -212,7 +212,7 @@ internal static class CollectiveAlgorithms
                 {
                     int partnerFolded = folded ^ mask;
                     int partner = partnerFolded < remainder ? partnerFolded * 2 + 1 : partnerFolded + remainder;
-                    var receive = comm.PostReceive(partner, AllreduceTag, comm.CollectiveContext);
+                    var receive = comm.PostReceive(partner, AllreduceTag, comm.CollectiveContext, into: ReceiveTarget.Of(theirs));
                     var send = comm.StartSend(result, partner, AllreduceTag, comm.CollectiveContext, synchronous: false);
                     CheckCount(comm.DecodeInto(comm.Complete(receive), comm.CollectiveContext, ref theirs), result.Length);
                     // The partner has this rank's partial (or its own copy of it) before it is overwritten.
@@ -234,7 +234,7 @@ internal static class CollectiveAlgorithms
         }
 
         static void ReceiveInto(Intracommunicator comm, int source, ref T[] into, int length) =>
-            CheckCount(comm.DecodeInto(comm.ReceiveMessage(source, AllreduceTag, comm.CollectiveContext), comm.CollectiveContext, ref into), length);
+            CheckCount(comm.DecodeInto(comm.ReceiveMessage(source, AllreduceTag, comm.CollectiveContext, into: ReceiveTarget.Of(into)), comm.CollectiveContext, ref into), length);
 
         static void CheckCount(int count, int length)
         {

@@ -1,15 +1,25 @@
+using Pmpi.Payloads;
+
 namespace Pmpi.Matching;
 
 /// <summary>A receive posted to a <see cref="MatchingEngine"/>: completes with its matched message, by cancel, or with an error.</summary>
-internal sealed class ReceiveOperation(Envelope pattern, long order, bool returnsNewArray) : Completion
+internal sealed class ReceiveOperation(Envelope pattern, long order, bool returnsNewArray, ReceiveTarget? into) : Completion
 {
     public Envelope Pattern { get; } = pattern;
 
     /// <summary>
     /// The receive returns its message as a new array rather than copying it into one the caller holds: a link may
-    /// then read a large array straight into the array returned (<see cref="MatchingEngine.NextReceiveReturnsNewArray"/>).
+    /// then read a large array straight into the array returned (<see cref="MatchingEngine.NextReceive"/>).
     /// </summary>
     public bool ReturnsNewArray { get; } = returnsNewArray;
+
+    /// <summary>
+    /// The caller's array that a blocking receive from one source fills: a link may read a large array of its type
+    /// straight into it (<see cref="MatchingEngine.NextReceive"/>). Only this source's link can match such a receive,
+    /// in the order its messages come, and a blocking receive cannot be cancelled, so the receive a message starts
+    /// for is the one it completes.
+    /// </summary>
+    public ReceiveTarget? Into { get; } = into;
 
     /// <summary>Post order, which decides which of several matching receives gets a message (MPI-4.1 §3.5).</summary>
     public long Order { get; } = order;
@@ -110,28 +120,29 @@ internal sealed class MatchingEngine
     }
 
     /// <summary>
-    /// Whether the receive a message with <paramref name="envelope"/> would match if it arrived now returns a new
-    /// array. Links ask as a message starts; only a hint, since another message may take that receive first.
+    /// The receive a message with <paramref name="envelope"/> would match if it arrived now, if any. Links ask as a
+    /// message starts, where to read a large array (<see cref="Payloads.IncomingBuffer"/>); only a hint, since another
+    /// message may take that receive first, except one with <see cref="ReceiveOperation.Into"/>.
     /// </summary>
-    public bool NextReceiveReturnsNewArray(Envelope envelope)
+    public ReceiveOperation? NextReceive(Envelope envelope)
     {
         lock (_lock)
         {
-            return _contexts.TryGetValue(envelope.Context, out var queues)
-                && queues.PeekEarliestReceive(envelope.Source, envelope.Tag) is { ReturnsNewArray: true };
+            return _contexts.TryGetValue(envelope.Context, out var queues) ? queues.PeekEarliestReceive(envelope.Source, envelope.Tag) : null;
         }
     }
 
     /// <summary>Posts a receive; it completes at once if an unexpected message already matches.</summary>
     /// <param name="pattern">Context, source and tag, wildcards allowed.</param>
     /// <param name="returnsNewArray">See <see cref="ReceiveOperation.ReturnsNewArray"/>.</param>
-    public ReceiveOperation Post(Envelope pattern, bool returnsNewArray = false)
+    /// <param name="into">See <see cref="ReceiveOperation.Into"/>: only for a blocking receive from one source.</param>
+    public ReceiveOperation Post(Envelope pattern, bool returnsNewArray = false, ReceiveTarget? into = null)
     {
         Message? message;
         ReceiveOperation receive;
         lock (_lock)
         {
-            receive = new ReceiveOperation(pattern, _posts++, returnsNewArray);
+            receive = new ReceiveOperation(pattern, _posts++, returnsNewArray, pattern.Source == AnySource ? null : into);
             if (_aborted is not null)
             {
                 receive.Fail(_aborted);

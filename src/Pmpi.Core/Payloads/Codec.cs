@@ -170,6 +170,8 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
         }
         var bytes = message.Payload.Span;
         int count = ElementCount(bytes.Length);
+        // A link read it straight into the destination (ReceiveTarget).
+        if (destination is not null && ReferenceEquals(message.Elements, destination)) return count;
         destination ??= GC.AllocateUninitializedArray<TElement>(count);
         if (count > destination.Length)
             throw new MessageTruncatedException($"A message of {count} {Type with { IsArray = false }} elements does not fit a buffer of {destination.Length}.");

@@ -1,29 +1,34 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using Pmpi.Matching;
 
 namespace Pmpi.Payloads;
 
 /// <summary>
 /// Where a link reassembles a payload as it arrives: a pooled buffer; or, for an array of a primitive type from
-/// <see cref="DirectArrayMinimum"/> bytes that the receive it will match returns as a new array, that array, so the
-/// receive returns it without copying. (A receive into the caller's own array copies either way: for it a new array
-/// per message would only cost.)
+/// <see cref="DirectArrayMinimum"/> bytes, the array its receive ends with: the caller's own when a blocking receive
+/// from one source was posted with one of the payload's type that can hold it (<see cref="ReceiveTarget"/>),
+/// or a new one when the receive returns a new array. Either way the receive takes it without copying.
 /// </summary>
 internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rented, Array? Elements)
 {
-    /// <summary>From this many bytes a primitive array is read straight into its own array; below, a pooled buffer is cheaper.</summary>
+    /// <summary>From this many bytes an array is read straight into the array its receive ends with; below, a pooled buffer is cheaper.</summary>
     public const int DirectArrayMinimum = 64 * 1024;
 
     /// <summary>A buffer for <paramref name="length"/> bytes of a payload of <paramref name="type"/>.</summary>
     /// <param name="type">The payload's type.</param>
     /// <param name="length">Its length in bytes.</param>
-    /// <param name="receiver">The engine whose receive will take it, asked whether that receive returns a new array.</param>
+    /// <param name="receiver">The engine whose receive will take it, asked which receive that is.</param>
     /// <param name="envelope">The message's envelope.</param>
     public static IncomingBuffer For(PayloadType type, int length, MatchingEngine receiver, Envelope envelope)
     {
-        if (type.IsArray && length >= DirectArrayMinimum && receiver.NextReceiveReturnsNewArray(envelope)
-            && RawTypes.NewArray(type.Code, length) is { } elements)
-            return new(new ArrayBytes(elements, length).Memory, null, elements);
+        if (type.IsArray && length >= DirectArrayMinimum && receiver.NextReceive(envelope) is { } receive)
+        {
+            if (receive.Into is { } into && into.Holds(type, length))
+                return new(new ArrayBytes(into.Elements, length).Memory, null, into.Elements);
+            if (receive.ReturnsNewArray && RawTypes.NewArray(type.Code, length) is { } elements)
+                return new(new ArrayBytes(elements, length).Memory, null, elements);
+        }
         var rented = ArrayPool<byte>.Shared.Rent(length);
         return new(rented.AsMemory(0, length), rented, null);
     }
@@ -35,5 +40,27 @@ internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rente
     public void Return()
     {
         if (Rented is not null) ArrayPool<byte>.Shared.Return(Rented);
+    }
+}
+
+/// <summary>
+/// The caller's array that a blocking receive of an array of a raw type fills (<see cref="ReceiveOperation.Into"/>):
+/// a link may read a payload of its type straight into it.
+/// </summary>
+internal sealed class ReceiveTarget(Array elements, PayloadType type, int elementSize)
+{
+    public Array Elements { get; } = elements;
+
+    /// <summary>Whether a payload of <paramref name="type"/> and <paramref name="length"/> bytes is whole elements that fit.</summary>
+    public bool Holds(PayloadType type, int length) =>
+        type == _type && length % elementSize == 0 && length / elementSize <= Elements.Length;
+
+    private readonly PayloadType _type = type;
+
+    /// <summary>The target for <paramref name="array"/>, if it is large enough to be read into directly; else null.</summary>
+    public static ReceiveTarget? Of<T>(T[]? array)
+    {
+        if (array is null || Codec<T[]>.Instance is not RawArrayCodec<T> codec || (long)array.Length * Unsafe.SizeOf<T>() < IncomingBuffer.DirectArrayMinimum) return null;
+        return new ReceiveTarget(array, codec.Type, Unsafe.SizeOf<T>());
     }
 }

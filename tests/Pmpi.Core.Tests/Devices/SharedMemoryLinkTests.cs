@@ -119,6 +119,43 @@ public sealed unsafe class SharedMemoryLinkTests
         Assert.Equal(small, smallReceived);
     }
 
+    [Theory]
+    [InlineData(10_000)] // 80 KB: through the ring
+    [InlineData(300_000)] // 2.4 MB: lent, once rank 1 has read a first message
+    public void Link_LargeArrayForABlockingReceiveIntoTheCallersArray_ReadStraightIntoIt(int length)
+    {
+        // Arrange: receives posted first, into arrays that can hold the message, one that cannot, and from any source.
+        var (engines, zero, one) = NewPair();
+        using var readerOfZero = Reader(engines[0], zero);
+        using var readerOfOne = Reader(engines[1], one);
+        zero.Send(new Envelope(0, 0, 9), Payload([1]), synchronous: false);
+        Assert.Equal([1], Receive(engines[1], source: 0, tag: 9));
+        var sent = Enumerable.Range(0, length).Select(i => i * 0.25).ToArray();
+        var (exact, longer, tooShort, anySource) = (new double[length], new double[length + 5], new double[length - 1], new double[length]);
+        var receives = new[]
+        {
+            engines[1].Post(new Envelope(0, 0, 1), into: ReceiveTarget.Of(exact)),
+            engines[1].Post(new Envelope(0, 0, 2), into: ReceiveTarget.Of(longer)),
+            engines[1].Post(new Envelope(0, 0, 3), into: ReceiveTarget.Of(tooShort)),
+            engines[1].Post(new Envelope(0, MatchingEngine.AnySource, 4), into: ReceiveTarget.Of(anySource)),
+        };
+
+        // Act
+        for (int tag = 1; tag <= 4; tag++) zero.Send(new Envelope(0, 0, tag), Codec<double[]>.Instance.Encode(sent, PayloadSettings.Default), synchronous: false);
+        Assert.True(SpinWait.SpinUntil(() => receives.All(r => r.IsCompleted), Timeout), "The arrays did not arrive.");
+
+        // Assert: read into the arrays that hold it whole, through a pooled buffer otherwise.
+        Assert.Equal([true, true, false, false], receives.Select(r => r.Message!.Elements is not null));
+        Assert.Same(exact, receives[0].Message!.Elements);
+        Assert.Same(longer, receives[1].Message!.Elements);
+        Assert.Equal(sent, exact);
+        Assert.Equal(sent, longer[..length]);
+        double[]? into = longer;
+        Assert.Equal(length, ((RawArrayCodec<double>)Codec<double[]>.Instance).DecodeInto(receives[1].Message!, ref into));
+        Assert.Same(longer, into);
+        Assert.Equal(sent, longer[..length]);
+    }
+
     [Fact]
     public void Link_LargeMessageOnceThePeerCanReadThisRank_IsLentWithoutWaitingForTheRingAndCompletesWhenCopied()
     {
