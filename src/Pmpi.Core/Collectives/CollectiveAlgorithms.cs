@@ -110,10 +110,8 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static T Allreduce<T>(Intracommunicator comm, T value, ReductionOperation<T> op)
     {
-        int rank = comm.Rank, size = comm.Size;
-        int powerOfTwo = 1;
-        while (powerOfTwo * 2 <= size) powerOfTwo *= 2;
-        int remainder = size - powerOfTwo;
+        int rank = comm.Rank;
+        var (powerOfTwo, remainder) = Fold(comm.Size);
 
         int folded;
         if (rank < 2 * remainder)
@@ -182,10 +180,8 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static void AllreduceInPlace<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
     {
-        int rank = comm.Rank, size = comm.Size;
-        int powerOfTwo = 1;
-        while (powerOfTwo * 2 <= size) powerOfTwo *= 2;
-        int remainder = size - powerOfTwo;
+        int rank = comm.Rank;
+        var (powerOfTwo, remainder) = Fold(comm.Size);
         var kind = Operation<T>.KindOf(op);
         var theirs = ArrayPool<T>.Shared.Rent(result.Length);
         try
@@ -251,10 +247,8 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static T[] AllreduceByBlocks<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op)
     {
-        int rank = comm.Rank, size = comm.Size;
-        int powerOfTwo = 1;
-        while (powerOfTwo * 2 <= size) powerOfTwo *= 2;
-        int remainder = size - powerOfTwo;
+        int rank = comm.Rank;
+        var (powerOfTwo, remainder) = Fold(comm.Size);
         var result = (T[])values.Clone();
 
         int folded = rank - remainder;
@@ -463,6 +457,18 @@ internal static class CollectiveAlgorithms
         var offsets = new int[counts.Length + 1];
         for (int i = 0; i < counts.Length; i++) offsets[i + 1] = offsets[i] + counts[i];
         return offsets;
+    }
+
+    /// <summary>
+    /// MPICH's fold for recursive doubling on <paramref name="size"/> ranks: the largest power of two that is at most
+    /// the size, and how many ranks beyond it fold into a partner (an odd rank below twice that takes its even
+    /// neighbour's value first and hands it the result last).
+    /// </summary>
+    private static (int PowerOfTwo, int Remainder) Fold(int size)
+    {
+        int powerOfTwo = 1;
+        while (powerOfTwo * 2 <= size) powerOfTwo *= 2;
+        return (powerOfTwo, size - powerOfTwo);
     }
 
     private static int Relative(int rank, int root, int size) => (rank - root + size) % size;
