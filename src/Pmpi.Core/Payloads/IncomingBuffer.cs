@@ -51,11 +51,9 @@ internal sealed class ReceiveTarget(Array elements, PayloadType type, int elemen
 {
     public Array Elements { get; } = elements;
 
-    /// <summary>Whether a payload of <paramref name="type"/> and <paramref name="length"/> bytes is whole elements that fit.</summary>
-    public bool Holds(PayloadType type, int length) =>
-        type == _type && length % elementSize == 0 && length / elementSize <= Elements.Length;
-
-    private readonly PayloadType _type = type;
+    /// <summary>Whether a payload of <paramref name="payload"/>'s type and <paramref name="length"/> bytes is whole elements that fit.</summary>
+    public bool Holds(PayloadType payload, int length) =>
+        payload == type && length % elementSize == 0 && length / elementSize <= Elements.Length;
 
     /// <summary>The target for <paramref name="array"/>, if it is large enough to be read into directly; else null.</summary>
     public static ReceiveTarget? Of<T>(T[]? array)

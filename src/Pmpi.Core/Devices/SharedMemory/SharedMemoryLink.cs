@@ -27,6 +27,7 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     private const int MaxTypeName = 1024;
     private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2; // kind, context, source, tag, ack id, type code, array, name length
     private const int MaxHeader = FixedHeader + MaxTypeName + 8 + 8; // ... type name, payload length, lent address
+    private const int AckLength = 1 + 8; // kind, ack id
 
     /// <summary>
     /// From this many bytes a payload is lent rather than written through the ring: a quarter of the ring, from where
@@ -124,9 +125,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     /// </summary>
     private void Acknowledge(long ackId)
     {
-        Span<byte> record = stackalloc byte[9];
-        record[0] = AckRecord;
-        BinaryPrimitives.WriteInt64LittleEndian(record[1..], ackId);
+        Span<byte> record = stackalloc byte[AckLength];
+        WriteAckRecord(record, ackId);
         if (_writing.TryEnter())
         {
             try
@@ -147,9 +147,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
 
     private void WriteAck(long ackId)
     {
-        Span<byte> record = stackalloc byte[9];
-        record[0] = AckRecord;
-        BinaryPrimitives.WriteInt64LittleEndian(record[1..], ackId);
+        Span<byte> record = stackalloc byte[AckLength];
+        WriteAckRecord(record, ackId);
         try
         {
             lock (_writing) _segment.Outgoing.Write(record);
@@ -158,6 +157,12 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         {
             // Closing: the peer is finishing too; or its index is corrupt, which its reader reports.
         }
+    }
+
+    private static void WriteAckRecord(Span<byte> record, long ackId)
+    {
+        record[0] = AckRecord;
+        BinaryPrimitives.WriteInt64LittleEndian(record[1..], ackId);
     }
 
     /// <summary>
