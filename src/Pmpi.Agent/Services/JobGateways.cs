@@ -77,6 +77,11 @@ internal sealed class JobGateways
         ? new RpcChannel(agent, security: _security)
         : new RpcChannel(new Uri(_masterGateway), security: _security, metadata: ControlRoute.ToAgent(_jobId, agent.Authority));
 
+    /// <summary>How errors name the way to an agent of <paramref name="domain"/>: nothing when dialed directly, else ", via gateways A -> B".</summary>
+    public string WayToAgent(string domain) => Reaches(_masterDomain, domain)
+        ? ""
+        : $", via gateways {_masterGateway} -> {_gateways.FirstOrDefault(gateway => gateway.Domain == domain).Address}";
+
     /// <summary>The gateway the ranks of <paramref name="domain"/> reach the master through (their own); empty when they dial it directly.</summary>
     public string MasterGatewayFor(string domain, string domainGateway) => Reaches(domain, _masterDomain) ? "" : domainGateway;
 

@@ -349,10 +349,13 @@ internal sealed class JobRun
 
     private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks, World world, (ByteString Ticket, ByteString Signature) ticket)
     {
-        // How errors name the agent: by the node the computation file declares, and where it was dialled.
-        string name = ranks[0].Node is { } node ? $"the agent of node '{node.Name}' at {agent.Authority}" : $"the local agent at {agent.Authority}";
         RankEntry place;
         lock (_lock) place = _layout.Ranks[ranks[0].WorldRank];
+        // How errors name the agent: by the node the computation file declares, where it was dialled, and through
+        // which gateways when its domain is not reached directly.
+        string name = ranks[0].Node is not { } node ? $"the local agent at {agent.Authority}"
+            : place.Domain.Length == 0 ? $"the agent of node '{node.Name}' at {agent.Authority}"
+            : $"the agent of node '{node.Name}' at {agent.Authority} (domain '{place.Domain}'{_gateways.WayToAgent(place.Domain)})";
         var request = new LaunchRequest
         {
             JobId = Id, WorldFirst = world.First, WorldSize = world.Size, MasterAddress = _master.ToString(), Ticket = ticket.Ticket, TicketSignature = ticket.Signature,
