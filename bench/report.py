@@ -192,7 +192,7 @@ class Report:
         if not counts:
             return
         self.out("### Launch: `pmpi run -n N` of a hello beside `mpirun -np N` of the C hello (wall time, whole command; "
-                 "PMPI's side published ReadyToRun)")
+                 "`pmpi` published Native AOT, the hello ReadyToRun)")
         self.out()
         self.out("| N | mpirun s | pmpi run s | ratio | per-rank RSS, Open MPI MB | per-rank RSS, PMPI MB | goal |")
         self.out("|---:|---:|---:|---:|---:|---:|---|")

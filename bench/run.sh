@@ -14,7 +14,8 @@
 #              natively on this machine
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
-#              resident memory after init; PMPI's CLI and hello published ReadyToRun, as deployed
+#              resident memory after init; PMPI's CLI and hello published as deployed: the CLI Native AOT (its
+#              linux-x64 publish), the hello ReadyToRun
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong runs after one untimed sweep (--jit-warmup),
 # so both sides time steady-state code. --rounds N (default 5; --quick: 2) rounds; --quick also runs a tenth of the
@@ -80,13 +81,17 @@ for project in bench/Pmpi.Bench src/Pmpi.Cli; do
   timeout 600 dotnet build "$repo/$project" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
     || { cat "$work/build.log" >&2; echo "run.sh: building $project failed." >&2; exit 1; }
 done
-# Launch rows run PMPI as it is deployed (deploy/README.md) and as the README advises for rank programs: published
-# ReadyToRun, compiled ahead of time as mpicc compiles the C hello. The other rows time steady-state code either way.
-for project in bench/Pmpi.Bench src/Pmpi.Cli; do
-  timeout 600 dotnet publish "$repo/$project" -c Release -r linux-x64 --self-contained false -p:PublishReadyToRun=true \
+# Launch rows run PMPI as it is deployed (deploy/README.md: the CLI's linux-x64 publish is a Native AOT executable)
+# and as the README advises for rank programs (published ReadyToRun): compiled ahead of time, as mpicc compiles the
+# C hello. The other rows time steady-state code either way.
+publish() {
+  local project="$1"; shift
+  timeout 900 dotnet publish "$repo/$project" -c Release -r linux-x64 --self-contained false "$@" \
     -o "$work/published/$(basename "$project")" -v quiet -nologo >"$work/build.log" 2>&1 \
-    || { cat "$work/build.log" >&2; echo "run.sh: publishing $project ReadyToRun failed." >&2; exit 1; }
-done
+    || { cat "$work/build.log" >&2; echo "run.sh: publishing $project failed." >&2; exit 1; }
+}
+publish bench/Pmpi.Bench -p:PublishReadyToRun=true
+publish src/Pmpi.Cli
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
 pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
 ompi=(mpirun --allow-run-as-root --oversubscribe)
@@ -167,7 +172,7 @@ for ((round = 1; round <= rounds; round++)); do
   chain coll_ompi coll_pmpi
   for n in $launch_counts; do
     hello_ompi() { run "launch-ompi-$n" "${ompi[@]}" -np "$n" ./hello; }
-    hello_pmpi() { run "launch-pmpi-$n" dotnet "$work/published/Pmpi.Cli/pmpi.dll" run --oversubscribe -n "$n" "$work/published/Pmpi.Bench/Pmpi.Bench.dll" -- hello --device grpc --ranks "$n" --timeout "$child_timeout"; }
+    hello_pmpi() { run "launch-pmpi-$n" "$work/published/Pmpi.Cli/pmpi" run --oversubscribe -n "$n" "$work/published/Pmpi.Bench/Pmpi.Bench.dll" -- hello --device grpc --ranks "$n" --timeout "$child_timeout"; }
     chain hello_ompi hello_pmpi
   done
 done

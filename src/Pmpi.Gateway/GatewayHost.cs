@@ -84,7 +84,7 @@ public sealed class GatewayHost : IAsyncDisposable
             app.MapPost(TunnelListener.Path, app.Services.GetRequiredService<TunnelListener>().AcceptAsync);
             app.Services.GetRequiredService<GatewayService>().Map(app);
             // For service managers and load balancers: alive and serving; reveals nothing else.
-            app.MapGet("/health", () => "ok\n");
+            app.MapGet("/health", context => context.Response.WriteAsync("ok\n"));
             app.MapGrpcUnimplemented();
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
             var bound = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();

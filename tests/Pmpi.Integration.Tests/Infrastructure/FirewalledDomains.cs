@@ -106,7 +106,7 @@ internal sealed class FirewalledDomains : IAsyncDisposable
     /// <summary>Starts `pmpi ARGUMENTS` in namespace <paramref name="ns"/> with this network's credential; killed on dispose.</summary>
     public ChildProcess Pmpi(string ns, params string[] arguments)
     {
-        var process = ChildProcess.Start("ip", ["netns", "exec", ns, PmpiCli.DotnetHost, PmpiCli.PmpiDll, .. arguments], Environment());
+        var process = ChildProcess.Start("ip", ["netns", "exec", ns, .. PmpiCli.Command, .. arguments], Environment());
         _processes.Add(process);
         return process;
     }

@@ -30,7 +30,7 @@ internal sealed class GatewayProcess : IAsyncDisposable
         string[] arguments = ["gateway", "--domain", domain, "--bind", bind, "--port", $"{port}"];
         var process = launcher is null
             ? PmpiCli.Start(arguments)
-            : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), PmpiCli.DotnetHost, PmpiCli.PmpiDll, .. arguments], PmpiCli.WithCredential(null));
+            : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), .. PmpiCli.Command, .. arguments], PmpiCli.WithCredential(null));
         try
         {
             var line = await process.WaitForLineAsync(text => text.StartsWith("pmpi gateway listening on ", StringComparison.Ordinal), PmpiCli.Timeout, "its listening line").ConfigureAwait(false);

@@ -13,14 +13,22 @@ internal static class PmpiCli
     /// <summary>A bound for anything a test waits on that should take seconds.</summary>
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
 
-    /// <summary>pmpi.dll, the CLI.</summary>
-    public static string PmpiDll => Artifact("pmpi.dll");
+    /// <summary>The environment variable naming a native `pmpi` executable to test instead of the built pmpi.dll.</summary>
+    public const string NativeCliVariable = "PMPI_TEST_CLI";
+
+    /// <summary>
+    /// How to start the CLI: `dotnet pmpi.dll` as built beside the tests, or the native executable that
+    /// <see cref="NativeCliVariable"/> names (.ci/run points it at the Native AOT publish, so every test here also
+    /// runs against that build).
+    /// </summary>
+    public static IReadOnlyList<string> Command =>
+        System.Environment.GetEnvironmentVariable(NativeCliVariable) is { Length: > 0 } native ? [native] : [DotnetHost, Artifact("pmpi.dll")];
 
     /// <summary>Pmpi.TestRanks.dll, the rank program whose first argument picks a scenario.</summary>
     public static string TestRanksDll => Artifact("Pmpi.TestRanks.dll");
 
     /// <summary>The dotnet host running this test, so children use the same runtime.</summary>
-    public static string DotnetHost
+    private static string DotnetHost
     {
         get
         {
@@ -36,7 +44,7 @@ internal static class PmpiCli
     /// directory (TMPDIR), unless <paramref name="environment"/> says otherwise (a null value removes a variable).
     /// </summary>
     public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null) =>
-        ChildProcess.Start(DotnetHost, [PmpiDll, .. arguments], WithCredential(environment), workingDirectory);
+        ChildProcess.Start(Command[0], [.. Command.Skip(1), .. arguments], WithCredential(environment), workingDirectory);
 
     /// <summary>The environment of a `pmpi` process: the tests' credential and TMPDIR, then <paramref name="environment"/> over them.</summary>
     public static Dictionary<string, string?> WithCredential(IReadOnlyDictionary<string, string?>? environment)
@@ -113,7 +121,7 @@ internal sealed class AgentProcess : IAsyncDisposable
             var environment = new Dictionary<string, string?> { [LabelVariable] = label };
             var process = launcher is null
                 ? PmpiCli.Start(arguments, environment)
-                : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), PmpiCli.DotnetHost, PmpiCli.PmpiDll, .. arguments], PmpiCli.WithCredential(environment));
+                : ChildProcess.Start(launcher[0], [.. launcher.Skip(1), .. PmpiCli.Command, .. arguments], PmpiCli.WithCredential(environment));
             var agent = new AgentProcess(process, port);
             try
             {
