@@ -86,11 +86,11 @@ done
 # C hello. The other rows time steady-state code either way.
 publish() {
   local project="$1"; shift
-  timeout 900 dotnet publish "$repo/$project" -c Release -r linux-x64 --self-contained false "$@" \
+  timeout 900 dotnet publish "$repo/$project" -c Release -r linux-x64 "$@" \
     -o "$work/published/$(basename "$project")" -v quiet -nologo >"$work/build.log" 2>&1 \
     || { cat "$work/build.log" >&2; echo "run.sh: publishing $project failed." >&2; exit 1; }
 }
-publish bench/Pmpi.Bench -p:PublishReadyToRun=true
+publish bench/Pmpi.Bench --self-contained false -p:PublishReadyToRun=true
 publish src/Pmpi.Cli
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
 pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
