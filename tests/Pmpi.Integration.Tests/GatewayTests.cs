@@ -207,7 +207,8 @@ public sealed class GatewayTests
     public async Task Gateway_WithoutCredential_RefusesToStartUnlessInsecureWhichWarns()
     {
         // Act
-        var (refused, refusal) = await ChildProcess.RunAsync(PmpiCli.Command[0], [.. PmpiCli.Command.Skip(1), "gateway", "--domain", "a", "--port", "0"], PmpiCli.Timeout,
+        var pmpi = PmpiCli.Command;
+        var (refused, refusal) = await ChildProcess.RunAsync(pmpi[0], [.. pmpi.Skip(1), "gateway", "--domain", "a", "--port", "0"], PmpiCli.Timeout,
             PmpiCli.WithCredential(new Dictionary<string, string?> { [Rpc.Security.ClusterCredentials.EnvironmentVariable] = null }));
         await using var insecure = PmpiCli.Start(["gateway", "--domain", "a", "--bind", "127.0.0.1", "--port", "0", "--insecure"],
             new Dictionary<string, string?> { [Rpc.Security.ClusterCredentials.EnvironmentVariable] = null });

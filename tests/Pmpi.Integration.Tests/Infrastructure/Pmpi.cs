@@ -43,8 +43,11 @@ internal static class PmpiCli
     /// Starts `pmpi <paramref name="arguments"/>` with the tests' cluster credential (PMPI_CREDENTIALS) and temporary
     /// directory (TMPDIR), unless <paramref name="environment"/> says otherwise (a null value removes a variable).
     /// </summary>
-    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null) =>
-        ChildProcess.Start(Command[0], [.. Command.Skip(1), .. arguments], WithCredential(environment), workingDirectory);
+    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
+    {
+        var command = Command;
+        return ChildProcess.Start(command[0], [.. command.Skip(1), .. arguments], WithCredential(environment), workingDirectory);
+    }
 
     /// <summary>The environment of a `pmpi` process: the tests' credential and TMPDIR, then <paramref name="environment"/> over them.</summary>
     public static Dictionary<string, string?> WithCredential(IReadOnlyDictionary<string, string?>? environment)
