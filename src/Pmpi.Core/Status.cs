@@ -34,15 +34,13 @@ public class Status
         if (_type.Code is PayloadCode.String or PayloadCode.Serialized or PayloadCode.Fields)
             return type == typeof(string) && _type.Code == PayloadCode.String || TypeNames.Of(type) == _type.TypeName ? 1 : null;
         var element = type.IsArray ? type.GetElementType()! : type;
-        if (!RawTypes.IsRaw(element) || RawTypes.TypeOf(element, _type.IsArray) != _type) return null;
-        return _byteCount / SizeOf(element);
+        // Only raw codecs send primitive and struct codes, so a match means the element is raw.
+        if (RawTypes.TypeOf(element, _type.IsArray) != _type) return null;
+        return _byteCount / RuntimeHelpers.SizeOf(element.TypeHandle);
     }
 
     /// <summary>The message's size in bytes as it travelled.</summary>
     public int ByteCount => _byteCount;
-
-    private static int SizeOf(Type type) =>
-        (int)typeof(Unsafe).GetMethod(nameof(Unsafe.SizeOf))!.MakeGenericMethod(type).Invoke(null, null)!;
 }
 
 /// <summary>The status of a completed operation, adding whether it was cancelled and how many elements it moved.</summary>

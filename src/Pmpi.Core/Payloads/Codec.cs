@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -42,16 +43,56 @@ internal static class CodecFactory
         var type = typeof(T);
         if (type == typeof(string)) return (Codec<T>)(object)new StringCodec();
         if (!RuntimeHelpers.IsReferenceOrContainsReferences<T>()) return new RawCodec<T>();
+        if (type.IsSZArray && PrimitiveArray(type.GetElementType()!) is Codec<T> primitives) return primitives;
+        if (!RunTimeCode)
+            return type.IsSZArray && type.GetElementType()!.IsValueType || FieldLayout.TakesFieldPath(type)
+                ? new RefusedCodec<T>($"a Native AOT rank cannot send or receive a {TypeNames.Of(type)}: its codec is made at run time. Send primitives, strings, unmanaged structs, arrays of primitives, or objects through a job serializer built by source generation (docs/architecture.md, \"Native AOT ranks\"); or publish the rank without PublishAot")
+                : new SerializedCodec<T>();
         if (type.IsSZArray && RawTypes.IsRaw(type.GetElementType()!))
             return (Codec<T>)Activator.CreateInstance(typeof(RawArrayCodec<>).MakeGenericType(type.GetElementType()!))!;
         if (FieldLayout.TakesFieldPath(type)) return new FieldsCodec<T>();
         return new SerializedCodec<T>();
     }
+
+    /// <summary>
+    /// Whether codecs may be made at run time: arrays of enums and of other unmanaged structs, and [Serializable] types
+    /// field by field, need generic types instantiated and methods emitted for the type at hand, and read its fields by
+    /// reflection. A Native AOT rank has neither. The switch is the one the SDK sets false for a Native AOT publish, so
+    /// the compiler drops these paths there; a trimmed rank that keeps the JIT must keep its payload types' fields.
+    /// </summary>
+    [FeatureSwitchDefinition(DynamicCodeSwitch)]
+    [FeatureGuard(typeof(RequiresDynamicCodeAttribute))]
+    [FeatureGuard(typeof(RequiresUnreferencedCodeAttribute))]
+    private static bool RunTimeCode { get; } =
+        AppContext.TryGetSwitch(DynamicCodeSwitch, out bool enabled) ? enabled : RuntimeFeature.IsDynamicCodeSupported;
+
+    private const string DynamicCodeSwitch = "System.Runtime.CompilerServices.RuntimeFeature.IsDynamicCodeSupported";
+
+    /// <summary>The codec of an array of a primitive type, instantiated here so that ahead-of-time compiled ranks have it.</summary>
+    private static object? PrimitiveArray(Type element) => element.IsEnum ? null : Type.GetTypeCode(element) switch
+    {
+        TypeCode.Byte => new RawArrayCodec<byte>(),
+        TypeCode.SByte => new RawArrayCodec<sbyte>(),
+        TypeCode.Int16 => new RawArrayCodec<short>(),
+        TypeCode.UInt16 => new RawArrayCodec<ushort>(),
+        TypeCode.Int32 => new RawArrayCodec<int>(),
+        TypeCode.UInt32 => new RawArrayCodec<uint>(),
+        TypeCode.Int64 => new RawArrayCodec<long>(),
+        TypeCode.UInt64 => new RawArrayCodec<ulong>(),
+        TypeCode.Single => new RawArrayCodec<float>(),
+        TypeCode.Double => new RawArrayCodec<double>(),
+        TypeCode.Boolean => new RawArrayCodec<bool>(),
+        TypeCode.Char => new RawArrayCodec<char>(),
+        TypeCode.Decimal => new RawArrayCodec<decimal>(),
+        _ when element == typeof(Half) => new RawArrayCodec<Half>(),
+        _ => null,
+    };
 }
 
 /// <summary>Which types travel as raw bytes, and their codes.</summary>
 internal static class RawTypes
 {
+    [RequiresDynamicCode("Instantiates RuntimeHelpers.IsReferenceOrContainsReferences for the type.")]
     public static bool IsRaw(Type type) =>
         !(bool)typeof(RuntimeHelpers).GetMethod(nameof(RuntimeHelpers.IsReferenceOrContainsReferences))!
             .MakeGenericMethod(type).Invoke(null, null)!;
@@ -207,6 +248,16 @@ internal sealed class StringCodec : Codec<string>
     public override string Decode(Message message, PayloadSettings settings) => Encoding.UTF8.GetString(message.Payload.Span);
 }
 
+/// <summary>A type this rank cannot encode or decode: every use fails with the reason, naming the type.</summary>
+internal sealed class RefusedCodec<T>(string reason) : Codec<T>
+{
+    public override PayloadType Type { get; } = new(PayloadCode.Serialized, false, TypeNames.Of(typeof(T)));
+
+    public override OutgoingPayload Encode(T value, PayloadSettings settings) => throw new MpiException(ErrorClass.Serialization, $"Cannot send: {reason}.");
+
+    public override T Decode(Message message, PayloadSettings settings) => throw new MpiException(ErrorClass.Serialization, $"Cannot receive: {reason}.");
+}
+
 /// <summary>Any other type, through the job's serializer; the sender's type name lets the receiver check it.</summary>
 internal sealed class SerializedCodec<T> : Codec<T>
 {
@@ -244,6 +295,7 @@ internal sealed class SerializedCodec<T> : Codec<T>
 /// A [Serializable] type (or arrays and collections of them) field by field (<see cref="FieldWriter"/>): the layout's
 /// fingerprint, then the value. A type that cannot be written fails at the sender, naming the type and field.
 /// </summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class FieldsCodec<T> : Codec<T>
 {
     private readonly string? _problem;

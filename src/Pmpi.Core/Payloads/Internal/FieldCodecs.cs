@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Collections.Concurrent;
 using System.Reflection;
 using System.Runtime.CompilerServices;
@@ -15,6 +16,7 @@ internal abstract class FieldCodec<T>
 }
 
 /// <summary>The codec of each field type, made on first use; the methods emitted for object bodies call these.</summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal static class Slot<T>
 {
     private static FieldCodec<T>? s_codec;
@@ -26,6 +28,7 @@ internal static class Slot<T>
     public static T Read(FieldReader reader) => Codec.Read(reader);
 }
 
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal static class FieldCodecs
 {
     public static FieldCodec<T> Create<T>()
@@ -54,6 +57,7 @@ internal sealed class StringField : FieldCodec<string?>
     public override string? Read(FieldReader reader) => reader.ReadString();
 }
 
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class NullableField<T> : FieldCodec<T?> where T : struct
 {
     public override void Write(FieldWriter writer, T? value)
@@ -66,6 +70,7 @@ internal sealed class NullableField<T> : FieldCodec<T?> where T : struct
 }
 
 /// <summary>A [Serializable] struct holding references: its fields inline, through a box.</summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class StructField<T> : FieldCodec<T>
 {
     private readonly ObjectShape _shape = (ObjectShape)ReferenceShape.Of(typeof(T));
@@ -80,6 +85,7 @@ internal sealed class StructField<T> : FieldCodec<T>
     }
 }
 
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class ReferenceField<T> : FieldCodec<T>
 {
     private readonly ReferenceCandidates _candidates = ReferenceCandidates.Of(typeof(T));
@@ -96,6 +102,7 @@ internal sealed class ReferenceField<T> : FieldCodec<T>
 /// [KnownType] attributes name, and its own nested types that derive from it (how F# compiles a union's cases), ordered
 /// by name so sender and receiver number them alike. Only these are ever instantiated for the slot.
 /// </summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class ReferenceCandidates
 {
     private static readonly ConcurrentDictionary<Type, ReferenceCandidates> Cache = new();
@@ -137,6 +144,7 @@ internal sealed class ReferenceCandidates
 }
 
 /// <summary>How an object of one concrete reference type is created and filled.</summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal abstract class ReferenceShape
 {
     private static readonly ConcurrentDictionary<Type, ReferenceShape> Cache = new();
@@ -176,6 +184,7 @@ internal abstract class ReferenceShape
         (ReferenceShape)Activator.CreateInstance(definition.MakeGenericType(arguments))!;
 }
 
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class ArrayShape<T> : ReferenceShape
 {
     private static readonly bool IsRaw = !RuntimeHelpers.IsReferenceOrContainsReferences<T>();
@@ -209,6 +218,7 @@ internal sealed class ArrayShape<T> : ReferenceShape
     }
 }
 
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class ListShape<T> : ReferenceShape
 {
     private static readonly bool IsRaw = !RuntimeHelpers.IsReferenceOrContainsReferences<T>();
@@ -245,6 +255,7 @@ internal sealed class ListShape<T> : ReferenceShape
 /// Pairs in enumeration order, added once every object is filled, since a key's hash may depend on its own fields
 /// (which may still be pending). The receiver's dictionary has the default comparer.
 /// </summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class DictionaryShape<TKey, TValue> : ReferenceShape where TKey : notnull
 {
     public override Type Type => typeof(Dictionary<TKey, TValue>);
@@ -275,6 +286,7 @@ internal sealed class DictionaryShape<TKey, TValue> : ReferenceShape where TKey 
 }
 
 /// <summary>Items in enumeration order, added once every object is filled (see <see cref="DictionaryShape{TKey, TValue}"/>).</summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class HashSetShape<T> : ReferenceShape
 {
     public override Type Type => typeof(HashSet<T>);

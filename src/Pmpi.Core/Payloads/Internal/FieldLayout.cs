@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
 using System.Text;
 
@@ -9,6 +10,9 @@ namespace Pmpi.Payloads.Internal;
 /// </summary>
 internal static class FieldLayout
 {
+    /// <summary>Why the field path needs the JIT: what its members' annotations say to the trim and AOT analysis.</summary>
+    public const string RunTimeCode = "Sends the type field by field: reads its fields by reflection and emits code for it at run time.";
+
     /// <summary>
     /// Whether values of <paramref name="type"/> are sent field by field: a type marked [Serializable] outside the .NET
     /// libraries, or an array or generic type (List, Dictionary, tuple, ...) with such a type among its arguments.
@@ -23,6 +27,7 @@ internal static class FieldLayout
     }
 
     /// <summary>The fields written for <paramref name="type"/>: its bases' first, each type's by name, without [NonSerialized] ones.</summary>
+    [RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
     public static FieldInfo[] SerializedFields(Type type)
     {
         var hierarchy = new List<Type>();
@@ -35,6 +40,7 @@ internal static class FieldLayout
     /// Walks every type reachable from <paramref name="root"/>: the first thing that cannot be written (naming the type
     /// and field), or null; and a fingerprint of the whole layout (type and field names, in wire order).
     /// </summary>
+    [RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
     public static (string? Problem, ulong Fingerprint) Analyze(Type root)
     {
         var walk = new Walk();
@@ -74,6 +80,7 @@ internal static class FieldLayout
         return hash;
     }
 
+    [RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
     private sealed class Walk
     {
         private readonly HashSet<Type> _visited = [];

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -9,6 +10,7 @@ namespace Pmpi.Payloads.Internal;
 /// (and the [KnownType]s those declare). Every count is checked against the bytes left, so a corrupt or hostile
 /// payload cannot make it allocate more than the message's size.
 /// </summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class FieldReader
 {
     // The payload as an array segment: a read slices the array directly, not through ReadOnlyMemory.Span each time.

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -15,6 +16,7 @@ namespace Pmpi.Payloads.Internal;
 /// their first call (AggressiveOptimization): one message of a few hundred objects calls them hundreds of times before
 /// tiered compilation would promote them, so a short job would serialize in unoptimised code throughout.
 /// </remarks>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class FieldWriter(PooledBufferWriter buffer, bool preserveReferences)
 {
     // The identity map of the thread's last message, reused: growing a new one for every message of a few hundred

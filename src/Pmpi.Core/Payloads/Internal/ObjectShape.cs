@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
 using System.Reflection.Emit;
 using System.Runtime.CompilerServices;
@@ -10,6 +11,7 @@ namespace Pmpi.Payloads.Internal;
 /// through methods emitted once per type (no reflection or boxing per field). An object is created without running a
 /// constructor, as BinaryFormatter did; its [OnDeserialized] methods run once the whole graph is filled.
 /// </summary>
+[RequiresDynamicCode(FieldLayout.RunTimeCode), RequiresUnreferencedCode(FieldLayout.RunTimeCode)]
 internal sealed class ObjectShape : ReferenceShape
 {
     private readonly Type _type;
