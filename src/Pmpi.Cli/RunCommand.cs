@@ -277,8 +277,15 @@ internal static class RunCommand
         XNamespace ns = ComputationFile.Namespace;
         var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
             arguments.Select(argument => new XElement(ns + "arg", argument)));
-        return new XDocument(new XElement(ns + "computation", new XAttribute("name", Path.GetFileNameWithoutExtension(program)),
+        return new XDocument(new XElement(ns + "computation", new XAttribute("name", JobName(program)),
             oversubscribe ? new XAttribute("oversubscribe", "true") : null, ranks)).ToString();
+    }
+
+    /// <summary>The program's file name without .dll or .exe: a native executable's name may hold dots of its own.</summary>
+    private static string JobName(string program)
+    {
+        var name = Path.GetFileName(program);
+        return Path.GetExtension(name).ToLowerInvariant() is ".dll" or ".exe" ? Path.GetFileNameWithoutExtension(name) : name;
     }
 
     /// <summary>

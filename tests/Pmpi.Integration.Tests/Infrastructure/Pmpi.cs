@@ -28,7 +28,7 @@ internal static class PmpiCli
     public static string TestRanksDll => Artifact("Pmpi.TestRanks.dll");
 
     /// <summary>The dotnet host running this test, so children use the same runtime.</summary>
-    private static string DotnetHost
+    public static string DotnetHost
     {
         get
         {
