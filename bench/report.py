@@ -5,7 +5,8 @@
 
 RUNS_DIR holds one file per run, named KIND.ROUND (run.sh writes them): pingpong-{sm,tcp,inproc,procs,network} with
 "size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
-launch-{ompi,pmpi}-N with a "# wall SECONDS" line and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
+launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
+and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
 `machine` (one line) and `load` (the load average before each round). Within a round the Open MPI and PMPI runs of
 a comparison ran back to back, in an order that alternates between rounds, so each round gives one ratio per figure;
 the tables show the median ratio and its min–max over the rounds. Prints Markdown; with --plots, also writes
@@ -102,7 +103,7 @@ class Report:
         self.lines = []
         self.unreproduced = []
         self.medians = {}   # (kind, size) -> median half round trip, for the plots
-        self.launch_medians = {}   # N -> {"ompi": s, "pmpi": s}, for the plot
+        self.launch_medians = {}   # N -> {"ompi": s, "pmpi": s, "pmpiaot": s}, for the plot
 
     def out(self, text=""):
         self.lines.append(text)
@@ -187,12 +188,12 @@ class Report:
                      f"| {statistics.median(p for p, _ in values):.2f} | {spread(ratios)} | {goal} |")
         self.out()
 
-    def launch(self):
-        counts = sorted({int(k.rsplit("-", 1)[1]) for k in self.runs if k.startswith("launch-pmpi-")})
+    def launch(self, pmpi_kind, hello):
+        counts = sorted({int(k.rsplit("-", 1)[1]) for k in self.runs if k.startswith(f"launch-{pmpi_kind}-")})
         if not counts:
             return
-        self.out("### Launch: `pmpi run -n N` of a hello beside `mpirun -np N` of the C hello (wall time, whole command; "
-                 "`pmpi` published Native AOT, the hello ReadyToRun)")
+        self.out(f"### Launch: `pmpi run -n N` of a hello beside `mpirun -np N` of the C hello (wall time, whole command; "
+                 f"`pmpi` published Native AOT, the hello {hello})")
         self.out()
         self.out("| N | mpirun s | pmpi run s | ratio | per-rank RSS, Open MPI MB | per-rank RSS, PMPI MB | goal |")
         self.out("|---:|---:|---:|---:|---:|---:|---|")
@@ -200,7 +201,7 @@ class Report:
             walls = defaultdict(list)
             rss = defaultdict(list)
             ratios = []
-            for rnd, lines in self.runs[f"launch-pmpi-{n}"].items():
+            for rnd, lines in self.runs[f"launch-{pmpi_kind}-{n}"].items():
                 theirs = self.runs.get(f"launch-ompi-{n}", {}).get(rnd)
                 if theirs is None:
                     continue
@@ -218,7 +219,8 @@ class Report:
             if not ratios:
                 continue
             med = {impl: statistics.median(values) for impl, values in walls.items()}
-            self.launch_medians[n] = med
+            self.launch_medians.setdefault(n, {})["ompi"] = med["ompi"]
+            self.launch_medians[n][pmpi_kind] = med["pmpi"]
             goal = ""
             if n == 16:
                 results = verdict(walls["pmpi"], LAUNCH_GOAL_SECONDS, True), verdict(ratios, LAUNCH_GOAL_RATIO, True)
@@ -257,15 +259,17 @@ class Report:
         ]
         if self.launch_medians:
             path = os.path.join(data, "launch")
+            kinds = [("ompi", "mpirun -np N"), ("pmpi", "pmpi run -n N, ReadyToRun hello"),
+                     ("pmpiaot", "pmpi run -n N, Native AOT hello")]
             with open(path, "w", encoding="utf-8") as f:
                 for n, med in sorted(self.launch_medians.items()):
-                    f.write(f"{n}\t{med['ompi']}\t{med['pmpi']}\n")
+                    f.write("\t".join([str(n)] + [str(med.get(kind, "NaN")) for kind, _ in kinds]) + "\n")
+            lines = ", ".join(f"'{path}' using 1:{column} with linespoints title '{title}'"
+                              for column, (_, title) in enumerate(kinds, start=2))
             scripts.append(
                 "set terminal pngcairo size 900,560 font ',10'; set grid; set key top left; "
                 f"set output '{docs}/benchmarks-launch.png'; set xlabel 'ranks (N)'; set ylabel 'wall time (s)'; "
-                "set title 'Launch of a hello on one node (median of the rounds)'; "
-                f"plot '{path}' using 1:2 with linespoints title 'mpirun -np N', "
-                f"'{path}' using 1:3 with linespoints title 'pmpi run -n N'")
+                f"set title 'Launch of a hello on one node (median of the rounds)'; plot {lines}")
         for script in scripts:
             subprocess.run(["gnuplot", "-e", script], check=True, timeout=60)
 
@@ -291,7 +295,8 @@ def main():
     report.out()
     report.pingpong()
     report.collectives()
-    report.launch()
+    report.launch("pmpi", "ReadyToRun")
+    report.launch("pmpiaot", "Native AOT (bench/Pmpi.Bench.Hello)")
     report.out("### Figures that did not reproduce")
     report.out()
     if report.unreproduced:
