@@ -1,6 +1,6 @@
 // PMPI benchmarks. bench/run.sh runs `pingpong`, `collectives` and `hello` beside their native mirrors in bench/native
 // and writes docs/benchmarks.md.
-//   pingpong [--device inprocess|grpc] [--details] [--jit-warmup] [--quick]   half round trip and MB/s per size
+//   pingpong [--device inprocess|grpc] [--counters] [--jit-warmup] [--quick]   half round trip and MB/s per size
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
 //   collectives [--device ...] [--ranks N] [--jit-warmup] [--quick] [--block-allreduce-from BYTES]
 //                                                   Allreduce and Broadcast latency per size
@@ -26,7 +26,7 @@ var device = new Option<BenchDevice>("--device")
     Description = "The PMPI device the ranks talk through: inprocess (threads of this process) or grpc (rank processes launched by `pmpi run -n 2`).",
     DefaultValueFactory = _ => BenchDevice.InProcess,
 };
-var details = new Option<bool>("--details") { Description = "Also report allocations and gen-0 collections per size, as # lines." };
+var counters = new Option<bool>("--counters") { Description = "Also report, from both ranks, context switches, bytes allocated and gen-0 collections per round trip, as # lines (bench/counters.sh)." };
 var jitWarmup = new Option<bool>("--jit-warmup")
 {
     Description = "Run the whole sweep once untimed first, so the timed sweep measures tiered-up (tier-1, PGO) code, not the JIT's warm-up.",
@@ -37,17 +37,17 @@ var ranks = new Option<int>("--ranks") { Description = "Ranks in the job (with -
 
 var pingpong = new Command("pingpong", "Half round-trip latency (us) and bandwidth (MB/s) per message size, as bench/native/pingpong.c.")
 {
-    device, details, jitWarmup, quick, timeout,
+    device, counters, jitWarmup, quick, timeout,
 };
 pingpong.SetAction(parse =>
 {
-    bool withDetails = parse.GetValue(details), warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
+    bool withCounters = parse.GetValue(counters), warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
     return RunJob(parse, 2, (world, launcher) =>
     {
         if (world.Rank == 0)
             Console.Out.WriteLine($"# PMPI {launcher}, 2 ranks{(warmup ? ", after an untimed sweep" : "")}: size\thalf_rtt_us\tMB/s");
-        if (warmup) PingPongBenchmark.Run(world, TextWriter.Null, details: false, isQuick);
-        PingPongBenchmark.Run(world, Console.Out, withDetails, isQuick);
+        if (warmup) PingPongBenchmark.Run(world, TextWriter.Null, counters: false, isQuick);
+        PingPongBenchmark.Run(world, Console.Out, withCounters, isQuick);
     });
 });
 

@@ -1,10 +1,33 @@
 /* Ping-pong between ranks 0 and 1 with native MPI: one line per message size, "size<TAB>half_rtt_us<TAB>MB/s".
  * bench/Pmpi.Bench's `pingpong` command mirrors it statement for statement (sizes, iterations, warm-up, barrier).
- * Usage: mpirun -np 2 ./pingpong [--quick]   (--quick: a tenth of the iterations) */
+ * Usage: mpirun -np 2 ./pingpong [--quick] [--counters]   (--quick: a tenth of the iterations; --counters: ranks 0
+ * and 1 also print "# counters<TAB>rank<TAB>size<TAB>voluntary<TAB>involuntary<TAB>-<TAB>-": their process's context
+ * switches per round trip over the timed loop, every thread's, as Pmpi.Bench's, which adds allocations where the
+ * dashes are; for bench/counters.sh) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+
+/* This process's context switches, voluntary and involuntary, summed over its threads (/proc/self/task/ * /status). */
+static void context_switches(long long out[2]) {
+  out[0] = out[1] = 0;
+  DIR *tasks = opendir("/proc/self/task");
+  for (struct dirent *task; tasks && (task = readdir(tasks));) {
+    if (task->d_name[0] == '.') continue;
+    char path[288], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%s/status", task->d_name);
+    FILE *status = fopen(path, "r");
+    while (status && fgets(line, sizeof line, status)) {
+      long long value;
+      if (sscanf(line, "voluntary_ctxt_switches: %lld", &value) == 1) out[0] += value;
+      else if (sscanf(line, "nonvoluntary_ctxt_switches: %lld", &value) == 1) out[1] += value;
+    }
+    if (status) fclose(status);
+  }
+  if (tasks) closedir(tasks);
+}
 
 static const int sizes[] = {1, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20, 16 << 20};
 
@@ -16,7 +39,11 @@ static int iterations_for(int n, int quick) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  int quick = 0, counters = 0;
+  for (int a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[a], "--counters") == 0) counters = 1;
+  }
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   char *buf = malloc(16 << 20);
@@ -24,8 +51,9 @@ int main(int argc, char **argv) {
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
     int n = sizes[s], iters = iterations_for(n, quick), warm = iters / 10;
     double t0 = 0;
+    long long before[2], after[2];
     for (int i = 0; i < iters + warm; i++) {
-      if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); t0 = MPI_Wtime(); }
+      if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); if (counters) context_switches(before); t0 = MPI_Wtime(); }
       if (rank == 0) {
         MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
         MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -35,7 +63,12 @@ int main(int argc, char **argv) {
       }
     }
     double half = (MPI_Wtime() - t0) / iters / 2;
+    if (counters) context_switches(after);
     if (rank == 0) { printf("%d\t%.2f\t%.1f\n", n, half * 1e6, n / half / 1e6); fflush(stdout); }
+    if (counters && rank < 2) {
+      printf("# counters\t%d\t%d\t%.2f\t%.2f\t-\t-\n", rank, n, (double)(after[0] - before[0]) / iters, (double)(after[1] - before[1]) / iters);
+      fflush(stdout);
+    }
   }
   free(buf);
   MPI_Finalize();

@@ -20,11 +20,13 @@ public static class PingPongBenchmark
 
     /// <summary>
     /// The rank body: ranks 0 and 1 bounce a byte[] of each size; rank 0 writes one line per size to
-    /// <paramref name="output"/>. With <paramref name="details"/>, it adds the bytes rank 0 allocated per round trip
-    /// and the gen-0 collections during the timed loop, as comment lines (which run.sh ignores). <paramref name="quick"/>
-    /// runs a tenth of the iterations, as <c>pingpong --quick</c> does.
+    /// <paramref name="output"/>. With <paramref name="counters"/>, ranks 0 and 1 also write, as pingpong.c's
+    /// <c>--counters</c> does, <c># counters\trank\tsize\tvoluntary\tinvoluntary\tallocated\tgen0</c>: their process's
+    /// context switches (every thread's), bytes allocated and gen-0 collections per round trip over the timed loop
+    /// (bench/counters.sh; run.sh ignores # lines). <paramref name="quick"/> runs a tenth of the iterations, as
+    /// <c>pingpong --quick</c> does.
     /// </summary>
-    public static void Run(Intracommunicator world, TextWriter output, bool details, bool quick)
+    public static void Run(Intracommunicator world, TextWriter output, bool counters, bool quick)
     {
         ArgumentNullException.ThrowIfNull(world);
         ArgumentNullException.ThrowIfNull(output);
@@ -39,15 +41,13 @@ public static class PingPongBenchmark
             int iters = IterationsFor(n, quick);
             int warm = iters / 10;
             double t0 = 0;
-            long allocated0 = 0;
-            int gen0 = 0;
+            var before = default(ProcessCounters);
             for (int i = 0; i < iters + warm; i++)
             {
                 if (i == warm)
                 {
                     world.Barrier();
-                    allocated0 = GC.GetAllocatedBytesForCurrentThread();
-                    gen0 = GC.CollectionCount(0);
+                    if (counters) before = ProcessCounters.Read();
                     t0 = Environment.Time;
                 }
                 if (rank == 0)
@@ -62,16 +62,51 @@ public static class PingPongBenchmark
                 }
             }
             double t = Environment.Time - t0;
-            long allocated = GC.GetAllocatedBytesForCurrentThread() - allocated0;
-            gen0 = GC.CollectionCount(0) - gen0;
+            var spent = counters ? ProcessCounters.Read() - before : default;
             if (rank == 0)
             {
                 double half = t / iters / 2;
                 output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{n}\t{half * 1e6:F2}\t{n / half / 1e6:F1}"));
-                if (details)
-                    output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"# {n}: rank 0 allocated {allocated / (double)iters:F0} B per round trip; {gen0} gen-0 GCs"));
-                output.Flush();
             }
+            if (counters && rank < 2)
+            {
+                output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"# counters\t{rank}\t{n}\t{spent.Voluntary / (double)iters:F2}\t{spent.Involuntary / (double)iters:F2}\t{spent.Allocated / (double)iters:F0}\t{spent.Gen0 / (double)iters:F4}"));
+            }
+            output.Flush();
         }
     }
+}
+
+/// <summary>What a process has spent so far: context switches of all its threads (Linux), bytes allocated, gen-0 collections.</summary>
+internal readonly record struct ProcessCounters(long Voluntary, long Involuntary, long Allocated, int Gen0)
+{
+    public static ProcessCounters Read()
+    {
+        long voluntary = 0, involuntary = 0;
+        if (Directory.Exists("/proc/self/task"))
+        {
+            foreach (var task in Directory.EnumerateDirectories("/proc/self/task"))
+            {
+                try
+                {
+                    foreach (var line in File.ReadLines(Path.Combine(task, "status")))
+                    {
+                        if (line.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal)) voluntary += Value(line);
+                        else if (line.StartsWith("nonvoluntary_ctxt_switches:", StringComparison.Ordinal)) involuntary += Value(line);
+                    }
+                }
+                catch (IOException)
+                {
+                    // The thread ended while being read.
+                }
+            }
+        }
+        return new(voluntary, involuntary, GC.GetTotalAllocatedBytes(precise: false), GC.CollectionCount(0));
+    }
+
+    public static ProcessCounters operator -(ProcessCounters after, ProcessCounters before) =>
+        new(after.Voluntary - before.Voluntary, after.Involuntary - before.Involuntary, after.Allocated - before.Allocated, after.Gen0 - before.Gen0);
+
+    private static long Value(string line) => long.Parse(line.AsSpan(line.IndexOf(':', StringComparison.Ordinal) + 1).Trim(), CultureInfo.InvariantCulture);
 }
