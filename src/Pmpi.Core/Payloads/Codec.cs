@@ -43,13 +43,14 @@ internal static class CodecFactory
         var type = typeof(T);
         if (type == typeof(string)) return (Codec<T>)(object)new StringCodec();
         if (!RuntimeHelpers.IsReferenceOrContainsReferences<T>()) return new RawCodec<T>();
-        if (type.IsSZArray && PrimitiveArray(type.GetElementType()!) is Codec<T> primitives) return primitives;
+        var element = type.IsSZArray ? type.GetElementType() : null;
+        if (element is not null && PrimitiveArray(element) is Codec<T> primitives) return primitives;
         if (!RunTimeCode)
-            return type.IsSZArray && type.GetElementType()!.IsValueType || FieldLayout.TakesFieldPath(type)
+            return element is { IsValueType: true } || FieldLayout.TakesFieldPath(type)
                 ? new RefusedCodec<T>($"a Native AOT rank cannot send or receive a {TypeNames.Of(type)}: its codec is made at run time. Send primitives, strings, unmanaged structs, arrays of primitives, or objects through a job serializer built by source generation (docs/architecture.md, \"Native AOT ranks\"); or publish the rank without PublishAot")
                 : new SerializedCodec<T>();
-        if (type.IsSZArray && RawTypes.IsRaw(type.GetElementType()!))
-            return (Codec<T>)Activator.CreateInstance(typeof(RawArrayCodec<>).MakeGenericType(type.GetElementType()!))!;
+        if (element is not null && RawTypes.IsRaw(element))
+            return (Codec<T>)Activator.CreateInstance(typeof(RawArrayCodec<>).MakeGenericType(element))!;
         if (FieldLayout.TakesFieldPath(type)) return new FieldsCodec<T>();
         return new SerializedCodec<T>();
     }
