@@ -33,7 +33,7 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
     /// <exception cref="MpiException">Registration failed, or a peer cannot be reached; nothing was sent.</exception>
     public static async Task<LaunchedRank> StartAsync(RankIdentity identity, CancellationToken cancellationToken)
     {
-        var device = await GrpcDevice.OpenAsync(identity, cancellationToken).ConfigureAwait(false);
+        var device = GrpcDevice.Open(identity);
         var master = new MasterClient(identity);
         try
         {

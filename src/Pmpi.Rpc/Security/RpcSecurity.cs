@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Http;
+using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Http;
@@ -129,7 +130,17 @@ public abstract class RpcSecurity
     internal abstract void ConfigureListener(ListenOptions listen);
 
     /// <summary>Configures a client's handler (TLS: the certificate it presents, the server certificates it accepts).</summary>
-    internal abstract void ConfigureClient(SocketsHttpHandler handler);
+    internal void ConfigureClient(SocketsHttpHandler handler)
+    {
+        if (ClientTls() is { } tls) handler.SslOptions = tls;
+    }
+
+    /// <summary>A client's TLS (the certificate it presents, the server certificates it accepts), new each call; null for h2c.</summary>
+    internal virtual SslClientAuthenticationOptions? ClientTls() => null;
+
+    /// <summary>A TLS server's options for one handshake (<see cref="Streams.GrpcStreamListener"/>); only a rank endpoint's security serves there.</summary>
+    internal virtual ValueTask<SslServerAuthenticationOptions> ServerTlsAsync(CancellationToken cancellationToken) =>
+        throw new InvalidOperationException($"{Description} cannot serve a rank endpoint's TLS.");
 
     /// <summary>Adds whatever proves the caller to a request of <paramref name="path"/> (a signature for request signing).</summary>
     internal virtual void Authenticate(HttpRequestMessage request, string path)

@@ -51,7 +51,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(new Frame { Hello = new Hello { JobId = new string('j', 1 << 20), JobToken = _job.JobToken } });
 
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
-        Assert.Contains("Hello of at most 4096 bytes", error.Detail);
+        Assert.Contains("first message may be at most 4096 bytes", error.Detail);
         Assert.Equal(0, _receiver.StreamsAccepted);
         Assert.Null(_receiver.Engine.AbortReason);
     }
@@ -65,7 +65,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
 
         Assert.Equal(StatusCode.DeadlineExceeded, error.StatusCode);
-        Assert.Contains("must open with a Hello within 10 s", error.Detail);
+        Assert.Contains("must send its first message within 10 s", error.Detail);
         Assert.Null(_receiver.Engine.AbortReason);
     }
 

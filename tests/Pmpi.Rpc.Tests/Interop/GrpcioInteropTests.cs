@@ -1,11 +1,14 @@
+using System.Buffers;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Rpc.Tests.Interop;
 
 /// <summary>
-/// PMPI's gRPC layer against the reference implementation: a Python grpcio client calls our Kestrel server, and our
-/// client calls a Python grpcio server. Needs Debian's python3-grpcio, python3-protobuf and protobuf-compiler; when
+/// PMPI's gRPC layer against the reference implementation: a Python grpcio client calls our Kestrel server and a rank
+/// stream listener, and our clients (RpcChannel, GrpcStream) call a Python grpcio server. Needs Debian's python3-grpcio, python3-protobuf and protobuf-compiler; when
 /// they are missing the tests fail (they never skip), saying what to install.
 /// </summary>
 [Trait("Category", "Interop")]
@@ -46,6 +49,65 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
 
         Assert.True(code == 0 && client.Transcript.Contains("CLIENT OK", StringComparison.Ordinal),
             $"The grpcio client exited with {code}.\n{client.Transcript}");
+    }
+
+    [Fact]
+    public async Task GrpcioClient_CallsRankStreamListener_ConnectEchoesAndOtherMethodsAreUnimplemented()
+    {
+        using var listener = GrpcStreamListener.Start(System.Net.IPAddress.Loopback, 0, ServicePaths.Connect, StreamEcho.Admit, RpcSecurity.Insecure);
+        await using var client = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(Scripts, "grpcio_client.py"), _generated, $"127.0.0.1:{listener.Address.Port}", "connect"], GrpcioPython.Environment, Scripts);
+
+        int code = await client.WaitForExitAsync(ScriptTimeout).WaitAsync(ScriptTimeout + Timeout);
+
+        Assert.True(code == 0 && client.Transcript.Contains("CLIENT OK", StringComparison.Ordinal),
+            $"The grpcio client exited with {code}.\n{client.Transcript}");
+    }
+
+    [Fact]
+    public async Task GrpcStream_CallsGrpcioServer_ConnectEchoesFramesAndA4MBChunkThenEndsOk()
+    {
+        await using var server = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(Scripts, "grpcio_server.py"), _generated], GrpcioPython.Environment, Scripts, keepInputOpen: true);
+        try
+        {
+            var first = await server.WaitForLineAsync(line => line.StartsWith("PORT ", StringComparison.Ordinal), Timeout, "'PORT <n>'");
+            using var call = await GrpcStream.DialAsync(new Uri($"http://127.0.0.1:{first[5..]}"), ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+            var echoes = System.Threading.Channels.Channel.CreateUnbounded<byte[]>();
+            var ended = new TaskCompletionSource<RpcException?>(TaskCreationOptions.RunContinuationsAsynchronously);
+            var hello = new Frame { Hello = new Hello { JobId = "job", JobToken = "secret", SourceWorldRank = 0 } };
+            call.Write(hello);
+            call.Start(new StreamEcho.Receiver(message => echoes.Writer.TryWrite(message), error => ended.TrySetResult(error)));
+
+            Assert.Equal(hello, Frame.Parser.ParseFrom(await echoes.Reader.ReadAsync().AsTask().WaitAsync(Timeout)));
+            for (int i = 1; i <= 200; i++)
+            {
+                var frame = new Frame { Data = new Data { Context = 2, Source = 0, Tag = i, Sequence = (ulong)i, TotalLength = 4, Payload = Google.Protobuf.ByteString.CopyFrom(BitConverter.GetBytes(i)) } };
+                call.Write(frame);
+                Assert.Equal(frame, Frame.Parser.ParseFrom(await echoes.Reader.ReadAsync().AsTask().WaitAsync(Timeout)));
+            }
+            var big = new byte[4 << 20];
+            Random.Shared.NextBytes(big);
+            call.Write(new Frame { Chunk = new Chunk { Payload = Google.Protobuf.UnsafeByteOperations.UnsafeWrap(big) } });
+            Assert.True(Frame.Parser.ParseFrom(await echoes.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).Chunk.Payload.Span.SequenceEqual(big), "The 4 MB chunk came back changed.");
+            call.Complete();
+
+            Assert.Null(await ended.Task.WaitAsync(Timeout));
+        }
+        catch (Exception e) when (e is not TimeoutException)
+        {
+            throw new Xunit.Sdk.XunitException($"{e.Message}\ngrpcio server process {server.Id}:\n{server.Transcript}\n{e}");
+        }
+        finally
+        {
+            server.CloseInput();
+            try
+            {
+                await server.WaitForExitAsync(TimeSpan.FromSeconds(10)).WaitAsync(Timeout);
+            }
+            catch (TimeoutException)
+            {
+                // Killed on dispose.
+            }
+        }
     }
 
     [Fact]
@@ -116,6 +178,36 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
             {
                 // Killed on dispose.
             }
+        }
+    }
+
+    /// <summary>A rank stream listener's echo: each message goes back from a task of its own, and the call ends OK after the caller's does.</summary>
+    private static class StreamEcho
+    {
+        public static IGrpcStreamReceiver Admit(GrpcStream stream, ReadOnlySequence<byte> first)
+        {
+            var outgoing = System.Threading.Channels.Channel.CreateUnbounded<byte[]>();
+            outgoing.Writer.TryWrite(first.ToArray());
+            _ = Task.Run(async () =>
+            {
+                try
+                {
+                    await foreach (var message in outgoing.Reader.ReadAllAsync()) stream.Write(message, []);
+                    stream.Complete();
+                }
+                catch (RpcException)
+                {
+                    // The caller went away.
+                }
+            });
+            return new Receiver(message => outgoing.Writer.TryWrite(message), _ => outgoing.Writer.TryComplete());
+        }
+
+        public sealed class Receiver(Action<byte[]> onMessage, Action<RpcException?> onEnd) : IGrpcStreamReceiver
+        {
+            public void OnMessage(ReadOnlySequence<byte> message) => onMessage(message.ToArray());
+
+            public void OnEnd(RpcException? error) => onEnd(error);
         }
     }
 }

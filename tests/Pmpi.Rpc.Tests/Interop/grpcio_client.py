@@ -1,4 +1,7 @@
-"""A grpcio client calling PMPI's Kestrel server: python3 grpcio_client.py GENERATED_DIR HOST:PORT
+"""A grpcio client calling a PMPI server: python3 grpcio_client.py GENERATED_DIR HOST:PORT [connect]
+
+With 'connect', only RankTransport.Connect is called (a rank endpoint, which serves nothing else), and any other
+method must be refused UNIMPLEMENTED; without it, every method of the Kestrel test server.
 
 Exits 0 after printing 'CLIENT OK' when every check passed; anything else is a failure the .NET test reports.
 """
@@ -12,6 +15,7 @@ from grpcio_common import CHANNEL_OPTIONS, check, load_messages
 
 agent_pb2, master_pb2, transport_pb2 = load_messages(sys.argv[1])
 target = sys.argv[2]
+connect_only = sys.argv[3:] == ["connect"]
 TIMEOUT = 20  # seconds for each call
 
 
@@ -96,8 +100,13 @@ def errors(channel):
 
 with grpc.insecure_channel(target, options=CHANNEL_OPTIONS) as channel:
     grpc.channel_ready_future(channel).result(timeout=TIMEOUT)
-    get_node_info(channel)
-    connect_echo(channel)
-    launch_stream(channel)
-    errors(channel)
+    if connect_only:
+        connect_echo(channel)
+        expect_error(channel, "/pmpi.v1.Agent/GetNodeInfo", agent_pb2.NodeInfoRequest(), agent_pb2.NodeInfo,
+                     grpc.StatusCode.UNIMPLEMENTED)
+    else:
+        get_node_info(channel)
+        connect_echo(channel)
+        launch_stream(channel)
+        errors(channel)
 print("CLIENT OK", flush=True)

@@ -7,13 +7,13 @@ using Pmpi.Matching;
 using Pmpi.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Devices.Grpc;
 
 /// <summary>
-/// The device of ranks that are processes: each rank serves RankTransport on its own Kestrel endpoint and, once the
+/// The device of ranks that are processes: each rank serves RankTransport on its own endpoint (PMPI's HTTP/2, <see cref="GrpcStreamListener"/>) and, once the
 /// rank table is known, holds a link per peer along the route <see cref="JobRoutes"/> chose for it: a
 /// <see cref="SharedMemoryLink"/> to a peer on the same node, a <see cref="GrpcLink"/> to any other. Its peers are
 /// its world's ranks and, in a job whose ranks spawn, the ranks its world spawned or was spawned by (MPI's connected
@@ -22,14 +22,14 @@ namespace Pmpi.Devices.Grpc;
 internal sealed class GrpcDevice : IDevice
 {
     private readonly RankIdentity _identity;
-    private readonly RpcServer? _server; // none when every peer is on this node (RankIdentity.NodeLocal)
+    private readonly GrpcStreamListener? _server; // none when every peer is on this node (RankIdentity.NodeLocal)
     private readonly PeerStreams _peers;
     private readonly TaskCompletionSource<Func<string, bool>> _peerPins;
     private ImmutableHashSet<string> _pins = []; // the peers' certificates (SHA-256, upper-case hex) the endpoint admits
     private readonly Lock _connecting = new();
     private readonly SharedMemoryReader _sharedMemory;
 
-    private GrpcDevice(RankIdentity identity, RpcServer? server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<Func<string, bool>> peerPins)
+    private GrpcDevice(RankIdentity identity, GrpcStreamListener? server, MatchingEngine engine, PeerStreams peers, TaskCompletionSource<Func<string, bool>> peerPins)
     {
         _identity = identity;
         _server = server;
@@ -67,7 +67,7 @@ internal sealed class GrpcDevice : IDevice
     internal int StreamsAccepted => _peers.Inbound.Accepted;
 
     /// <summary>Opens this rank's endpoint; peers may open streams to it from then on.</summary>
-    public static async Task<GrpcDevice> OpenAsync(RankIdentity identity, CancellationToken cancellationToken)
+    public static GrpcDevice Open(RankIdentity identity)
     {
         var engine = new MatchingEngine();
         // Beyond loopback the endpoint speaks TLS with a certificate made now, which peers pin from the rank table and
@@ -78,10 +78,8 @@ internal sealed class GrpcDevice : IDevice
         var security = identity.EncryptStreams && !identity.NodeLocal ? RpcSecurity.RankEndpoint(peerPins.Task, identity.MasterSecurity.Authority, out pin) : RpcSecurity.Insecure;
         // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
         var peers = new PeerStreams(identity, engine, security);
-        // A job all on this node links by shared memory alone: no peer would dial this rank, so it serves nothing
-        // (starting Kestrel is most of what a rank costs to launch).
-        var server = identity.NodeLocal ? null : await RpcServer.StartAsync(IPAddress.Parse(identity.BindAddress), 0,
-            endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, peers.Inbound.ServeAsync), security: security, cancellationToken: cancellationToken).ConfigureAwait(false);
+        // A job all on this node links by shared memory alone: no peer would dial this rank, so it serves nothing.
+        var server = identity.NodeLocal ? null : GrpcStreamListener.Start(IPAddress.Parse(identity.BindAddress), 0, ServicePaths.Connect, peers.Inbound.Admit, security);
         return new GrpcDevice(identity, server, engine, peers, peerPins) { CertificatePin = pin };
     }
 
@@ -155,6 +153,6 @@ internal sealed class GrpcDevice : IDevice
         _peerPins.TrySetCanceled();
         _sharedMemory.Dispose();
         _peers.DisposeAsync().AsTask().GetAwaiter().GetResult();
-        _server?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        _server?.Dispose();
     }
 }

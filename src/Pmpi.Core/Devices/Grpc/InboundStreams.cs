@@ -4,36 +4,41 @@ using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Devices.Grpc;
 
 /// <summary>
-/// The receiving half of the gRPC device: serves RankTransport.Connect, and reads the peer's frames off either end
-/// of a <see cref="PairStream"/>. Each served call is opened by one peer; its requests carry that peer's messages,
-/// and its responses carry this rank's messages back if <see cref="PeerStreams"/> chooses the call for them. Messages
-/// are reassembled from chunks and handed to the matching engine in stream order, and synchronous sends are
-/// acknowledged on the same stream the other way once matched. A malformed stream ends that call and aborts the
-/// rank's pending operations with an error naming both ranks; it never brings the process down.
+/// The receiving half of the gRPC device: admits RankTransport.Connect calls to this rank's endpoint, and reads the
+/// peer's frames off either end of a <see cref="PairStream"/>. Each served call is opened by one peer; its requests
+/// carry that peer's messages, and its responses carry this rank's messages back if <see cref="PeerStreams"/>
+/// chooses the call for them. Frames are decoded on the connection's reader thread, straight from its buffer, and a
+/// completed message is handed to the matching engine there; synchronous sends are acknowledged on the same stream
+/// the other way once matched. A malformed stream ends that call and aborts the rank's pending operations with an
+/// error naming both ranks; it never brings the process down.
 /// </summary>
 internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engine, PeerStreams peers)
 {
-    /// <summary>The most a Hello may take (its ids and the job key need a few hundred bytes), so a caller not yet checked makes the endpoint hold little.</summary>
-    private const int MaxHelloSize = 4096;
-
-    /// <summary>How long a caller has to send its Hello once the stream is open.</summary>
-    private static readonly TimeSpan HelloTimeout = TimeSpan.FromSeconds(10);
-
     private int _accepted;
 
     /// <summary>How many Connect calls this rank's endpoint has accepted (opened with a valid Hello).</summary>
     public int Accepted => Volatile.Read(ref _accepted);
 
-    public async Task ServeAsync(MessageReader<Frame> requests, MessageWriter<Frame> responses, ServerCallContext call)
+    /// <summary>Admits a call to this rank's endpoint by its first message, which must be a valid Hello, or refuses it.</summary>
+    /// <exception cref="RpcException">The refusal, with its status.</exception>
+    public IGrpcStreamReceiver Admit(GrpcStream call, ReadOnlySequence<byte> first)
     {
-        var first = await ReadHelloAsync(requests, call.CancellationToken).ConfigureAwait(false);
-        if (first?.Hello is not { } hello) throw new RpcException(StatusCode.InvalidArgument, "A RankTransport stream must open with a Hello frame.");
+        Frame frame;
+        try
+        {
+            frame = Frame.Parser.ParseFrom(first);
+        }
+        catch (Google.Protobuf.InvalidProtocolBufferException e)
+        {
+            throw new RpcException(StatusCode.InvalidArgument, $"A RankTransport stream must open with a Hello frame: {e.Message}");
+        }
+        if (frame.Hello is not { } hello) throw new RpcException(StatusCode.InvalidArgument, "A RankTransport stream must open with a Hello frame.");
         if (hello.JobId != identity.JobId || !JobTickets.TokenMatches(identity.JobToken, hello.JobToken))
             throw new RpcException(StatusCode.PermissionDenied, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream for job '{hello.JobId}' or with a wrong token.");
         int source = hello.SourceWorldRank;
@@ -44,103 +49,57 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         if (hello.DestinationWorldRank != identity.Rank)
             throw new RpcException(StatusCode.NotFound, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream from rank {source} for rank {hello.DestinationWorldRank}: that rank is not here.");
         Interlocked.Increment(ref _accepted);
-
-        var served = new ServedStream(source, responses, call.CancellationToken);
+        var served = new ServedStream(source, call);
         peers.Offer(served);
-        var stream = new InboundStream(engine, served, identity.Rank);
-        bool sendingHere = false;
-        try
-        {
-            // Each frame is decoded inside the read, straight from the request pipe's buffers, and a completed message
-            // is delivered on this thread: no task or copy between the socket and the matching engine.
-            while (await requests.ReadAsync(InboundStream.OnFrame, stream, call.CancellationToken).ConfigureAwait(false))
-            {
-            }
-            stream.EnsureBetweenMessages();
-        }
-        catch (Exception e) when (e is RpcException or IOException or OperationCanceledException && (!call.CancellationToken.IsCancellationRequested || peers.BreakAborts(source)))
-        {
-            var detail = peers.BreakAborts(source) ? $" (between {peers.Describe(source)}; the call rank {source} opened broke)" : "";
-            engine.Abort(new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed{detail}: {e.Message}", e));
-            throw;
-        }
-        finally
-        {
-            stream.Dispose();
-            sendingHere = peers.Withdraw(served);
-        }
-        if (!sendingHere) return;
-        try
-        {
-            // The peer has finished sending, this rank has not: the responses stay open until it has.
-            await served.SendingDone.WaitAsync(call.CancellationToken).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException)
-        {
-            // The peer went away; the next write on this stream fails and fails this rank's sends.
-        }
+        return new InboundStream(this, engine, identity.Rank, served);
     }
 
-    private static async Task<Frame?> ReadHelloAsync(MessageReader<Frame> requests, CancellationToken callEnded)
-    {
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(callEnded);
-        deadline.CancelAfter(HelloTimeout);
-        try
-        {
-            return await requests.ReadAsync(MaxHelloSize, deadline.Token).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) when (!callEnded.IsCancellationRequested)
-        {
-            throw new RpcException(StatusCode.DeadlineExceeded, $"A RankTransport stream must open with a Hello within {HelloTimeout.TotalSeconds:0} s.");
-        }
-        catch (RpcException e) when (e.StatusCode == StatusCode.ResourceExhausted)
-        {
-            throw new RpcException(StatusCode.ResourceExhausted, $"A RankTransport stream must open with a Hello of at most {MaxHelloSize} bytes: {e.Message}");
-        }
-    }
+    /// <summary>Reads the responses of a call this rank dialed, from now on.</summary>
+    public void Receive(DialedStream dialed) => dialed.Stream.Start(new InboundStream(this, engine, identity.Rank, dialed));
 
     /// <summary>
-    /// Reads the responses of a call this rank dialed until the peer ends them. A broken message or a frame that is
-    /// not one aborts the rank as on a served call; a direct stream that breaks between messages only fails the
-    /// synchronous sends awaiting an acknowledgement there (the peer may simply have finished); one through the
-    /// gateways aborts the rank (<see cref="PeerStreams.BreakAborts"/>).
+    /// The peer's side of a stream ended. A broken message, a frame that is not one, or a break between two ranks
+    /// that talk through the gateways aborts the rank; a direct stream that breaks between messages only fails the
+    /// synchronous sends awaiting an acknowledgement there (the peer may simply have finished).
     /// </summary>
-    public async Task ReceiveAsync(DialedStream dialed)
+    private void Ended(InboundStream stream, RpcException? error)
     {
-        var call = dialed.Call;
-        var stream = new InboundStream(engine, dialed, identity.Rank);
-        try
+        var pair = stream.Pair;
+        int source = pair.Peer;
+        bool gateway = peers.BreakAborts(source);
+        if (error is null && stream.InsideMessage)
+            error = new RpcException(StatusCode.Aborted, $"Rank {source} disconnected in the middle of a message of {stream.MessageLength} bytes to rank {identity.Rank}.");
+        if (error is not null)
         {
-            while (await call.Responses.ReadAsync(InboundStream.OnFrame, stream, call.CancellationToken).ConfigureAwait(false))
-            {
-            }
-            stream.EnsureBetweenMessages();
+            var detail = gateway ? $" (between {peers.Describe(source)}; {(pair is DialedStream ? $"rank {identity.Rank}'s call to rank {source}" : $"the call rank {source} opened")} broke)" : $", {pair.Way}";
+            var failure = new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed{detail}: {error.Message}", error);
+            pair.Writer.FailAwaitingAcks(failure);
+            if (stream.Violated || stream.InsideMessage || gateway) engine.Abort(failure);
         }
-        catch (Exception e) when (e is RpcException or IOException or OperationCanceledException or HttpRequestException)
+        stream.Dispose();
+        switch (pair)
         {
-            var error = new MpiException(ErrorClass.Transport, $"Transport from rank {dialed.Peer} to rank {identity.Rank} failed, on rank {identity.Rank}'s call to rank {dialed.Peer} ({(peers.BreakAborts(dialed.Peer) ? peers.Describe(dialed.Peer) : dialed.Way)}): {e.Message}", e);
-            dialed.Sender?.FailAwaitingAcks(error);
-            if ((stream.Violated || stream.InsideMessage || peers.BreakAborts(dialed.Peer)) && !call.CancellationToken.IsCancellationRequested) engine.Abort(error);
-        }
-        finally
-        {
-            stream.Dispose();
+            case ServedStream served:
+                served.PeerEnded(sendingHere: peers.Withdraw(served), error);
+                break;
+            case DialedStream dialed:
+                dialed.PeerEnded();
+                break;
         }
     }
 
     /// <summary>
     /// The frames one peer sends on one stream: reassembles its messages, one at a time, into pooled buffers, and
-    /// passes acknowledgements of this rank's synchronous sends to the stream's sender.
+    /// passes acknowledgements of this rank's synchronous sends to the stream's writer.
     /// </summary>
-    private sealed class InboundStream(MatchingEngine engine, PairStream pair, int rank) : IDisposable
+    private sealed class InboundStream(InboundStreams inbound, MatchingEngine engine, int rank, PairStream pair) : IGrpcStreamReceiver, IDisposable
     {
-        public static readonly Action<ReadOnlySequence<byte>, InboundStream> OnFrame = static (bytes, stream) => stream.Receive(bytes);
-
-        private readonly AckSender _acks = new(pair);
         private readonly int _source = pair.Peer;
         private DataHeader _header;
         private IncomingBuffer? _buffer; // the message being reassembled
         private int _received;
+
+        public PairStream Pair => pair;
 
         /// <summary>The peer broke the protocol (this reader threw).</summary>
         public bool Violated { get; private set; }
@@ -148,30 +107,27 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         /// <summary>Part of a message has arrived, not all of it.</summary>
         public bool InsideMessage => _buffer is not null;
 
-        public void EnsureBetweenMessages()
-        {
-            if (_buffer is null) return;
-            Violated = true;
-            throw new RpcException(StatusCode.Aborted, $"Rank {_source} disconnected in the middle of a message of {_header.TotalLength} bytes to rank {rank}.");
-        }
+        public long MessageLength => _header.TotalLength;
 
-        public void Dispose()
-        {
-            _buffer?.Return();
-            _buffer = null;
-        }
-
-        private void Receive(ReadOnlySequence<byte> bytes)
+        public void OnMessage(ReadOnlySequence<byte> message)
         {
             try
             {
-                Handle(bytes);
+                Handle(message);
             }
             catch (RpcException)
             {
                 Violated = true;
                 throw;
             }
+        }
+
+        public void OnEnd(RpcException? error) => inbound.Ended(this, error);
+
+        public void Dispose()
+        {
+            _buffer?.Return();
+            _buffer = null;
         }
 
         private void Handle(ReadOnlySequence<byte> bytes)
@@ -184,9 +140,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
                     break;
                 case Frame.BodyOneofCase.Chunk when _buffer is not null:
                     break;
-                case Frame.BodyOneofCase.Ack when pair.Sender is { } sender:
+                case Frame.BodyOneofCase.Ack:
                     // An acknowledgement is a frame of its own and may fall between the frames of a message.
-                    sender.Acknowledge(other!.Ack.Sequence);
+                    pair.Writer.Acknowledge(other!.Ack.Sequence);
                     return;
                 default:
                     throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {_source}{(_buffer is null ? "" : " inside a message")}.");
@@ -215,31 +171,22 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
             var buffer = _buffer!.Value;
             _buffer = null;
             engine.Deliver(buffer.ToMessage(new Envelope(header.Context, header.Source, header.Tag), TypeOf(header),
-                header.Synchronous ? _acks.For(header.Sequence) : null));
+                header.Synchronous ? new AckReceipt(pair.Writer, header.Sequence) : null));
         }
 
         private static PayloadType TypeOf(DataHeader header) =>
             new((PayloadCode)header.TypeCode, header.IsArray, header.TypeName.Length == 0 ? null : header.TypeName);
     }
 
-    /// <summary>Acknowledges matched synchronous sends on the stream they came from, the other way.</summary>
-    private sealed class AckSender(PairStream pair)
+    /// <summary>Acknowledges a matched synchronous send on the stream it came from, the other way.</summary>
+    private sealed class AckReceipt(StreamSender writer, ulong sequence) : IDeliveryReceipt
     {
-        public IDeliveryReceipt For(ulong sequence) => new Receipt(this, sequence);
+        // The receiving rank must not wait on its peer; a dead stream fails the sender by itself.
+        public void Delivered() => writer.PostAck(sequence);
 
-        private void Send(ulong sequence) =>
-            // Fire and forget: the receiving rank must not wait on its peer; a dead stream fails the sender by itself.
-            _ = pair.Outgoing.WriteAsync(new Frame { Ack = new Ack { Sequence = sequence } }, pair.CancellationToken).AsTask()
-                .ContinueWith(t => _ = t.Exception, TaskContinuationOptions.OnlyOnFaulted);
-
-        private sealed class Receipt(AckSender sender, ulong sequence) : IDeliveryReceipt
+        public void Failed(MpiException error)
         {
-            public void Delivered() => sender.Send(sequence);
-
-            public void Failed(MpiException error)
-            {
-                // The receiver is aborting; the sender learns it from the job's abort.
-            }
+            // The receiver is aborting; the sender learns it from the job's abort.
         }
     }
 }

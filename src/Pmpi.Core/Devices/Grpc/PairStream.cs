@@ -1,7 +1,6 @@
 using Pmpi.Routing;
 using Pmpi.Rpc;
-using Pmpi.Rpc.Client;
-using Pmpi.Rpc.V1;
+using Pmpi.Rpc.Streams;
 
 namespace Pmpi.Devices.Grpc;
 
@@ -10,80 +9,100 @@ namespace Pmpi.Devices.Grpc;
 /// one direction (the requests of a served call, the responses of a dialed one) and this rank's frames leave on the
 /// other. Both ranks' messages and each one's acknowledgements of the other's synchronous sends can share it.
 /// </summary>
-internal abstract class PairStream(int peer, MessageWriter<Frame> outgoing, CancellationToken cancellationToken)
+internal abstract class PairStream
 {
-    private StreamSender? _sender;
+    private volatile bool _chosen;
+
+    protected PairStream(int peer, GrpcStream stream)
+    {
+        Peer = peer;
+        Stream = stream;
+        Writer = new StreamSender(this);
+    }
 
     /// <summary>The world rank at the other end.</summary>
-    public int Peer => peer;
+    public int Peer { get; }
 
-    /// <summary>Where this rank's frames go: a dialed call's requests or a served call's responses.</summary>
-    public MessageWriter<Frame> Outgoing => outgoing;
+    /// <summary>The call underneath: this rank writes on it, its connection's thread reads the peer's frames.</summary>
+    public GrpcStream Stream { get; }
 
-    /// <summary>Cancelled when the call is over.</summary>
-    public CancellationToken CancellationToken => cancellationToken;
+    /// <summary>What writes this rank's frames on the call: acknowledgements always, messages once the call is <see cref="Chosen"/>.</summary>
+    public StreamSender Writer { get; }
 
-    /// <summary>What sends this rank's messages to the peer, once it chose this stream for them; null while it only receives here.</summary>
-    public StreamSender? Sender
+    /// <summary>Whether this rank chose the call for its messages to the peer (<see cref="PeerStreams"/>).</summary>
+    public bool Chosen
     {
-        get => Volatile.Read(ref _sender);
-        set => Volatile.Write(ref _sender, value);
+        get => _chosen;
+        set => _chosen = value;
     }
 
     /// <summary>Which way the call goes, for errors: the route this rank dialed, or the peer's call.</summary>
     public abstract string Way { get; }
 
-    /// <summary>Ends this rank's use of the stream, once its sender has written everything.</summary>
+    /// <summary>Ends this rank's use of the stream, once its writer has written everything.</summary>
     public abstract ValueTask CloseAsync();
 }
 
-/// <summary>A call the peer opened to this rank's endpoint; its handler lives until this rank has finished sending here.</summary>
-internal sealed class ServedStream(int peer, MessageWriter<Frame> responses, CancellationToken cancellationToken)
-    : PairStream(peer, responses, cancellationToken)
+/// <summary>
+/// A call the peer opened to this rank's endpoint. Its responses end (with an OK status) once both are done: the
+/// peer ended its requests, and this rank, if it chose the call for its messages, has finished sending.
+/// </summary>
+internal sealed class ServedStream(int peer, GrpcStream stream) : PairStream(peer, stream)
 {
-    private readonly TaskCompletionSource _sendingDone = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-    /// <summary>Completes when this rank will write nothing more on the responses.</summary>
-    public Task SendingDone => _sendingDone.Task;
+    private int _done; // of the two ends
 
     public override string Way => $"on the call rank {Peer} opened";
 
+    /// <summary>The peer's requests ended, or broke: <paramref name="failure"/> then fails the call at once.</summary>
+    public void PeerEnded(bool sendingHere, RpcException? failure)
+    {
+        if (failure is not null) Finish(failure);
+        else if (!sendingHere || Interlocked.Increment(ref _done) == 2) Finish(null);
+    }
+
     public override ValueTask CloseAsync()
     {
-        _sendingDone.TrySetResult();
+        if (Interlocked.Increment(ref _done) == 2) Finish(null);
         return ValueTask.CompletedTask;
+    }
+
+    private void Finish(RpcException? failure)
+    {
+        try
+        {
+            Stream.Complete(failure);
+        }
+        catch (RpcException)
+        {
+            // The call broke or the peer went away; there is nothing left to end.
+        }
     }
 }
 
-/// <summary>
-/// A call this rank opened along its route to the peer (the peer's endpoint, or this rank's gateway); a reader task
-/// takes the peer's frames off its responses.
-/// </summary>
-internal sealed class DialedStream(DuplexCall<Frame, Frame> call, Route route) : PairStream(route.To.Rank, call.Requests, call.CancellationToken)
+/// <summary>A call this rank opened along its route to the peer (the peer's endpoint, or this rank's gateway).</summary>
+internal sealed class DialedStream(GrpcStream stream, Route route) : PairStream(route.To.Rank, stream)
 {
     private static readonly TimeSpan CloseWait = TimeSpan.FromSeconds(5);
-
-    /// <summary>The call underneath.</summary>
-    public DuplexCall<Frame, Frame> Call => call;
+    private readonly TaskCompletionSource _receiving = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     public override string Way => route.ToString();
 
-    /// <summary>Reads the responses until the peer ends them; set once, right after the stream is made.</summary>
-    public Task Receiving { get; set; } = Task.CompletedTask;
+    /// <summary>The peer ended its responses (or the call broke): nothing more arrives here.</summary>
+    public void PeerEnded() => _receiving.TrySetResult();
 
     public override async ValueTask CloseAsync()
     {
         try
         {
-            await call.CompleteRequestsAsync().ConfigureAwait(false);
+            Stream.Complete();
             // The peer ends its responses once it has seen the end of the requests and, if it sends here too, has
-            // finished sending; waiting (briefly) lets the half-close reach it before the call is torn down.
-            await Receiving.WaitAsync(CloseWait).ConfigureAwait(false);
+            // finished sending; waiting (briefly) lets the half-close reach it before the connection closes.
+            await _receiving.Task.WaitAsync(CloseWait).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is TimeoutException or IOException or RpcException or OperationCanceledException)
+        catch (Exception e) when (e is TimeoutException or RpcException)
         {
             // Closing at the end of the job; the peer may be gone already.
         }
-        await call.DisposeAsync().ConfigureAwait(false);
+        Stream.Dispose();
     }
 }

@@ -3,8 +3,8 @@ using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Routing;
 using Pmpi.Rpc;
-using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Devices.Grpc;
@@ -16,18 +16,19 @@ namespace Pmpi.Devices.Grpc;
 /// peer's route (the new call's requests carry them): the peer's endpoint, or this rank's domain's gateway with the
 /// Hello naming the peer. Once chosen, a stream never changes. So a pair of ranks normally shares one Connect call.
 /// When both dial at the same moment, each before the other's call arrived, the pair ends up with two calls, each
-/// carrying one direction's messages: correct, just not minimal. Peers are named by job rank; the arrays grow when a
-/// spawn adds ranks to the job, or when a spawned rank dials this one before this one heard of it.
+/// carrying one direction's messages: correct, just not minimal. Each dialed call has a connection of its own.
+/// Peers are named by job rank; the arrays grow when a spawn adds ranks to the job, or when a spawned rank dials
+/// this one before this one heard of it.
 /// </summary>
 internal sealed class PeerStreams
 {
     private readonly RankIdentity _identity;
     private readonly RpcSecurity _endpointSecurity;
-    private readonly Lock _lock = new(); // over the arrays below (and their growth), the channels and the choice of a stream
+    private readonly MatchingEngine _engine;
+    private readonly Lock _lock = new(); // over the arrays below (and their growth) and the choice of a stream
     private Task<StreamSender>?[] _senders;
     private StreamSender?[] _openSenders; // the senders once open, read without the lock on every send
     private ServedStream?[] _offered; // a call the peer opened, not (yet) chosen, still being read
-    private readonly Dictionary<string, RpcChannel> _channels = []; // by address: peers behind one gateway share its connection
     private ImmutableArray<Route> _routes = []; // default for a rank this one has no link to
     private volatile bool _closing;
 
@@ -37,6 +38,7 @@ internal sealed class PeerStreams
     public PeerStreams(RankIdentity identity, MatchingEngine engine, RpcSecurity endpointSecurity)
     {
         _identity = identity;
+        _engine = engine;
         _endpointSecurity = endpointSecurity;
         int ranks = identity.WorldFirst + identity.Size;
         _senders = new Task<StreamSender>?[ranks];
@@ -83,7 +85,7 @@ internal sealed class PeerStreams
         lock (_lock)
         {
             if (_offered[served.Peer] == served) _offered[served.Peer] = null;
-            return served.Sender is not null;
+            return served.Chosen;
         }
     }
 
@@ -104,15 +106,9 @@ internal sealed class PeerStreams
     {
         _closing = true;
         List<StreamSender> senders;
-        List<RpcChannel> channels;
-        lock (_lock)
-        {
-            senders = [.. _senders.Where(sender => sender is { IsCompletedSuccessfully: true }).Select(sender => sender!.Result)];
-            channels = [.. _channels.Values];
-        }
+        lock (_lock) senders = [.. _senders.Where(sender => sender is { IsCompletedSuccessfully: true }).Select(sender => sender!.Result)];
         // At once: each dialed call waits (briefly) for its peer to end the responses.
         await Task.WhenAll(senders.Select(sender => sender.DisposeAsync().AsTask())).ConfigureAwait(false);
-        foreach (var channel in channels) channel.Dispose();
     }
 
     private void Grow(int ranks)
@@ -135,15 +131,10 @@ internal sealed class PeerStreams
             else if (_offered[peer] is { } served)
             {
                 _offered[peer] = null;
-                opening = _senders[peer] = Task.FromResult(new StreamSender(served));
+                served.Chosen = true;
+                opening = _senders[peer] = Task.FromResult(served.Writer);
             }
-            else
-            {
-                var route = _routes[peer];
-                if (!_channels.TryGetValue(route.Target, out var channel))
-                    _channels[route.Target] = channel = new RpcChannel(new Uri(route.Target), security: SecurityOf(route));
-                opening = _senders[peer] = DialAsync(channel, peer);
-            }
+            else opening = _senders[peer] = DialAsync(peer);
         }
         var sender = await opening.ConfigureAwait(false);
         Volatile.Write(ref _openSenders[peer], sender);
@@ -162,27 +153,24 @@ internal sealed class PeerStreams
         _ => RpcSecurity.Insecure,
     };
 
-    private async Task<StreamSender> DialAsync(RpcChannel channel, int peer)
+    private async Task<StreamSender> DialAsync(int peer)
     {
         // A gateway picks the next hop from the request headers, before it reads the Hello: they state the route and
         // prove it with the job key.
         var route = _routes[peer];
-        var call = route.Kind == RouteKind.Gateway
-            ? await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(_identity.JobToken, _identity.JobId, _identity.Rank, peer)).ConfigureAwait(false)
-            : await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).ConfigureAwait(false);
+        var headers = route.Kind == RouteKind.Gateway ? RouteProof.Headers(_identity.JobToken, _identity.JobId, _identity.Rank, peer) : [];
+        var call = await GrpcStream.DialAsync(new Uri(route.Target), ServicePaths.Connect, SecurityOf(route), headers).ConfigureAwait(false);
         try
         {
-            var hello = new Hello { JobId = _identity.JobId, JobToken = _identity.JobToken, SourceWorldRank = _identity.Rank, DestinationWorldRank = peer };
-            await call.Requests.WriteAsync(new Frame { Hello = hello }, CancellationToken.None).ConfigureAwait(false);
+            call.Write(new Frame { Hello = new Hello { JobId = _identity.JobId, JobToken = _identity.JobToken, SourceWorldRank = _identity.Rank, DestinationWorldRank = peer } });
         }
         catch
         {
-            await call.DisposeAsync().ConfigureAwait(false);
+            call.Dispose();
             throw;
         }
-        var dialed = new DialedStream(call, route);
-        var sender = new StreamSender(dialed);
-        dialed.Receiving = Task.Run(() => Inbound.ReceiveAsync(dialed));
-        return sender;
+        var dialed = new DialedStream(call, route) { Chosen = true };
+        Inbound.Receive(dialed);
+        return dialed.Writer;
     }
 }

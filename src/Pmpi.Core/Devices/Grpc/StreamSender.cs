@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Collections.Concurrent;
+using Google.Protobuf;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
@@ -8,152 +9,132 @@ using Pmpi.Rpc.V1;
 namespace Pmpi.Devices.Grpc;
 
 /// <summary>
-/// What sends this rank's messages to one peer over gRPC, in order, on the one
-/// <see cref="PairStream"/> chosen for them (a dialed call's requests or a served call's responses), and the
-/// synchronous sends awaiting the peer's acknowledgement, which arrive on the same stream the other way. Messages
-/// above <see cref="ChunkSize"/> are split into chunks.
+/// Writes this rank's frames on one <see cref="PairStream"/>, one message at a time and in order: its messages to
+/// the peer (once it chose the stream for them) and its acknowledgements of the peer's synchronous sends. It also
+/// holds this rank's synchronous sends awaiting the peer's acknowledgement, which arrive on the same stream the other
+/// way. Messages above <see cref="ChunkSize"/> are split into chunks.
 /// </summary>
 /// <remarks>
-/// A send never waits for the network: it queues the message and returns, and a pump writes the queue to the
-/// stream in order. The pump starts on the sending thread and runs there until its first write has to wait, so a
-/// message reaches the HTTP/2 connection without a thread-pool hop. Up to <see cref="EagerLimit"/> bytes the payload
-/// is copied and the send is complete at once (eager); above it the payload is written from the caller's memory and
-/// the send completes once the last chunk has been written.
+/// A send writes on the sending thread, straight to the socket, and is complete when it returns: no queue, no
+/// thread between the caller and the kernel. Only when another thread is writing on the stream at that moment is
+/// the message queued (its payload copied up to <see cref="EagerLimit"/>, else referenced and its send completed once
+/// written), and that thread writes it before it leaves. Blocking writes cannot deadlock two ranks: each
+/// connection's reader always drains what arrives into the matching engine.
 /// </remarks>
-internal sealed class StreamSender : IAsyncDisposable
+internal sealed class StreamSender
 {
     /// <summary>
     /// Payload bytes per frame. The receiver copies a frame out only once all of it has arrived, so smaller chunks
-    /// let that copy overlap the next chunk's transfer; each chunk costs a frame head and a flush.
+    /// let that copy overlap the next chunk's transfer.
     /// </summary>
     public const int ChunkSize = 1024 * 1024;
 
-    /// <summary>Messages up to this size are copied and their sends complete when queued (the in-process device's limit too).</summary>
+    /// <summary>Queued messages up to this size are copied, and their sends complete at once (the in-process device's limit too).</summary>
     public const int EagerLimit = 64 * 1024;
 
-    private readonly PairStream _stream;
+    private static readonly TimeSpan CloseWait = TimeSpan.FromSeconds(5);
+
+    private readonly PairStream _pair;
     private readonly ConcurrentDictionary<ulong, SendOperation> _awaitingAck = new();
-    private readonly Queue<OutgoingMessage> _outbox = new(); // also the lock over the fields below
-    private readonly byte[] _chunkHead = new byte[FrameCodec.MaxChunkHeadSize]; // the pump's alone
+    private readonly Queue<Pending> _outbox = new(); // also the lock over the fields below
     private ulong _sequence;
-    private Task _pump = Task.CompletedTask;
-    private bool _pumping;
+    private bool _writing; // a thread is writing on the stream and will write what is queued before it stops
     private MpiException? _failure;
 
-    /// <summary>A sender on <paramref name="stream"/>, which it becomes the <see cref="PairStream.Sender"/> of.</summary>
-    public StreamSender(PairStream stream)
-    {
-        _stream = stream;
-        stream.Sender = this;
-    }
+    public StreamSender(PairStream pair) => _pair = pair;
 
     /// <summary>
-    /// Queues one message; the operation completes when the caller's buffer may be reused (at once up to
-    /// <see cref="EagerLimit"/>, else once written), or for a synchronous send when the peer acknowledges the match.
+    /// Sends one message; the operation completes when the caller's buffer may be reused (at once, unless a large
+    /// message had to queue), or for a synchronous send when the peer acknowledges the match.
     /// </summary>
-    /// <exception cref="MpiException">Transport: an earlier write to this peer failed.</exception>
+    /// <exception cref="MpiException">Transport: this write, or an earlier one to this peer, failed.</exception>
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
     {
-        var bytes = payload.Bytes;
-        bool eager = bytes.Length <= EagerLimit;
-        var operation = synchronous || !eager ? new SendOperation() : SendOperation.Done;
-        int firstPart = Math.Min(bytes.Length, ChunkSize);
-        int maxHead = FrameCodec.MaxDataHeadSize(payload.Type);
-        var buffer = ArrayPool<byte>.Shared.Rent(maxHead + (eager ? bytes.Length : 0));
-        bool startPump;
+        var operation = synchronous ? new SendOperation() : SendOperation.Done;
+        Pending message;
         lock (_outbox)
         {
-            if (_failure is { } failure)
-            {
-                ArrayPool<byte>.Shared.Return(buffer);
-                throw new MpiException(ErrorClass.Transport, failure.Message, failure);
-            }
-            // The sequence is taken in queue order: the peer acknowledges by it.
+            if (_failure is { } failure) throw new MpiException(ErrorClass.Transport, failure.Message, failure);
+            // The sequence is taken in write order: the peer acknowledges by it.
             ulong sequence = ++_sequence;
             if (synchronous) _awaitingAck[sequence] = operation;
-            int head = FrameCodec.WriteDataHead(buffer, envelope, payload.Type, sequence, synchronous, bytes.Length, firstPart);
-            OutgoingMessage message;
-            if (eager)
+            message = new Pending(envelope, payload.Type, sequence, synchronous, payload.Bytes, payload.Rented, null);
+            if (_writing)
             {
-                bytes.Span.CopyTo(buffer.AsSpan(head));
-                message = new OutgoingMessage(buffer, head, buffer.AsMemory(head, bytes.Length), null, null);
+                _outbox.Enqueue(Queued(message, ref operation));
+                return operation;
             }
-            else message = new OutgoingMessage(buffer, head, bytes, payload.Rented, synchronous ? null : operation);
-            _outbox.Enqueue(message);
-            startPump = !_pumping;
-            _pumping = true;
+            _writing = true;
         }
-        if (eager && payload.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
-        if (startPump)
+        try
         {
-            // Runs on this thread up to its first write that has to wait.
-            var pump = PumpAsync();
-            lock (_outbox) if (!pump.IsCompleted) _pump = pump;
+            Write(message);
         }
+        catch (RpcException e)
+        {
+            throw Fail(e);
+        }
+        finally
+        {
+            if (payload.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
+        }
+        Drain();
         return operation;
-    }
 
-    /// <summary>Writes the queued messages in order until the queue is empty.</summary>
-    private async Task PumpAsync()
-    {
-        while (true)
+        Pending Queued(Pending message, ref SendOperation operation)
         {
-            OutgoingMessage message;
-            lock (_outbox)
+            var bytes = message.Payload;
+            if (bytes.Length <= EagerLimit)
             {
-                if (!_outbox.TryDequeue(out message))
-                {
-                    _pumping = false;
-                    return;
-                }
+                // Copied now: the caller's buffer is free when Send returns.
+                var copy = ArrayPool<byte>.Shared.Rent(bytes.Length);
+                bytes.Span.CopyTo(copy);
+                if (message.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
+                return message with { Payload = copy.AsMemory(0, bytes.Length), Rented = copy };
             }
-            try
-            {
-                await WriteAsync(message).ConfigureAwait(false);
-            }
-            catch (Exception e)
-            {
-                // Whatever broke the write, the queue must not stall with _pumping set: fail it as a whole.
-                Fail(message, new MpiException(ErrorClass.Transport, $"Sending to rank {_stream.Peer} ({_stream.Way}) failed: {e.Message}", e));
-                return;
-            }
-            message.Release();
-            message.Written?.Delivered();
-        }
-    }
-
-    private async ValueTask WriteAsync(OutgoingMessage message)
-    {
-        var bytes = message.Payload;
-        var part = bytes[..Math.Min(bytes.Length, ChunkSize)];
-        await _stream.Outgoing.WriteAsync(message.Buffer.AsMemory(0, message.HeadLength), part, _stream.CancellationToken).ConfigureAwait(false);
-        for (int offset = part.Length; offset < bytes.Length; offset += part.Length)
-        {
-            part = bytes.Slice(offset, Math.Min(ChunkSize, bytes.Length - offset));
-            int head = FrameCodec.WriteChunkHead(_chunkHead, part.Length);
-            await _stream.Outgoing.WriteAsync(_chunkHead.AsMemory(0, head), part, _stream.CancellationToken).ConfigureAwait(false);
+            if (!synchronous) operation = new SendOperation();
+            return message with { Written = synchronous ? null : operation };
         }
     }
 
     /// <summary>
-    /// The stream is broken: this message and every queued one fail, and so does every later send (eager sends that
-    /// already completed learn nothing more; the peer sees its stream end and aborts its side of the job).
+    /// Acknowledges the peer's synchronous send numbered <paramref name="sequence"/>. Called on the connection's
+    /// reader thread, which must not block: the acknowledgement is written now only if that cannot block, and is
+    /// otherwise left to the stream's current writer or to the thread pool.
     /// </summary>
-    private void Fail(OutgoingMessage failed, MpiException error)
+    public void PostAck(ulong sequence)
     {
-        List<OutgoingMessage> dropped = [failed];
+        var ack = new Pending(default, default, sequence, false, default, null, null, IsAck: true);
         lock (_outbox)
         {
-            _failure = error;
-            _pumping = false;
-            while (_outbox.TryDequeue(out var message)) dropped.Add(message);
+            if (_failure is not null) return; // the peer learns of the break from its own side
+            if (_writing)
+            {
+                _outbox.Enqueue(ack);
+                return;
+            }
+            _writing = true;
         }
-        foreach (var message in dropped)
+        bool written;
+        try
         {
-            message.Release();
-            message.Written?.Failed(error);
+            written = _pair.Stream.TryWriteNow(AckFrame(sequence));
         }
-        foreach (var operation in _awaitingAck.Values) operation.Failed(error);
+        catch (RpcException e)
+        {
+            Fail(e);
+            return;
+        }
+        lock (_outbox)
+        {
+            if (!written) _outbox.Enqueue(ack);
+            if (_outbox.Count == 0)
+            {
+                _writing = false;
+                return;
+            }
+        }
+        ThreadPool.UnsafeQueueUserWorkItem(static sender => sender.Drain(), this, preferLocal: false);
     }
 
     /// <summary>The peer matched the synchronous send numbered <paramref name="sequence"/>.</summary>
@@ -168,33 +149,105 @@ internal sealed class StreamSender : IAsyncDisposable
         foreach (var operation in _awaitingAck.Values) operation.Failed(error);
     }
 
-    /// <summary>Writes what is queued (waiting briefly), then ends this rank's use of the stream.</summary>
+    /// <summary>Lets queued messages be written (waiting briefly), then ends this rank's use of the stream.</summary>
     public async ValueTask DisposeAsync()
     {
+        var deadline = DateTime.UtcNow + CloseWait;
+        while (DateTime.UtcNow < deadline)
+        {
+            lock (_outbox)
+                if (!_writing) break;
+            await Task.Delay(1).ConfigureAwait(false);
+        }
+        await _pair.CloseAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Writes what other threads queued meanwhile, until the queue is empty.</summary>
+    private void Drain()
+    {
+        while (true)
+        {
+            Pending message;
+            lock (_outbox)
+            {
+                if (!_outbox.TryDequeue(out message!))
+                {
+                    _writing = false;
+                    return;
+                }
+            }
+            try
+            {
+                Write(message);
+            }
+            catch (RpcException e)
+            {
+                Fail(e, message);
+                return;
+            }
+            if (message.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
+            message.Written?.Delivered();
+        }
+    }
+
+    private void Write(Pending message)
+    {
+        var stream = _pair.Stream;
+        if (message.IsAck)
+        {
+            stream.Write(AckFrame(message.Sequence), []);
+            return;
+        }
+        var bytes = message.Payload.Span;
+        int firstPart = Math.Min(bytes.Length, ChunkSize);
+        int maxHead = FrameCodec.MaxDataHeadSize(message.Type);
+        byte[]? rentedHead = maxHead > 256 ? ArrayPool<byte>.Shared.Rent(maxHead) : null;
+        Span<byte> head = rentedHead ?? stackalloc byte[256];
         try
         {
-            Task pump;
-            lock (_outbox) pump = _pump;
-            await pump.WaitAsync(TimeSpan.FromSeconds(5)).ConfigureAwait(false);
+            int headLength = FrameCodec.WriteDataHead(head, message.Envelope, message.Type, message.Sequence, message.Synchronous, bytes.Length, firstPart);
+            stream.Write(head[..headLength], bytes[..firstPart]);
+            for (int offset = firstPart; offset < bytes.Length; offset += ChunkSize)
+            {
+                var part = bytes.Slice(offset, Math.Min(ChunkSize, bytes.Length - offset));
+                headLength = FrameCodec.WriteChunkHead(head, part.Length);
+                stream.Write(head[..headLength], part);
+            }
         }
-        catch (Exception e) when (e is TimeoutException or IOException or RpcException or OperationCanceledException)
+        finally
         {
-            // Closing at the end of the job; the peer may be gone already.
+            if (rentedHead is not null) ArrayPool<byte>.Shared.Return(rentedHead);
         }
-        await _stream.CloseAsync().ConfigureAwait(false);
+    }
+
+    private static byte[] AckFrame(ulong sequence) => new Frame { Ack = new Ack { Sequence = sequence } }.ToByteArray();
+
+    /// <summary>
+    /// The stream is broken: <paramref name="failed"/> and every queued message fail, and so does every later send
+    /// (sends that already completed learn nothing more; the peer sees its stream end and aborts its side of the job).
+    /// </summary>
+    private MpiException Fail(RpcException cause, Pending? failed = null)
+    {
+        var error = new MpiException(ErrorClass.Transport, $"Sending to rank {_pair.Peer} ({_pair.Way}) failed: {cause.Message}", cause);
+        List<Pending> dropped = failed is { } message ? [message] : [];
+        lock (_outbox)
+        {
+            _failure = error;
+            _writing = false;
+            while (_outbox.TryDequeue(out var queued)) dropped.Add(queued);
+        }
+        foreach (var each in dropped)
+        {
+            if (each.Rented is { } rented) ArrayPool<byte>.Shared.Return(rented);
+            each.Written?.Failed(error);
+        }
+        FailAwaitingAcks(error);
+        return error;
     }
 
     /// <summary>
-    /// A queued message: <see cref="Buffer"/> (pooled) starts with its Data frame's head; the payload is either a
-    /// copy further on in the same buffer (eager) or the sender's memory, with <see cref="Rented"/> to return and
-    /// <see cref="Written"/> to complete once it is written.
+    /// A message waiting for the stream: its payload either a copy in <see cref="Rented"/> or the sender's memory
+    /// (<see cref="Written"/> completes once it is written); or an acknowledgement.
     /// </summary>
-    private readonly record struct OutgoingMessage(byte[] Buffer, int HeadLength, ReadOnlyMemory<byte> Payload, byte[]? Rented, SendOperation? Written)
-    {
-        public void Release()
-        {
-            ArrayPool<byte>.Shared.Return(Buffer);
-            if (Rented is not null) ArrayPool<byte>.Shared.Return(Rented);
-        }
-    }
+    private readonly record struct Pending(Envelope Envelope, PayloadType Type, ulong Sequence, bool Synchronous, ReadOnlyMemory<byte> Payload, byte[]? Rented, SendOperation? Written, bool IsAck = false);
 }

@@ -24,8 +24,4 @@ internal sealed class InsecureSecurity : RpcSecurity
     internal override void ConfigureListener(ListenOptions listen)
     {
     }
-
-    internal override void ConfigureClient(SocketsHttpHandler handler)
-    {
-    }
 }

@@ -45,7 +45,7 @@ internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSec
         SslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
     });
 
-    internal override void ConfigureClient(SocketsHttpHandler handler) => handler.SslOptions = new SslClientAuthenticationOptions
+    internal override SslClientAuthenticationOptions ClientTls() => new()
     {
         ClientCertificates = [credentials.Certificate],
         LocalCertificateSelectionCallback = (_, _, _, _, _) => credentials.Certificate,
@@ -88,7 +88,7 @@ internal sealed class AuthorityTrustSecurity(X509Certificate2 authority) : RpcSe
 
     internal override void ConfigureListener(ListenOptions listen) => throw new InvalidOperationException("A client that only trusts the CA cannot serve.");
 
-    internal override void ConfigureClient(SocketsHttpHandler handler) => handler.SslOptions = new SslClientAuthenticationOptions
+    internal override SslClientAuthenticationOptions ClientTls() => new()
     {
         RemoteCertificateValidationCallback = (_, certificate, _, errors) => ServerCertificates.Accept(certificate, errors, authority, checkName: false),
         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,

@@ -36,18 +36,18 @@ internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Fu
 
     internal override void ConfigureListener(ListenOptions listen) => listen.UseHttps(new TlsHandshakeCallbackOptions
     {
-        OnConnection = ServerOptionsAsync,
+        OnConnection = context => ServerTlsAsync(context.CancellationToken),
         HandshakeTimeout = HandshakeTimeout,
     });
 
-    internal override void ConfigureClient(SocketsHttpHandler handler) =>
+    internal override SslClientAuthenticationOptions ClientTls() =>
         throw new InvalidOperationException("A rank endpoint dials its peers through DialingPinned, which pins each one's certificate.");
 
-    private async ValueTask<SslServerAuthenticationOptions> ServerOptionsAsync(TlsHandshakeCallbackContext context)
+    internal override async ValueTask<SslServerAuthenticationOptions> ServerTlsAsync(CancellationToken cancellationToken)
     {
         // The peers are known once the rank table arrives; a peer that got it first waits here, inside the handshake
         // timeout, rather than being refused.
-        var peers = await peerPins.WaitAsync(context.CancellationToken).ConfigureAwait(false);
+        var peers = await peerPins.WaitAsync(cancellationToken).ConfigureAwait(false);
         return new SslServerAuthenticationOptions
         {
             ServerCertificate = certificate,
@@ -80,7 +80,7 @@ internal sealed class PinnedCertificateSecurity(byte[] certificateSha256, X509Ce
 
     internal override void ConfigureListener(ListenOptions listen) => throw new InvalidOperationException("A client pinning a certificate cannot serve.");
 
-    internal override void ConfigureClient(SocketsHttpHandler handler) => handler.SslOptions = new SslClientAuthenticationOptions
+    internal override SslClientAuthenticationOptions ClientTls() => new()
     {
         ClientCertificates = [clientCertificate],
         LocalCertificateSelectionCallback = (_, _, _, _, _) => clientCertificate,

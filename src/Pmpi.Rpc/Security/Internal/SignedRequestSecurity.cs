@@ -35,10 +35,6 @@ internal sealed class SignedRequestSecurity(byte[] secret) : RpcSecurity
     {
     }
 
-    internal override void ConfigureClient(SocketsHttpHandler handler)
-    {
-    }
-
     internal override void Authenticate(HttpRequestMessage request, string path)
     {
         var time = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture);

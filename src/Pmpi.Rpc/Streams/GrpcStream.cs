@@ -1,0 +1,119 @@
+using System.Buffers;
+using Google.Protobuf;
+using Pmpi.Rpc.Security;
+
+namespace Pmpi.Rpc.Streams;
+
+/// <summary>What hears a <see cref="GrpcStream"/>'s incoming side, on its connection's reader thread.</summary>
+public interface IGrpcStreamReceiver
+{
+    /// <summary>
+    /// One gRPC message, whose bytes are valid only during the call. Must not block: the connection's other calls
+    /// and its flow control wait meanwhile. Throw an <see cref="RpcException"/> to end the call with that status.
+    /// </summary>
+    void OnMessage(ReadOnlySequence<byte> message);
+
+    /// <summary>
+    /// The incoming side ended, once per call: null when the peer ended it cleanly (a server's OK status, or a
+    /// client's end of requests), else why the call failed (its status, a reset, a broken connection).
+    /// </summary>
+    void OnEnd(RpcException? error);
+}
+
+/// <summary>
+/// A gRPC duplex call on PMPI's own HTTP/2 connection (<see cref="GrpcStreamListener"/> serves them, <see cref="DialAsync"/>
+/// opens one): messages are written on the caller's thread, straight to the socket, and read on the connection's
+/// thread into an <see cref="IGrpcStreamReceiver"/>. For long-lived streams of many messages, where a hop between
+/// threads per message is most of the cost; the wire is plain gRPC over HTTP/2 (h2c, or TLS with ALPN h2).
+/// </summary>
+public sealed class GrpcStream : IDisposable
+{
+    private readonly Http2Connection _connection;
+
+    internal GrpcStream(Http2Connection connection, int id, int receiveWindow, int maxMessageSize)
+    {
+        _connection = connection;
+        Id = id;
+        ReceiveWindow = ReceiveTarget = receiveWindow;
+        MaxMessageSize = maxMessageSize;
+    }
+
+    /// <summary>The remote end's address, for errors and logs.</summary>
+    public string Peer => _connection.Peer;
+
+    /// <summary>
+    /// Opens a call to <paramref name="path"/> at <paramref name="address"/> on a connection of its own: http for h2c,
+    /// https for TLS under <paramref name="security"/>. Nothing is read until <see cref="Start"/>.
+    /// </summary>
+    /// <exception cref="RpcException">UNAVAILABLE: the address cannot be reached, or the TLS handshake failed.</exception>
+    public static Task<GrpcStream> DialAsync(Uri address, string path, RpcSecurity security, IEnumerable<KeyValuePair<string, string>>? headers = null, CancellationToken cancellationToken = default) =>
+        GrpcStreamDialer.DialAsync(address, path, security, headers ?? [], cancellationToken);
+
+    /// <summary>
+    /// Starts reading a dialed call's responses into <paramref name="receiver"/>; call it once the call's first
+    /// message is written (until then the connection speaks with HTTP/2's default frame size and windows).
+    /// </summary>
+    public void Start(IGrpcStreamReceiver receiver)
+    {
+        ArgumentNullException.ThrowIfNull(receiver);
+        if (Receiver is not null) throw new InvalidOperationException("The stream is already being read.");
+        if (ServedHere) throw new InvalidOperationException("A served call's receiver is the one its admission gave.");
+        Receiver = receiver;
+        _connection.StartReading();
+    }
+
+    /// <summary>
+    /// Writes one message: <paramref name="head"/> and then <paramref name="payload"/> as one gRPC message. Blocks
+    /// while the peer's windows are full. Callers write one message at a time.
+    /// </summary>
+    /// <exception cref="RpcException">The call or its connection has ended.</exception>
+    public void Write(ReadOnlySpan<byte> head, ReadOnlySpan<byte> payload) => _connection.WriteMessage(this, head, payload);
+
+    /// <summary>Writes one protobuf message.</summary>
+    public void Write(IMessage message) => Write(message.ToByteArray(), []);
+
+    /// <summary>
+    /// Writes one small message only if that cannot block (for a receiver, which must not): false leaves it to the
+    /// caller to write later.
+    /// </summary>
+    public bool TryWriteNow(ReadOnlySpan<byte> message) => _connection.TryWriteMessageNow(this, message);
+
+    /// <summary>
+    /// Ends this side of the call: a client's end of requests, or a server's OK status; the peer's side may go on.
+    /// With <paramref name="error"/>, the call fails instead: a server ends it with that status, a client cancels it.
+    /// </summary>
+    /// <exception cref="RpcException">The call or its connection has ended already.</exception>
+    public void Complete(RpcException? error = null)
+    {
+        if (IsServer) _connection.EndResponses(this, error);
+        else _connection.EndRequests(this, error);
+    }
+
+    /// <summary>A dialed call closes its connection; a served one is left to its connection.</summary>
+    public void Dispose()
+    {
+        if (!IsServer) _connection.Dispose();
+    }
+
+    private bool IsServer => ServedHere;
+
+    // The connection's bookkeeping: send window under its window lock, the rest its reader's (or under its stream lock).
+    internal int Id { get; }
+    internal bool ServedHere { get; init; }
+    internal IGrpcStreamReceiver? Receiver { get; set; }
+    internal long SendWindow { get; set; }
+    internal long ReceiveWindow { get; set; }
+    internal long ReceiveTarget { get; set; }
+    internal long ReceiveUnacknowledged { get; set; }
+    internal int MaxMessageSize { get; set; }
+    internal bool ResponseStarted { get; set; } // a server sent its response headers; a client received them
+    internal bool RemoteEnded { get; set; }
+    internal bool LocalEnded { get; set; }
+    internal RpcException? Ended { get; set; } // why the call failed, once it has
+    internal byte[] Prefix { get; } = new byte[5];
+    internal int PrefixRead { get; set; }
+    internal byte[]? Message { get; set; }
+    internal int MessageLength { get; set; }
+    internal int MessageRead { get; set; }
+    internal int Consumed { get; set; } // of the DATA frame being read
+}

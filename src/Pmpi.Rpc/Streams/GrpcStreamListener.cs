@@ -1,0 +1,219 @@
+using System.Buffers;
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Server;
+
+namespace Pmpi.Rpc.Streams;
+
+/// <summary>
+/// Serves one gRPC duplex method on PMPI's own HTTP/2 (<see cref="GrpcStream"/>): h2c, or TLS with ALPN h2 when
+/// the security says so. Each connection gets a reader thread once its TLS handshake is done; each call is admitted
+/// or refused on its first message, and only an admitted call is granted wide windows. The limits are
+/// <see cref="RpcServerLimits"/>, as for every PMPI endpoint.
+/// </summary>
+public sealed class GrpcStreamListener : IDisposable
+{
+    private readonly Socket _socket;
+    private readonly RpcSecurity _security;
+    private readonly RpcServerLimits _limits;
+    private readonly Http2Endpoint _endpoint;
+    private readonly Dictionary<Http2Connection, IPAddress> _connections = []; // locked on itself
+    private readonly Dictionary<IPAddress, int> _perAddress = [];
+    private int _accepting; // handshakes under way, counted against the limit too
+    private volatile bool _disposed;
+
+    private GrpcStreamListener(Socket socket, RpcSecurity security, RpcServerLimits limits, string path, Func<GrpcStream, ReadOnlySequence<byte>, IGrpcStreamReceiver> admit)
+    {
+        _socket = socket;
+        _security = security;
+        _limits = limits;
+        _endpoint = new Http2Endpoint
+        {
+            Admit = admit,
+            Path = path,
+            MaxStreams = limits.MaxStreamsPerConnection,
+            StreamWindow = limits.StreamWindowSize,
+            ConnectionWindow = limits.ConnectionWindowSize,
+            PingDelay = limits.PingDelay,
+            PingTimeout = limits.PingTimeout,
+            AdmitTimeout = limits.HeadersTimeout,
+            IdleTimeout = limits.IdleTimeout,
+            Closed = Forget,
+        };
+        var bound = (IPEndPoint)socket.LocalEndPoint!;
+        var dialable = bound.Address.Equals(IPAddress.Any) ? new IPEndPoint(IPAddress.Loopback, bound.Port) : bound;
+        Address = security.AddressOf(dialable.ToString());
+    }
+
+    /// <summary>The address callers dial, e.g. http://127.0.0.1:41234 (the real port when 0 was asked for).</summary>
+    public Uri Address { get; }
+
+    /// <summary>Listens on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port) for calls to <paramref name="path"/>.</summary>
+    /// <param name="address">Where to listen.</param>
+    /// <param name="port">The TCP port; 0 picks a free one.</param>
+    /// <param name="path">The method served, e.g. /pmpi.v1.RankTransport/Connect; calls to any other are refused UNIMPLEMENTED.</param>
+    /// <param name="admit">Decides each call from its first message (on the connection's thread): its receiver, or an RpcException refusing it.</param>
+    /// <param name="security">h2c (<see cref="RpcSecurity.Insecure"/>) or a TLS security that can serve.</param>
+    /// <param name="limits"><see cref="RpcServerLimits.Default"/> when null.</param>
+    public static GrpcStreamListener Start(IPAddress address, int port, string path, Func<GrpcStream, ReadOnlySequence<byte>, IGrpcStreamReceiver> admit,
+        RpcSecurity security, RpcServerLimits? limits = null)
+    {
+        ArgumentNullException.ThrowIfNull(address);
+        ArgumentNullException.ThrowIfNull(admit);
+        ArgumentNullException.ThrowIfNull(security);
+        security.CheckListenAddress(address);
+        var socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            socket.Bind(new IPEndPoint(address, port));
+            socket.Listen(512);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+        var listener = new GrpcStreamListener(socket, security, limits ?? RpcServerLimits.Default, path, admit);
+        _ = listener.AcceptAsync();
+        return listener;
+    }
+
+    /// <summary>Stops listening and closes every connection (their calls fail UNAVAILABLE).</summary>
+    public void Dispose()
+    {
+        _disposed = true;
+        _socket.Dispose();
+        List<Http2Connection> open;
+        lock (_connections) open = [.. _connections.Keys];
+        foreach (var connection in open) connection.Dispose();
+    }
+
+    private async Task AcceptAsync()
+    {
+        while (!_disposed)
+        {
+            Socket accepted;
+            try
+            {
+                accepted = await _socket.AcceptAsync().ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                if (_disposed) return;
+                continue; // a connection reset before it was accepted, or descriptors ran out for a moment
+            }
+            var remote = accepted.RemoteEndPoint is IPEndPoint { Address: var ip } ? (ip.IsIPv4MappedToIPv6 ? ip.MapToIPv4() : ip) : IPAddress.None;
+            if (!TryCount(remote))
+            {
+                accepted.Dispose();
+                continue;
+            }
+            _ = HandshakeAsync(accepted, remote);
+        }
+    }
+
+    private bool TryCount(IPAddress remote)
+    {
+        lock (_connections)
+        {
+            int fromRemote = _perAddress.GetValueOrDefault(remote);
+            if (_connections.Count + _accepting >= _limits.MaxConnections || fromRemote >= _limits.MaxConnectionsPerAddress) return false;
+            _perAddress[remote] = fromRemote + 1;
+            _accepting++;
+            return true;
+        }
+    }
+
+    private async Task HandshakeAsync(Socket socket, IPAddress remote)
+    {
+        Http2Connection? connection = null;
+        try
+        {
+            socket.NoDelay = true;
+            Stream transport = new NetworkStream(socket, ownsSocket: true);
+            if (_security.UsesTls)
+            {
+                var tls = new SslStream(transport, leaveInnerStreamOpen: false);
+                transport = tls;
+                using var deadline = new CancellationTokenSource(_limits.HeadersTimeout);
+                await tls.AuthenticateAsServerAsync(static (_, _, security, cancellationToken) => ((RpcSecurity)security!).ServerTlsAsync(cancellationToken), _security, deadline.Token).ConfigureAwait(false);
+            }
+            connection = new Http2Connection(socket, transport, _endpoint);
+            lock (_connections)
+            {
+                _accepting--;
+                _connections.Add(connection, remote);
+            }
+            if (_disposed) throw new ObjectDisposedException(nameof(GrpcStreamListener));
+            connection.Handshake();
+            connection.StartReading();
+        }
+        catch (Exception)
+        {
+            // A failed handshake, a caller gone, a listener closing: the connection ends, the listener goes on.
+            if (connection is null)
+            {
+                lock (_connections)
+                {
+                    _accepting--;
+                    Uncount(remote);
+                }
+                socket.Dispose();
+            }
+            else connection.Dispose();
+        }
+    }
+
+    private void Forget(Http2Connection connection)
+    {
+        lock (_connections)
+            if (_connections.Remove(connection, out var remote)) Uncount(remote);
+    }
+
+    private void Uncount(IPAddress remote)
+    {
+        if (--_perAddress[remote] == 0) _perAddress.Remove(remote);
+    }
+}
+
+/// <summary>Opens a <see cref="GrpcStream"/>: a connection of its own, TCP_NODELAY, TLS when the address is https.</summary>
+internal static class GrpcStreamDialer
+{
+    private static readonly TimeSpan ConnectTimeout = TimeSpan.FromSeconds(10);
+
+    public static async Task<GrpcStream> DialAsync(Uri address, string path, RpcSecurity security, IEnumerable<KeyValuePair<string, string>> headers, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(address);
+        ArgumentNullException.ThrowIfNull(security);
+        security.CheckAddress(address);
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        deadline.CancelAfter(ConnectTimeout);
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        Stream? transport = null;
+        try
+        {
+            await socket.ConnectAsync(address.IdnHost, address.Port, deadline.Token).ConfigureAwait(false);
+            transport = new NetworkStream(socket, ownsSocket: true);
+            if (security.ClientTls() is { } tls)
+            {
+                tls.TargetHost ??= address.IdnHost;
+                tls.ApplicationProtocols = [SslApplicationProtocol.Http2];
+                var secured = new SslStream(transport, leaveInnerStreamOpen: false);
+                transport = secured;
+                await secured.AuthenticateAsClientAsync(tls, deadline.Token).ConfigureAwait(false);
+            }
+            var connection = new Http2Connection(socket, transport, new Http2Endpoint { PingDelay = RpcOptions.Default.PingDelay, PingTimeout = RpcOptions.Default.PingTimeout });
+            connection.Handshake();
+            return connection.Open(address.Authority, address.Scheme, path, headers);
+        }
+        catch (Exception e) when (e is SocketException or IOException or OperationCanceledException or System.Security.Authentication.AuthenticationException)
+        {
+            if (transport is not null) await transport.DisposeAsync().ConfigureAwait(false);
+            socket.Dispose();
+            cancellationToken.ThrowIfCancellationRequested();
+            throw new RpcException(StatusCode.Unavailable, $"Cannot open a call to {address}{path}: {(e is OperationCanceledException ? $"no connection within {ConnectTimeout.TotalSeconds:0} s" : e.Message)}", e);
+        }
+    }
+}

@@ -1,0 +1,1081 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Net.Sockets;
+using System.Text;
+
+namespace Pmpi.Rpc.Streams;
+
+/// <summary>
+/// One HTTP/2 connection carrying gRPC duplex calls (<see cref="GrpcStream"/>), either end. A thread of its own
+/// reads it: frames are parsed straight from the socket, and each complete gRPC message is handed to its stream's
+/// receiver on that thread, so a message costs one wake-up between the socket and the application. Writers write
+/// on their own threads, one frame at a time under a lock, straight to the socket.
+/// </summary>
+/// <remarks>
+/// The reader never blocks on a write: if it had to, two ends each sending bulk data while their readers wait to
+/// send a WINDOW_UPDATE to one another would deadlock. What the reader sends (SETTINGS and PING acknowledgements,
+/// window updates, refusals) is queued and written by whoever next holds the write lock, by the reader itself if the
+/// lock is free and the socket has room, or else from the thread pool.
+/// </remarks>
+internal sealed class Http2Connection : IDisposable
+{
+    /// <summary>The most a header block may take (HEADERS plus CONTINUATION frames); gRPC's are a few hundred bytes.</summary>
+    public const int MaxHeaderBlock = 16 * 1024;
+
+    private const int WriteBufferSize = 64 * 1024;
+
+    private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
+
+    private readonly Socket _socket;
+    private readonly Stream _transport;
+    private readonly Http2Endpoint _endpoint;
+
+    // The reader thread's alone.
+    private readonly byte[] _readBuffer = new byte[64 * 1024];
+    private int _readStart, _readEnd;
+    private readonly HpackDecoder _decoder = new();
+    private readonly List<(string Name, string Value)> _headers = [];
+    private readonly byte[] _headerBlock = new byte[MaxHeaderBlock];
+    private int _lastPeerStream;
+    private long _receiveWindow = Http2Frame.DefaultWindow; // the connection's, as the peer sees it
+    private long _receiveTarget = Http2Frame.DefaultWindow;
+    private long _receiveUnacknowledged;
+
+    private readonly Lock _writeLock = new(); // one frame at a time
+    private readonly byte[] _writeBuffer = new byte[WriteBufferSize];
+    private readonly Queue<byte[]> _control = new(); // frames from the reader waiting for the write lock (locked on itself)
+    private volatile bool _controlPending;
+    private int _flushScheduled;
+
+    // Flow control of what this end sends (Monitor on _windows), and the peer's settings.
+    private readonly object _windows = new();
+    private long _sendWindow = Http2Frame.DefaultWindow;
+    private int _peerInitialWindow = Http2Frame.DefaultWindow;
+    private volatile int _peerMaxFrameSize = Http2Frame.DefaultFrameSize;
+
+    private readonly Dictionary<int, GrpcStream> _streams = []; // locked on itself
+    private int _nextStreamId = 1;
+    private volatile Exception? _failure;
+    private readonly Timer _watch;
+    private readonly long _openedTicks = System.Environment.TickCount64;
+    private long _lastFrameTicks = System.Environment.TickCount64, _pingSentTicks, _idleSinceTicks = System.Environment.TickCount64;
+    private volatile bool _admittedAny;
+    private bool _nudged, _refusing; // the watch's alone
+    private Thread? _reader;
+
+    public Http2Connection(Socket socket, Stream transport, Http2Endpoint endpoint)
+    {
+        _socket = socket;
+        _transport = transport;
+        _endpoint = endpoint;
+        Peer = socket.RemoteEndPoint?.ToString() ?? "a peer";
+        _watch = new Timer(static state => ((Http2Connection)state!).Watch(), this, Timeout.Infinite, Timeout.Infinite);
+    }
+
+    /// <summary>The remote address, for errors and logs.</summary>
+    public string Peer { get; }
+
+    private bool IsServer => _endpoint.Admit is not null;
+
+    /// <summary>
+    /// Sends the preface and settings. A client also opens its window to <see cref="Http2Endpoint.ConnectionWindow"/>
+    /// at once (it dialed a peer it trusts); a server does so per admitted call.
+    /// </summary>
+    public void Handshake()
+    {
+        var settings = new List<(Http2Setting, int)> { (Http2Setting.MaxFrameSize, Http2Frame.MaxFrameSize), (Http2Setting.MaxHeaderListSize, MaxHeaderBlock) };
+        if (IsServer) settings.Add((Http2Setting.MaxConcurrentStreams, _endpoint.MaxStreams));
+        else settings.AddRange([(Http2Setting.EnablePush, 0), (Http2Setting.InitialWindowSize, _endpoint.StreamWindow)]);
+        var frame = new byte[Http2Frame.HeaderSize + 6 * settings.Count];
+        Http2Frame.WriteHeader(frame, 6 * settings.Count, Http2FrameType.Settings, 0, 0);
+        for (int i = 0; i < settings.Count; i++)
+        {
+            BinaryPrimitives.WriteUInt16BigEndian(frame.AsSpan(Http2Frame.HeaderSize + 6 * i), (ushort)settings[i].Item1);
+            BinaryPrimitives.WriteInt32BigEndian(frame.AsSpan(Http2Frame.HeaderSize + 6 * i + 2), settings[i].Item2);
+        }
+        lock (_writeLock)
+        {
+            if (!IsServer) _transport.Write(Http2Frame.Preface);
+            _transport.Write(frame);
+            if (!IsServer) GrowReceiveWindow(write: true);
+        }
+    }
+
+    /// <summary>Starts the reader thread, and the watch over the connection's liveness.</summary>
+    public void StartReading()
+    {
+        // A tenth of the shortest deadline watched, so each is kept to within 10 %.
+        var interval = (IsServer ? Min(_endpoint.PingDelay, _endpoint.AdmitTimeout) : _endpoint.PingDelay) / 10;
+        _watch.Change(interval, interval);
+        _reader = new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" };
+        _reader.Start();
+
+        static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
+    }
+
+    /// <summary>Opens a call (a client's): its request headers are written now; the stream then carries the call.</summary>
+    public GrpcStream Open(string authority, string scheme, string path, IEnumerable<KeyValuePair<string, string>> headers)
+    {
+        var block = new List<byte>();
+        HpackEncoder.Write(block, ":method", "POST");
+        HpackEncoder.Write(block, ":scheme", scheme);
+        HpackEncoder.Write(block, ":path", path);
+        HpackEncoder.Write(block, ":authority", authority);
+        HpackEncoder.Write(block, "content-type", "application/grpc");
+        HpackEncoder.Write(block, "te", "trailers");
+        foreach (var (name, value) in headers) HpackEncoder.Write(block, name, value);
+        GrpcStream stream;
+        lock (_streams)
+        {
+            stream = new GrpcStream(this, _nextStreamId, _endpoint.StreamWindow, _endpoint.MaxMessageSize);
+            _nextStreamId += 2;
+            _streams.Add(stream.Id, stream);
+        }
+        lock (_windows) stream.SendWindow = _peerInitialWindow;
+        WriteHeaders(stream.Id, block, endStream: false);
+        return stream;
+    }
+
+    /// <summary>Fails every call and closes the socket.</summary>
+    public void Dispose() => Fail(new RpcException(StatusCode.Unavailable, $"The connection to {Peer} was closed."));
+
+    // ---- Writing ----
+
+    /// <summary>
+    /// Writes one gRPC message (<paramref name="head"/> then <paramref name="payload"/>) on
+    /// <paramref name="stream"/>, as DATA frames as large as the peer allows and the windows admit, waiting for window
+    /// updates as needed. Callers write a stream's messages one at a time; other streams' frames may fall between.
+    /// </summary>
+    public void WriteMessage(GrpcStream stream, ReadOnlySpan<byte> head, ReadOnlySpan<byte> payload)
+    {
+        int total = 5 + head.Length + payload.Length;
+        if (total - 5 > RpcOptions.DefaultMaxMessageSize) throw new RpcException(StatusCode.ResourceExhausted, $"A message of {total - 5} bytes is over the {RpcOptions.DefaultMaxMessageSize}-byte limit.");
+        Span<byte> prefix = stackalloc byte[5];
+        prefix[0] = 0;
+        BinaryPrimitives.WriteInt32BigEndian(prefix[1..], total - 5);
+        Span<byte> frameHeader = stackalloc byte[Http2Frame.HeaderSize];
+        for (int sent = 0; sent < total;)
+        {
+            int length = ReserveWindow(stream, total - sent);
+            lock (_writeLock)
+            {
+                ThrowIfEnded(stream);
+                try
+                {
+                    WriteControlLocked();
+                    Http2Frame.WriteHeader(frameHeader, length, Http2FrameType.Data, 0, stream.Id);
+                    var buffered = new WriteBatch(_transport, _writeBuffer);
+                    buffered.Add(frameHeader);
+                    int end = sent + length;
+                    buffered.Add(Part(prefix, 0, sent, end));
+                    buffered.Add(Part(head, 5, sent, end));
+                    buffered.Add(Part(payload, 5 + head.Length, sent, end));
+                    buffered.Flush();
+                }
+                catch (Exception e) when (e is IOException or ObjectDisposedException)
+                {
+                    Fail(e);
+                    throw Unavailable(e);
+                }
+            }
+            sent += length;
+            FlushControlAfterWrite();
+        }
+
+        static ReadOnlySpan<byte> Part(ReadOnlySpan<byte> piece, int at, int from, int to)
+        {
+            int start = Math.Clamp(from - at, 0, piece.Length), stop = Math.Clamp(to - at, 0, piece.Length);
+            return piece[start..stop];
+        }
+    }
+
+    /// <summary>
+    /// Writes a small gRPC message at once if that cannot block: the windows have room, no other frame is being
+    /// written, and the socket takes more. For the reader thread, which must never wait on a write.
+    /// </summary>
+    public bool TryWriteMessageNow(GrpcStream stream, ReadOnlySpan<byte> message)
+    {
+        int total = 5 + message.Length;
+        if (total > Http2Frame.DefaultFrameSize) return false;
+        lock (_windows)
+        {
+            if (_failure is not null || _sendWindow < total || stream.SendWindow < total) return false;
+            if (!_writeLock.TryEnter()) return false;
+            _sendWindow -= total;
+            stream.SendWindow -= total;
+        }
+        try
+        {
+            if (!_socket.Poll(0, SelectMode.SelectWrite) || stream.Ended is not null)
+            {
+                lock (_windows)
+                {
+                    _sendWindow += total;
+                    stream.SendWindow += total;
+                }
+                return false;
+            }
+            WriteControlLocked();
+            Span<byte> frame = stackalloc byte[Http2Frame.HeaderSize + 5];
+            Http2Frame.WriteHeader(frame, total, Http2FrameType.Data, 0, stream.Id);
+            frame[Http2Frame.HeaderSize] = 0;
+            BinaryPrimitives.WriteInt32BigEndian(frame[(Http2Frame.HeaderSize + 1)..], message.Length);
+            var buffered = new WriteBatch(_transport, _writeBuffer);
+            buffered.Add(frame);
+            buffered.Add(message);
+            buffered.Flush();
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException)
+        {
+            Fail(e);
+        }
+        finally
+        {
+            _writeLock.Exit();
+        }
+        FlushControlAfterWrite();
+        return true;
+    }
+
+    /// <summary>
+    /// Ends this side of a client's call: an empty DATA frame with END_STREAM, or RST_STREAM (CANCEL) when
+    /// <paramref name="error"/> says the call failed.
+    /// </summary>
+    public void EndRequests(GrpcStream stream, RpcException? error)
+    {
+        WriteEnd(stream, error is null
+            ? Frame(Http2FrameType.Data, Http2Frame.EndStream, stream.Id, [])
+            : Reset(stream.Id, Http2Error.Cancel));
+        End(stream, error, remote: error is not null, local: true);
+    }
+
+    /// <summary>Ends a server's call with trailers: grpc-status, and grpc-message unless OK.</summary>
+    public void EndResponses(GrpcStream stream, RpcException? error)
+    {
+        WriteEnd(stream, HeadersFrame(stream.Id, Trailers(error?.StatusCode ?? StatusCode.OK, error?.Detail ?? "", stream.ResponseStarted), endStream: true));
+        // A call failed before the peer ended its side: RST_STREAM tells it to stop sending.
+        if (error is not null && !stream.RemoteEnded) Post(Reset(stream.Id, Http2Error.NoError));
+        End(stream, error, remote: error is not null, local: true);
+    }
+
+    private void WriteEnd(GrpcStream stream, byte[] frame)
+    {
+        // The reader (a receiver ending its call) must not block on a write: its frame goes through the queue, which
+        // every writer empties before its next frame, so it still follows the call's earlier frames.
+        if (Thread.CurrentThread == _reader)
+        {
+            ThrowIfEnded(stream);
+            Post(frame);
+            return;
+        }
+        lock (_writeLock)
+        {
+            ThrowIfEnded(stream);
+            try
+            {
+                WriteControlLocked();
+                _transport.Write(frame);
+            }
+            catch (Exception e) when (e is IOException or ObjectDisposedException)
+            {
+                Fail(e);
+                throw Unavailable(e);
+            }
+        }
+        FlushControlAfterWrite();
+    }
+
+    private void WriteHeaders(int streamId, List<byte> block, bool endStream)
+    {
+        lock (_writeLock)
+        {
+            if (_failure is { } failure) throw Unavailable(failure);
+            WriteControlLocked();
+            WriteHeadersLocked(streamId, block, endStream);
+        }
+        FlushControlAfterWrite();
+    }
+
+    private void WriteHeadersLocked(int streamId, List<byte> block, bool endStream)
+    {
+        try
+        {
+            _transport.Write(HeadersFrame(streamId, block, endStream));
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException)
+        {
+            Fail(e);
+            throw Unavailable(e);
+        }
+    }
+
+    private static byte[] HeadersFrame(int streamId, List<byte> block, bool endStream)
+    {
+        // Every block PMPI writes is far below the 16 KB any peer accepts in one frame.
+        var frame = new byte[Http2Frame.HeaderSize + block.Count];
+        Http2Frame.WriteHeader(frame, block.Count, Http2FrameType.Headers, (byte)(Http2Frame.EndHeaders | (endStream ? Http2Frame.EndStream : 0)), streamId);
+        block.CopyTo(frame, Http2Frame.HeaderSize);
+        return frame;
+    }
+
+    private static List<byte> ResponseHeaders()
+    {
+        var block = new List<byte>();
+        HpackEncoder.Write(block, ":status", "200");
+        HpackEncoder.Write(block, "content-type", "application/grpc");
+        return block;
+    }
+
+    private static List<byte> Trailers(StatusCode status, string message, bool headersSent)
+    {
+        // A call refused before any response is trailers-only: the status rides with the response headers.
+        var block = headersSent ? [] : ResponseHeaders();
+        HpackEncoder.Write(block, "grpc-status", ((int)status).ToString(System.Globalization.CultureInfo.InvariantCulture));
+        if (status != StatusCode.OK && message.Length > 0) HpackEncoder.Write(block, "grpc-message", Uri.EscapeDataString(message));
+        return block;
+    }
+
+    /// <summary>Takes up to <paramref name="wanted"/> bytes of both send windows (and the peer's frame size), waiting while either is empty.</summary>
+    private int ReserveWindow(GrpcStream stream, int wanted)
+    {
+        lock (_windows)
+        {
+            while (true)
+            {
+                ThrowIfEnded(stream);
+                long room = Math.Min(Math.Min(_sendWindow, stream.SendWindow), Math.Min(wanted, _peerMaxFrameSize));
+                if (room > 0)
+                {
+                    _sendWindow -= room;
+                    stream.SendWindow -= room;
+                    return (int)room;
+                }
+                Monitor.Wait(_windows);
+            }
+        }
+    }
+
+    private void ThrowIfEnded(GrpcStream stream)
+    {
+        if (_failure is { } failure) throw Unavailable(failure);
+        if (stream.Ended is { } ended) throw ended;
+    }
+
+    /// <summary>Queues a frame from the reader (or the watch timer) and writes it if that cannot block.</summary>
+    private void Post(byte[] frame)
+    {
+        lock (_control)
+        {
+            _control.Enqueue(frame);
+            _controlPending = true;
+        }
+        FlushControl(mayBlock: false);
+    }
+
+    private void FlushControlAfterWrite()
+    {
+        // A frame posted while this writer held the lock, after it had written the queue: no one else saw it.
+        if (_controlPending) FlushControl(mayBlock: true);
+    }
+
+    private void FlushControl(bool mayBlock)
+    {
+        while (_controlPending && _failure is null)
+        {
+            if (!_writeLock.TryEnter()) return; // its holder writes the queue before its next frame and after its last
+            try
+            {
+                if (!mayBlock && !_socket.Poll(0, SelectMode.SelectWrite))
+                {
+                    if (Interlocked.Exchange(ref _flushScheduled, 1) == 0)
+                        ThreadPool.UnsafeQueueUserWorkItem(static connection =>
+                        {
+                            Volatile.Write(ref connection._flushScheduled, 0);
+                            connection.FlushControl(mayBlock: true);
+                        }, this, preferLocal: false);
+                    return;
+                }
+                WriteControlLocked();
+            }
+            catch (Exception e) when (e is IOException or ObjectDisposedException or RpcException)
+            {
+                Fail(e);
+                return;
+            }
+            finally
+            {
+                _writeLock.Exit();
+            }
+        }
+    }
+
+    private void WriteControlLocked()
+    {
+        if (!_controlPending) return;
+        while (true)
+        {
+            byte[] frame;
+            lock (_control)
+            {
+                if (!_control.TryDequeue(out frame!))
+                {
+                    _controlPending = false;
+                    return;
+                }
+            }
+            try
+            {
+                _transport.Write(frame);
+            }
+            catch (Exception e) when (e is IOException or ObjectDisposedException)
+            {
+                Fail(e);
+                throw Unavailable(e);
+            }
+        }
+    }
+
+    private static byte[] Frame(Http2FrameType type, byte flags, int streamId, ReadOnlySpan<byte> payload)
+    {
+        var frame = new byte[Http2Frame.HeaderSize + payload.Length];
+        Http2Frame.WriteHeader(frame, payload.Length, type, flags, streamId);
+        payload.CopyTo(frame.AsSpan(Http2Frame.HeaderSize));
+        return frame;
+    }
+
+    private static byte[] WindowUpdate(int streamId, long increment)
+    {
+        Span<byte> payload = stackalloc byte[4];
+        BinaryPrimitives.WriteInt32BigEndian(payload, (int)increment);
+        return Frame(Http2FrameType.WindowUpdate, 0, streamId, payload);
+    }
+
+    private static byte[] Reset(int streamId, Http2Error code)
+    {
+        Span<byte> payload = stackalloc byte[4];
+        BinaryPrimitives.WriteUInt32BigEndian(payload, (uint)code);
+        return Frame(Http2FrameType.RstStream, 0, streamId, payload);
+    }
+
+    // ---- Reading (the reader thread) ----
+
+    private void Read()
+    {
+        Exception failure;
+        try
+        {
+            if (IsServer)
+            {
+                Span<byte> preface = stackalloc byte[Http2Frame.Preface.Length];
+                if (!TryReadExactly(preface) || !preface.SequenceEqual(Http2Frame.Preface))
+                    throw new Http2ProtocolException(Http2Error.ProtocolError, "The connection did not open with the HTTP/2 preface (PMPI endpoints speak HTTP/2 only).");
+            }
+            Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
+            while (TryReadExactly(header))
+            {
+                var (length, type, flags, streamId) = Http2Frame.ReadHeader(header);
+                if (length > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.FrameSizeError, $"A frame of {length} bytes.");
+                Volatile.Write(ref _lastFrameTicks, System.Environment.TickCount64);
+                OnFrame(length, type, flags, streamId);
+            }
+            failure = new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection.");
+        }
+        catch (Exception e)
+        {
+            if (e is Http2ProtocolException protocol) TryGoAway(protocol);
+            failure = e;
+        }
+        Fail(failure);
+    }
+
+    private void OnFrame(int length, Http2FrameType type, byte flags, int streamId)
+    {
+        switch (type)
+        {
+            case Http2FrameType.Data:
+                OnData(length, flags, streamId);
+                break;
+            case Http2FrameType.Headers:
+                OnHeaders(length, flags, streamId);
+                break;
+            case Http2FrameType.RstStream:
+                if (length != 4 || streamId == 0) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A RST_STREAM frame of the wrong size or on stream 0.");
+                Span<byte> code = stackalloc byte[4];
+                ReadExactly(code);
+                if (Find(streamId) is { } reset)
+                    End(reset, new RpcException(StatusCode.Cancelled, $"{Peer} reset the call ({(Http2Error)BinaryPrimitives.ReadUInt32BigEndian(code)})."), remote: true, local: true);
+                break;
+            case Http2FrameType.Settings:
+                OnSettings(length, flags, streamId);
+                break;
+            case Http2FrameType.Ping:
+                if (length != 8 || streamId != 0) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A PING frame of the wrong size or on a stream.");
+                Span<byte> opaque = stackalloc byte[8];
+                ReadExactly(opaque);
+                if ((flags & Http2Frame.Ack) == 0) Post(Frame(Http2FrameType.Ping, Http2Frame.Ack, 0, opaque));
+                else Volatile.Write(ref _pingSentTicks, 0);
+                break;
+            case Http2FrameType.GoAway:
+                OnGoAway(length);
+                break;
+            case Http2FrameType.WindowUpdate:
+                OnWindowUpdate(length, streamId);
+                break;
+            case Http2FrameType.PushPromise:
+                throw new Http2ProtocolException(Http2Error.ProtocolError, "A PUSH_PROMISE, which this end disabled.");
+            case Http2FrameType.Continuation:
+                throw new Http2ProtocolException(Http2Error.ProtocolError, "A CONTINUATION frame outside a header block.");
+            default:
+                Skip(length); // PRIORITY and unknown types carry nothing for this end
+                break;
+        }
+    }
+
+    private void OnData(int length, byte flags, int streamId)
+    {
+        if (streamId == 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "A DATA frame on stream 0.");
+        if (length > _receiveWindow) throw new Http2ProtocolException(Http2Error.FlowControlError, $"{length} bytes of DATA beyond the connection's window of {_receiveWindow}.");
+        int frameLength = length; // what flow control counts: padding too
+        _receiveWindow -= length;
+        _receiveUnacknowledged += length;
+        int padding = 0;
+        if ((flags & Http2Frame.Padded) != 0)
+        {
+            if (length < 1) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A padded DATA frame without its pad length.");
+            padding = ReadByte();
+            length--;
+            if (padding > length) throw new Http2ProtocolException(Http2Error.ProtocolError, "DATA padding longer than the frame.");
+        }
+        var stream = Find(streamId);
+        if (stream is null || stream.RemoteEnded)
+        {
+            if (streamId > (IsServer ? _lastPeerStream : _nextStreamId - 2)) throw new Http2ProtocolException(Http2Error.ProtocolError, $"DATA on stream {streamId}, which was never opened.");
+            Skip(length); // a call that ended (or was refused) this side; its data is dropped
+        }
+        else
+        {
+            stream.ReceiveWindow -= frameLength;
+            if (stream.ReceiveWindow < 0) throw new Http2ProtocolException(Http2Error.FlowControlError, $"DATA beyond the window of stream {streamId}.");
+            stream.ReceiveUnacknowledged += frameLength;
+            try
+            {
+                ReceiveMessages(stream, length);
+            }
+            catch (RpcException e)
+            {
+                // The call's receiver refused what arrived (or a message was too large): the call ends, the connection stays.
+                Skip(length - stream.Consumed);
+                Refuse(stream, e);
+            }
+            if (!stream.RemoteEnded && stream.ReceiveUnacknowledged >= stream.ReceiveTarget / 2)
+            {
+                Post(WindowUpdate(streamId, stream.ReceiveUnacknowledged));
+                stream.ReceiveWindow += stream.ReceiveUnacknowledged;
+                stream.ReceiveUnacknowledged = 0;
+            }
+        }
+        Skip(padding);
+        if (_receiveUnacknowledged >= _receiveTarget / 2)
+        {
+            Post(WindowUpdate(0, _receiveUnacknowledged));
+            _receiveWindow += _receiveUnacknowledged;
+            _receiveUnacknowledged = 0;
+        }
+        if ((flags & Http2Frame.EndStream) != 0 && stream is { RemoteEnded: false }) RemoteEnd(stream);
+    }
+
+    /// <summary>Reads <paramref name="length"/> bytes of a stream's DATA, cutting them into gRPC messages.</summary>
+    private void ReceiveMessages(GrpcStream stream, int length)
+    {
+        stream.Consumed = 0;
+        while (stream.Consumed < length)
+        {
+            int left = length - stream.Consumed;
+            if (stream.Message is null)
+            {
+                int take = Math.Min(5 - stream.PrefixRead, left);
+                ReadExactly(stream.Prefix.AsSpan(stream.PrefixRead, take));
+                stream.Consumed += take;
+                stream.PrefixRead += take;
+                if (stream.PrefixRead < 5) return;
+                stream.PrefixRead = 0;
+                if (stream.Prefix[0] != 0) throw new RpcException(StatusCode.Unimplemented, "A compressed message: PMPI calls are not compressed.");
+                uint size = BinaryPrimitives.ReadUInt32BigEndian(stream.Prefix.AsSpan(1));
+                if (size > stream.MaxMessageSize)
+                    throw new RpcException(StatusCode.ResourceExhausted, stream.Receiver is null
+                        ? $"A call's first message may be at most {stream.MaxMessageSize} bytes (it is read before the call is admitted); this one has {size}."
+                        : $"A message of {size} bytes, over the call's limit of {stream.MaxMessageSize}.");
+                stream.Message = ArrayPool<byte>.Shared.Rent((int)size);
+                stream.MessageLength = (int)size;
+                stream.MessageRead = 0;
+            }
+            else
+            {
+                int take = Math.Min(stream.MessageLength - stream.MessageRead, left);
+                ReadExactly(stream.Message.AsSpan(stream.MessageRead, take));
+                stream.Consumed += take;
+                stream.MessageRead += take;
+            }
+            if (stream.Message is { } message && stream.MessageRead == stream.MessageLength)
+            {
+                stream.Message = null;
+                try
+                {
+                    Deliver(stream, new ReadOnlySequence<byte>(message, 0, stream.MessageLength));
+                }
+                finally
+                {
+                    ArrayPool<byte>.Shared.Return(message);
+                }
+            }
+        }
+    }
+
+    private void Deliver(GrpcStream stream, ReadOnlySequence<byte> message)
+    {
+        if (stream.Receiver is { } receiver)
+        {
+            receiver.OnMessage(message);
+            return;
+        }
+        // A server's call, not yet admitted: its first message decides. The response starts first, so that it goes
+        // out before anything the admitted call's writers send; a refusal then ends it with trailers.
+        stream.ResponseStarted = true;
+        Post(HeadersFrame(stream.Id, ResponseHeaders(), endStream: false));
+        var admitted = _endpoint.Admit!(stream, message);
+        stream.MaxMessageSize = _endpoint.MaxMessageSize;
+        stream.Receiver = admitted;
+        // Now the caller is known, it may send as much as the endpoint's windows allow.
+        Post(WindowUpdate(stream.Id, _endpoint.StreamWindow - Http2Frame.DefaultWindow));
+        stream.ReceiveWindow += _endpoint.StreamWindow - Http2Frame.DefaultWindow;
+        stream.ReceiveTarget = _endpoint.StreamWindow;
+        if (!_admittedAny)
+        {
+            _admittedAny = true;
+            GrowReceiveWindow(write: false);
+        }
+    }
+
+    private void GrowReceiveWindow(bool write)
+    {
+        long increment = _endpoint.ConnectionWindow - _receiveTarget;
+        if (increment <= 0) return;
+        _receiveTarget = _endpoint.ConnectionWindow;
+        _receiveWindow += increment;
+        if (write) _transport.Write(WindowUpdate(0, increment));
+        else Post(WindowUpdate(0, increment));
+    }
+
+    private void OnHeaders(int length, byte flags, int streamId)
+    {
+        if (streamId == 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "A HEADERS frame on stream 0.");
+        int blockLength = ReadHeaderBlock(length, flags, streamId);
+        _headers.Clear();
+        _decoder.Decode(_headerBlock.AsSpan(0, blockLength), _headers); // always, to keep the dynamic table in step
+        bool endStream = (flags & Http2Frame.EndStream) != 0;
+        var stream = Find(streamId);
+        if (IsServer && stream is null)
+        {
+            if ((streamId & 1) == 0 || streamId <= _lastPeerStream) throw new Http2ProtocolException(Http2Error.ProtocolError, $"HEADERS opening stream {streamId}, not a new client stream.");
+            _lastPeerStream = streamId;
+            OnCall(streamId, endStream);
+            return;
+        }
+        if (stream is null) return; // trailers of a call this end already ended
+        if (IsServer)
+        {
+            if (!endStream) throw new Http2ProtocolException(Http2Error.ProtocolError, $"Trailers without END_STREAM on stream {streamId}.");
+            RemoteEnd(stream);
+            return;
+        }
+        if (!stream.ResponseStarted)
+        {
+            stream.ResponseStarted = true; // on a client: the response's headers have arrived
+            var status = Header(":status");
+            if (status != "200")
+            {
+                End(stream, new RpcException(StatusCode.Unavailable, $"{Peer} answered the call with HTTP status {status ?? "(none)"}."), remote: true, local: false);
+                Post(Reset(streamId, Http2Error.Cancel));
+                return;
+            }
+            if (!endStream) return;
+        }
+        else if (!endStream) throw new Http2ProtocolException(Http2Error.ProtocolError, $"Trailers without END_STREAM on stream {streamId}.");
+        // Trailers (or a trailers-only response): the call's outcome.
+        var code = Header("grpc-status");
+        var error = code == "0" ? null
+            : new RpcException(int.TryParse(code, out int value) ? (StatusCode)value : StatusCode.Unknown,
+                Header("grpc-message") is { } message ? Uri.UnescapeDataString(message) : $"{Peer} ended the call without a grpc-status.");
+        if (error is null) RemoteEnd(stream);
+        else End(stream, error, remote: true, local: false);
+    }
+
+    /// <summary>A new call on a server: its method must be the endpoint's; the first message then decides (<see cref="Deliver"/>).</summary>
+    private void OnCall(int streamId, bool endStream)
+    {
+        GrpcStream stream;
+        lock (_streams)
+        {
+            if (_streams.Count >= _endpoint.MaxStreams)
+            {
+                Post(Reset(streamId, Http2Error.RefusedStream));
+                return;
+            }
+            stream = new GrpcStream(this, streamId, Http2Frame.DefaultWindow, _endpoint.MaxFirstMessageSize) { ServedHere = true };
+            _streams.Add(streamId, stream);
+        }
+        lock (_windows) stream.SendWindow = _peerInitialWindow;
+        if (Header(":method") != "POST" || Header(":path") != _endpoint.Path)
+            Refuse(stream, new RpcException(StatusCode.Unimplemented, $"{Header(":method")} {Header(":path")} is not served here; this endpoint serves {_endpoint.Path}."));
+        else if (Header("content-type") is not { } type || !type.StartsWith("application/grpc", StringComparison.Ordinal))
+            Refuse(stream, new RpcException(StatusCode.Internal, $"Content-Type '{Header("content-type")}' is not gRPC's."));
+        else if (endStream)
+            Refuse(stream, new RpcException(StatusCode.InvalidArgument, "The call ended before its first message."));
+    }
+
+    private int ReadHeaderBlock(int length, byte flags, int streamId)
+    {
+        int padding = 0;
+        if ((flags & Http2Frame.Padded) != 0)
+        {
+            padding = ReadByte();
+            length--;
+        }
+        if ((flags & Http2Frame.Priority) != 0)
+        {
+            Skip(5);
+            length -= 5;
+        }
+        if (length - padding < 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "HEADERS padding longer than the frame.");
+        int block = ReadBlockPart(0, length - padding);
+        Skip(padding);
+        Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
+        while ((flags & Http2Frame.EndHeaders) == 0)
+        {
+            ReadExactly(header);
+            (length, var type, flags, int continued) = Http2Frame.ReadHeader(header);
+            if (type != Http2FrameType.Continuation || continued != streamId) throw new Http2ProtocolException(Http2Error.ProtocolError, "A header block interrupted by another frame.");
+            block = ReadBlockPart(block, length);
+        }
+        return block;
+    }
+
+    private int ReadBlockPart(int at, int length)
+    {
+        if (at + length > MaxHeaderBlock) throw new Http2ProtocolException(Http2Error.EnhanceYourCalm, $"A header block over {MaxHeaderBlock} bytes.");
+        ReadExactly(_headerBlock.AsSpan(at, length));
+        return at + length;
+    }
+
+    private string? Header(string name)
+    {
+        foreach (var (key, value) in _headers)
+            if (key == name) return value;
+        return null;
+    }
+
+    private void OnSettings(int length, byte flags, int streamId)
+    {
+        if (streamId != 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "SETTINGS on a stream.");
+        if ((flags & Http2Frame.Ack) != 0)
+        {
+            if (length != 0) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A SETTINGS acknowledgement with a payload.");
+            return;
+        }
+        if (length % 6 != 0 || length > 6 * 64) throw new Http2ProtocolException(Http2Error.FrameSizeError, $"A SETTINGS frame of {length} bytes.");
+        Span<byte> setting = stackalloc byte[6];
+        for (int i = 0; i < length / 6; i++)
+        {
+            ReadExactly(setting);
+            uint value = BinaryPrimitives.ReadUInt32BigEndian(setting[2..]);
+            switch ((Http2Setting)BinaryPrimitives.ReadUInt16BigEndian(setting))
+            {
+                case Http2Setting.InitialWindowSize:
+                    if (value > Http2Frame.MaxWindow) throw new Http2ProtocolException(Http2Error.FlowControlError, $"An initial window of {value}.");
+                    lock (_windows)
+                    {
+                        int delta = (int)value - _peerInitialWindow;
+                        _peerInitialWindow = (int)value;
+                        lock (_streams)
+                            foreach (var stream in _streams.Values) stream.SendWindow += delta;
+                        Monitor.PulseAll(_windows);
+                    }
+                    break;
+                case Http2Setting.MaxFrameSize:
+                    if (value is < Http2Frame.DefaultFrameSize or > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.ProtocolError, $"A maximum frame size of {value}.");
+                    _peerMaxFrameSize = (int)value;
+                    break;
+                case Http2Setting.EnablePush when value > 1:
+                    throw new Http2ProtocolException(Http2Error.ProtocolError, $"ENABLE_PUSH {value}.");
+            }
+        }
+        Post(Frame(Http2FrameType.Settings, Http2Frame.Ack, 0, []));
+    }
+
+    private void OnWindowUpdate(int length, int streamId)
+    {
+        if (length != 4) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A WINDOW_UPDATE of the wrong size.");
+        Span<byte> payload = stackalloc byte[4];
+        ReadExactly(payload);
+        int increment = BinaryPrimitives.ReadInt32BigEndian(payload) & int.MaxValue;
+        if (increment == 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "A WINDOW_UPDATE of 0.");
+        lock (_windows)
+        {
+            if (streamId == 0)
+            {
+                _sendWindow += increment;
+                if (_sendWindow > Http2Frame.MaxWindow) throw new Http2ProtocolException(Http2Error.FlowControlError, "The connection's window grew past 2^31-1.");
+            }
+            else if (Find(streamId) is { } stream) stream.SendWindow += increment;
+            Monitor.PulseAll(_windows);
+        }
+    }
+
+    private void OnGoAway(int length)
+    {
+        if (length < 8) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A GOAWAY frame under 8 bytes.");
+        Span<byte> payload = stackalloc byte[8];
+        ReadExactly(payload);
+        int lastStream = BinaryPrimitives.ReadInt32BigEndian(payload) & int.MaxValue;
+        var code = (Http2Error)BinaryPrimitives.ReadUInt32BigEndian(payload[4..]);
+        var debug = new byte[Math.Min(length - 8, 1024)];
+        ReadExactly(debug);
+        Skip(length - 8 - debug.Length);
+        // Calls the peer never took fail now; the others may finish.
+        List<GrpcStream> refused;
+        lock (_streams) refused = [.. _streams.Values.Where(stream => stream.Id > lastStream)];
+        foreach (var stream in refused)
+            End(stream, new RpcException(StatusCode.Unavailable, $"{Peer} is going away ({code}{(debug.Length > 0 ? ": " + Encoding.UTF8.GetString(debug) : "")})."), remote: true, local: true);
+    }
+
+    private GrpcStream? Find(int streamId)
+    {
+        lock (_streams) return _streams.GetValueOrDefault(streamId);
+    }
+
+    /// <summary>Refuses (or ends with an error) a server's call: trailers with the status, then RST_STREAM so the caller stops sending.</summary>
+    private void Refuse(GrpcStream stream, RpcException error)
+    {
+        bool trailers = IsServer && stream.Ended is null && !stream.LocalEnded, reset = !stream.RemoteEnded;
+        // The receiver hears first: once the caller has the refusal, this end has acted on it.
+        End(stream, error, remote: true, local: true);
+        if (trailers) Post(HeadersFrame(stream.Id, Trailers(error.StatusCode, error.Detail, stream.ResponseStarted), endStream: true));
+        if (reset) Post(Reset(stream.Id, IsServer ? Http2Error.NoError : Http2Error.Cancel));
+    }
+
+    /// <summary>A server that admitted no call in time refuses those still waiting (so their callers learn why), then closes.</summary>
+    private void RefuseUnadmitted(RpcException error)
+    {
+        if (_refusing) return;
+        _refusing = true;
+        List<GrpcStream> waiting;
+        lock (_streams) waiting = [.. _streams.Values.Where(stream => stream.Receiver is null)];
+        foreach (var stream in waiting) Refuse(stream, error);
+        // A moment for the refusals to reach the caller before the socket closes under them.
+        _ = Task.Delay(CloseGrace).ContinueWith(_ => Fail(error), TaskScheduler.Default);
+    }
+
+    private void RemoteEnd(GrpcStream stream)
+    {
+        if (stream.Message is not null || stream.PrefixRead > 0)
+        {
+            Refuse(stream, new RpcException(StatusCode.Internal, "The call ended inside a message."));
+            return;
+        }
+        if (stream.Receiver is null)
+        {
+            Refuse(stream, new RpcException(StatusCode.InvalidArgument, "The call ended before its first message."));
+            return;
+        }
+        End(stream, null, remote: true, local: false);
+    }
+
+    private void LocalEnded(GrpcStream stream) => End(stream, null, remote: false, local: true);
+
+    /// <summary>Marks a side of a call ended; the receiver hears once, when the remote side ends (or the call fails).</summary>
+    private void End(GrpcStream stream, RpcException? error, bool remote, bool local)
+    {
+        bool report = false, remove;
+        lock (_streams)
+        {
+            if (error is not null && stream.Ended is null) stream.Ended = error;
+            if (remote && !stream.RemoteEnded)
+            {
+                stream.RemoteEnded = true;
+                report = true;
+            }
+            if (local) stream.LocalEnded = true;
+            remove = stream.RemoteEnded && stream.LocalEnded;
+            if (remove)
+            {
+                _streams.Remove(stream.Id);
+                if (_streams.Count == 0) Volatile.Write(ref _idleSinceTicks, System.Environment.TickCount64);
+            }
+        }
+        if (error is not null)
+            lock (_windows) Monitor.PulseAll(_windows);
+        if (remove && stream.Message is { } partial)
+        {
+            stream.Message = null;
+            ArrayPool<byte>.Shared.Return(partial);
+        }
+        if (report) stream.Receiver?.OnEnd(error);
+    }
+
+    private void Fail(Exception cause)
+    {
+        lock (_streams)
+        {
+            if (_failure is not null) return;
+            _failure = cause;
+        }
+        _watch.Dispose();
+        try
+        {
+            _socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+        }
+        _transport.Dispose();
+        _socket.Dispose();
+        lock (_windows) Monitor.PulseAll(_windows);
+        List<GrpcStream> open;
+        lock (_streams) open = [.. _streams.Values];
+        var error = Unavailable(cause);
+        foreach (var stream in open) End(stream, error, remote: true, local: true);
+        _endpoint.Closed?.Invoke(this);
+    }
+
+    private RpcException Unavailable(Exception cause) => cause as RpcException
+        ?? new RpcException(StatusCode.Unavailable, $"The connection with {Peer} failed: {cause.Message}");
+
+    private void TryGoAway(Http2ProtocolException error)
+    {
+        Span<byte> payload = stackalloc byte[8];
+        BinaryPrimitives.WriteInt32BigEndian(payload, _lastPeerStream);
+        BinaryPrimitives.WriteUInt32BigEndian(payload[4..], (uint)error.Code);
+        Post(Frame(Http2FrameType.GoAway, 0, 0, payload));
+    }
+
+    /// <summary>Every few seconds: pings a connection that has gone quiet and fails one whose ping goes unanswered; a server also closes a connection that never had a call admitted in time, or has had none for its idle timeout.</summary>
+    private void Watch()
+    {
+        if (_failure is not null) return;
+        long now = System.Environment.TickCount64;
+        long pingSent = Volatile.Read(ref _pingSentTicks);
+        if (pingSent != 0 && now - pingSent > _endpoint.PingTimeout.TotalMilliseconds)
+        {
+            Fail(new RpcException(StatusCode.Unavailable, $"{Peer} did not answer an HTTP/2 PING within {_endpoint.PingTimeout.TotalSeconds:0} s."));
+            return;
+        }
+        if (IsServer && !_admittedAny && now - _openedTicks >= _endpoint.AdmitTimeout.TotalMilliseconds)
+        {
+            RefuseUnadmitted(new RpcException(StatusCode.DeadlineExceeded, $"A call must send its first message within {_endpoint.AdmitTimeout.TotalSeconds:0} s of connecting, and be admitted; {Peer}'s was not."));
+            return;
+        }
+        bool idle;
+        lock (_streams) idle = _streams.Count == 0;
+        if (IsServer && idle && now - Volatile.Read(ref _idleSinceTicks) >= _endpoint.IdleTimeout.TotalMilliseconds)
+        {
+            Fail(new RpcException(StatusCode.Unavailable, $"{Peer}'s connection was idle for {_endpoint.IdleTimeout.TotalSeconds:0} s."));
+            return;
+        }
+        // A client may hold its request headers until it writes the body (SocketsHttpHandler does), and a ping's
+        // acknowledgement flushes them: so a caller that sends nothing still has a call to be refused, and learns why.
+        bool nudge = IsServer && !_admittedAny && idle && !_nudged && now - _openedTicks >= _endpoint.AdmitTimeout.TotalMilliseconds / 2;
+        if (pingSent == 0 && (nudge || now - Volatile.Read(ref _lastFrameTicks) >= _endpoint.PingDelay.TotalMilliseconds))
+        {
+            _nudged |= nudge;
+            Volatile.Write(ref _pingSentTicks, now);
+            Post(Frame(Http2FrameType.Ping, 0, 0, stackalloc byte[8]));
+        }
+    }
+
+    // ---- The read buffer ----
+
+    private bool TryReadExactly(Span<byte> destination)
+    {
+        if (_readStart == _readEnd && !Fill()) return false;
+        ReadExactly(destination);
+        return true;
+    }
+
+    private void ReadExactly(Span<byte> destination)
+    {
+        while (destination.Length > 0)
+        {
+            int buffered = _readEnd - _readStart;
+            if (buffered == 0)
+            {
+                // A large read goes straight into its destination, past the buffer.
+                if (destination.Length >= _readBuffer.Length)
+                {
+                    int read = _transport.Read(destination);
+                    if (read == 0) throw new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame.");
+                    destination = destination[read..];
+                    continue;
+                }
+                if (!Fill()) throw new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame.");
+                buffered = _readEnd - _readStart;
+            }
+            int take = Math.Min(buffered, destination.Length);
+            _readBuffer.AsSpan(_readStart, take).CopyTo(destination);
+            _readStart += take;
+            destination = destination[take..];
+        }
+    }
+
+    private byte ReadByte()
+    {
+        Span<byte> one = stackalloc byte[1];
+        ReadExactly(one);
+        return one[0];
+    }
+
+    private void Skip(int length)
+    {
+        Span<byte> sink = stackalloc byte[256];
+        while (length > 0)
+        {
+            int take = Math.Min(length, sink.Length);
+            ReadExactly(sink[..take]);
+            length -= take;
+        }
+    }
+
+    private bool Fill()
+    {
+        _readStart = 0;
+        _readEnd = _transport.Read(_readBuffer);
+        return _readEnd > 0;
+    }
+
+    /// <summary>Gathers small pieces of a frame into one write; a large piece goes to the socket from where it is.</summary>
+    private ref struct WriteBatch(Stream transport, byte[] buffer)
+    {
+        private int _used;
+
+        public void Add(scoped ReadOnlySpan<byte> piece)
+        {
+            if (piece.Length > buffer.Length - _used)
+            {
+                Flush();
+                if (piece.Length > buffer.Length / 2)
+                {
+                    transport.Write(piece);
+                    return;
+                }
+            }
+            piece.CopyTo(buffer.AsSpan(_used));
+            _used += piece.Length;
+        }
+
+        public void Flush()
+        {
+            if (_used == 0) return;
+            transport.Write(buffer, 0, _used);
+            _used = 0;
+        }
+    }
+}

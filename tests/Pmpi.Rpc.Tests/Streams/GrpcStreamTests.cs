@@ -1,0 +1,249 @@
+using System.Buffers;
+using System.Collections.Concurrent;
+using System.Net;
+using System.Security.Cryptography;
+using Google.Protobuf;
+using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Streams;
+using Pmpi.Rpc.V1;
+
+namespace Pmpi.Rpc.Tests.Streams;
+
+/// <summary>
+/// PMPI's own HTTP/2 for rank streams (<see cref="GrpcStream"/>, <see cref="GrpcStreamListener"/>) against .NET's
+/// own HTTP/2 stacks, a real Kestrel server and a real SocketsHttpHandler client, and against itself over h2c and TLS.
+/// </summary>
+public sealed class GrpcStreamTests
+{
+    private static readonly TimeSpan Timeout = TestServer.Timeout;
+
+    [Fact]
+    public async Task Listener_SocketsHttpHandlerClient_EchoesHelloFramesAndA4MBChunkThenEndsOk()
+    {
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, RpcSecurity.Insecure);
+        using var channel = new RpcChannel(listener.Address);
+        await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).WaitAsync(Timeout);
+
+        foreach (var frame in Frames())
+        {
+            await call.Requests.WriteAsync(frame, CancellationToken.None).AsTask().WaitAsync(Timeout);
+            Assert.Equal(frame, await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+        }
+        await call.CompleteRequestsAsync().WaitAsync(Timeout);
+
+        Assert.Null(await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+    }
+
+    [Fact]
+    public async Task Dial_KestrelServer_EchoesHelloFramesAndA4MBChunkThenEndsOk()
+    {
+        await using var server = await TestServer.StartAsync().WaitAsync(Timeout);
+        using var call = await GrpcStream.DialAsync(server.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        var received = new Collector();
+        call.Start(received);
+
+        await PingPongAsync(call, received);
+        call.Complete();
+
+        Assert.Null(await received.Ended.WaitAsync(Timeout));
+    }
+
+    [Fact]
+    public async Task Dial_Listener_OverTlsWithPinnedCertificatesBothWays_Echoes()
+    {
+        var clientSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
+        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, serverSecurity);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, clientSecurity.DialingPinned(serverPin)).WaitAsync(Timeout);
+        var received = new Collector();
+        call.Start(received);
+
+        Assert.StartsWith("https://", listener.Address.ToString());
+        await PingPongAsync(call, received);
+        call.Complete();
+        Assert.Null(await received.Ended.WaitAsync(Timeout));
+    }
+
+    [Fact]
+    public async Task Dial_Listener_OverTlsWithAnUnpinnedClient_IsRefusedInTheHandshake()
+    {
+        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out _);
+        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var serverPin);
+        int admitted = 0;
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (stream, first) =>
+        {
+            Interlocked.Increment(ref admitted);
+            return Echo.Admit(stream, first);
+        }, serverSecurity);
+
+        // Under TLS 1.3 the client finishes its handshake before the server has judged its certificate, so the refusal
+        // may come with the dial or with the call's first read.
+        var error = await Assert.ThrowsAsync<RpcException>(async () =>
+        {
+            using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, stranger.DialingPinned(serverPin));
+            var received = new Collector();
+            call.Write(new Frame { Hello = new Hello { JobId = "j1" } });
+            call.Start(received);
+            throw await received.Ended ?? new RpcException(StatusCode.OK, "The call ended OK.");
+        }).WaitAsync(Timeout);
+
+        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+        Assert.Equal(0, admitted);
+    }
+
+    [Fact]
+    public async Task Listener_BothEndsSending64MBAtOnce_EverythingArrivesWithoutDeadlock()
+    {
+        // Each end writes 64 messages of 1 MB while the other does the same: neither reader ever waits on a write,
+        // so the window updates both writers need keep flowing.
+        var serverSide = new Collector();
+        GrpcStream? served = null;
+        var admitted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (stream, _) =>
+        {
+            served = stream;
+            admitted.SetResult();
+            return serverSide;
+        }, RpcSecurity.Insecure);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        var clientSide = new Collector();
+        call.Write(new Frame { Hello = new Hello { JobId = "bulk" } });
+        call.Start(clientSide);
+        await admitted.Task.WaitAsync(Timeout);
+
+        var block = RandomNumberGenerator.GetBytes(1 << 20);
+        var fromClient = Task.Run(() => WriteMany(call, block));
+        var fromServer = Task.Run(() => WriteMany(served!, block));
+        await Task.WhenAll(fromClient, fromServer).WaitAsync(Timeout);
+        call.Complete();
+        await serverSide.Ended.WaitAsync(Timeout);
+        served!.Complete();
+
+        Assert.Null(await clientSide.Ended.WaitAsync(Timeout));
+        Assert.Equal((64, 64), (serverSide.Messages.Count, clientSide.Messages.Count));
+        Assert.All(serverSide.Messages.Concat(clientSide.Messages), message => Assert.True(message.AsSpan(4).SequenceEqual(block)));
+        Assert.Equal(Enumerable.Range(0, 64), serverSide.Messages.Select(message => BitConverter.ToInt32(message)));
+
+        static void WriteMany(GrpcStream stream, byte[] block)
+        {
+            for (int i = 0; i < 64; i++) stream.Write(BitConverter.GetBytes(i), block);
+        }
+    }
+
+    [Fact]
+    public async Task Listener_RefusesACall_TheCallerGetsTheStatusAndDetail()
+    {
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect,
+            (_, _) => throw new RpcException(StatusCode.PermissionDenied, "wrong job key for 'j1' (100% sure, é)"), RpcSecurity.Insecure);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        var received = new Collector();
+        call.Write(new Frame { Hello = new Hello { JobId = "j1" } });
+        call.Start(received);
+
+        var error = await received.Ended.WaitAsync(Timeout);
+
+        Assert.Equal((StatusCode.PermissionDenied, "wrong job key for 'j1' (100% sure, é)"), (error!.StatusCode, error.Detail));
+        Assert.Empty(received.Messages);
+    }
+
+    [Fact]
+    public async Task Listener_Closed_TheCallFailsUnavailable()
+    {
+        var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, RpcSecurity.Insecure);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        var received = new Collector();
+        call.Write(new Frame { Hello = new Hello { JobId = "j1" } });
+        call.Start(received);
+        await received.First.WaitAsync(Timeout);
+
+        listener.Dispose();
+
+        Assert.Equal(StatusCode.Unavailable, (await received.Ended.WaitAsync(Timeout))!.StatusCode);
+        Assert.Throws<RpcException>(() => { call.Write(new Frame { Hello = new Hello() }); });
+    }
+
+    private static IEnumerable<Frame> Frames()
+    {
+        yield return new Frame { Hello = new Hello { JobId = "job", JobToken = "secret", SourceWorldRank = 1 } };
+        for (int i = 1; i <= 200; i++)
+            yield return new Frame { Data = new Data { Context = 0, Source = 1, Tag = 7, Sequence = (ulong)i, TypeCode = 3, TotalLength = 8, Payload = ByteString.CopyFrom(BitConverter.GetBytes((long)i)) } };
+        yield return new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(RandomNumberGenerator.GetBytes(4 << 20)) } };
+    }
+
+    private static async Task PingPongAsync(GrpcStream call, Collector received)
+    {
+        int count = 0;
+        foreach (var frame in Frames())
+        {
+            call.Write(frame);
+            count++;
+            await received.WaitForAsync(count).WaitAsync(Timeout);
+            Assert.Equal(frame, Frame.Parser.ParseFrom(received.Messages[count - 1]));
+        }
+    }
+
+    /// <summary>Keeps what a stream receives (copied: the bytes are the connection's only during the call).</summary>
+    private sealed class Collector : IGrpcStreamReceiver
+    {
+        private readonly TaskCompletionSource<RpcException?> _ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly TaskCompletionSource _first = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly SemaphoreSlim _arrived = new(0);
+
+        public List<byte[]> Messages { get; } = [];
+
+        public Task<RpcException?> Ended => _ended.Task;
+
+        public Task First => _first.Task;
+
+        public void OnMessage(ReadOnlySequence<byte> message)
+        {
+            lock (Messages) Messages.Add(message.ToArray());
+            _first.TrySetResult();
+            _arrived.Release();
+        }
+
+        public void OnEnd(RpcException? error) => _ended.TrySetResult(error);
+
+        public async Task WaitForAsync(int count)
+        {
+            while (true)
+            {
+                lock (Messages)
+                    if (Messages.Count >= count) return;
+                await _arrived.WaitAsync();
+            }
+        }
+    }
+
+    /// <summary>Admits every call and echoes each message from a task of its own (a receiver must not block on a write), then ends OK after the caller does.</summary>
+    private sealed class Echo(GrpcStream stream) : IGrpcStreamReceiver
+    {
+        private readonly BlockingCollection<byte[]> _outgoing = [];
+
+        public static IGrpcStreamReceiver Admit(GrpcStream stream, ReadOnlySequence<byte> first)
+        {
+            var echo = new Echo(stream);
+            echo.OnMessage(first);
+            _ = Task.Run(echo.Pump);
+            return echo;
+        }
+
+        public void OnMessage(ReadOnlySequence<byte> message) => _outgoing.Add(message.ToArray());
+
+        public void OnEnd(RpcException? error) => _outgoing.CompleteAdding();
+
+        private void Pump()
+        {
+            try
+            {
+                foreach (var message in _outgoing.GetConsumingEnumerable()) stream.Write(message, []);
+                stream.Complete();
+            }
+            catch (RpcException)
+            {
+                // The caller went away.
+            }
+        }
+    }
+}
