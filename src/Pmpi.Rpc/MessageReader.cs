@@ -25,53 +25,24 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
     /// <summary>The next message, or null at the end of the stream.</summary>
     /// <exception cref="RpcException">A malformed, compressed, oversized or truncated message.</exception>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))] // one read per message: don't allocate a box each
-    public ValueTask<T?> ReadAsync(CancellationToken cancellationToken) => ReadAsync(_options.MaxMessageSize, cancellationToken);
-
-    /// <summary>
-    /// The next message, or null at the end of the stream, refused when it is over <paramref name="maxMessageSize"/>
-    /// bytes: for a message that must be small, such as the one that says who a caller is, so that an unknown caller
-    /// cannot make the server hold a large one before it is checked.
-    /// </summary>
-    /// <exception cref="RpcException">A malformed, compressed, oversized or truncated message.</exception>
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    public async ValueTask<T?> ReadAsync(int maxMessageSize, CancellationToken cancellationToken)
+    public async ValueTask<T?> ReadAsync(CancellationToken cancellationToken)
     {
-        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxMessageSize);
-        var parsed = new ParsedMessage();
-        return await ReadAsync(ParsedMessage.Parse, parsed, Math.Min(maxMessageSize, _options.MaxMessageSize), cancellationToken).ConfigureAwait(false) ? parsed.Message : default;
-    }
-
-    /// <summary>
-    /// Reads the next message without parsing it into a <typeparamref name="T"/>: <paramref name="handler"/> gets its
-    /// protobuf bytes straight from the pipe's buffers, valid only until it returns, so that a large bytes field can
-    /// be copied once to where it belongs instead of into a ByteString first.
-    /// </summary>
-    /// <returns>True when a message was handled; false at the end of the stream.</returns>
-    /// <exception cref="RpcException">A compressed, oversized or truncated message, or whatever the handler throws.</exception>
-    public ValueTask<bool> ReadAsync<TState>(Action<ReadOnlySequence<byte>, TState> handler, TState state, CancellationToken cancellationToken) =>
-        ReadAsync(handler, state, _options.MaxMessageSize, cancellationToken);
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<bool> ReadAsync<TState>(Action<ReadOnlySequence<byte>, TState> handler, TState state, int maxMessageSize, CancellationToken cancellationToken)
-    {
-        ArgumentNullException.ThrowIfNull(handler);
         while (true)
         {
             var result = await _reader.ReadAsync(cancellationToken).ConfigureAwait(false);
             var buffer = result.Buffer;
-            bool handled = false;
+            bool found = false;
             try
             {
-                if (MessageFraming.TryReadMessage(ref buffer, maxMessageSize, out var message))
+                if (MessageFraming.TryReadMessage(ref buffer, _options.MaxMessageSize, out var message))
                 {
-                    handled = true;
-                    handler(message, state);
-                    return true;
+                    found = true;
+                    return Parse(message);
                 }
                 if (result.IsCompleted)
                 {
                     if (buffer.Length > 0) throw new RpcException(StatusCode.Internal, $"The stream ended inside a message ({buffer.Length} bytes left).");
-                    return false;
+                    return default;
                 }
                 if (result.IsCanceled) throw new OperationCanceledException("The read was cancelled.");
             }
@@ -80,7 +51,7 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
                 // After a whole message the rest is unexamined: the next read must return it at once, since it may
                 // already hold the next message (marking it examined would wait for bytes that may never come).
                 // Without a whole message everything was examined: wait for more.
-                if (handled) _reader.AdvanceTo(buffer.Start);
+                if (found) _reader.AdvanceTo(buffer.Start);
                 else _reader.AdvanceTo(buffer.Start, buffer.End);
             }
         }
@@ -92,21 +63,15 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
         while (await ReadAsync(cancellationToken).ConfigureAwait(false) is { } message) yield return message;
     }
 
-    /// <summary>Where the parsing form of ReadAsync receives its message.</summary>
-    private sealed class ParsedMessage
+    private static T Parse(ReadOnlySequence<byte> bytes)
     {
-        public static readonly Action<ReadOnlySequence<byte>, ParsedMessage> Parse = static (bytes, target) =>
+        try
         {
-            try
-            {
-                target.Message = Parser.ParseFrom(bytes);
-            }
-            catch (InvalidProtocolBufferException e)
-            {
-                throw new RpcException(StatusCode.Internal, $"Malformed {typeof(T).Name} message: {e.Message}", e);
-            }
-        };
-
-        public T? Message { get; private set; }
+            return Parser.ParseFrom(bytes);
+        }
+        catch (InvalidProtocolBufferException e)
+        {
+            throw new RpcException(StatusCode.Internal, $"Malformed {typeof(T).Name} message: {e.Message}", e);
+        }
     }
 }

@@ -54,38 +54,6 @@ public sealed class MessageReaderTests
     }
 
     [Fact]
-    public async Task ReadAsync_WithHandler_GetsEachMessagesBytesThenFalseAtTheEnd()
-    {
-        var pipe = new Pipe();
-        var first = new Frame { Ack = new Ack { Sequence = 1 } };
-        var second = new Frame { Hello = new Hello { JobId = "job" } };
-        await pipe.Writer.WriteAsync(Framed(first).Concat(Framed(second)).ToArray()).AsTask().WaitAsync(Timeout);
-        await pipe.Writer.CompleteAsync().AsTask().WaitAsync(Timeout);
-        var reader = new MessageReader<Frame>(pipe.Reader, RpcOptions.Default);
-        var seen = new List<byte[]>();
-
-        while (await reader.ReadAsync(static (bytes, list) => list.Add(bytes.ToArray()), seen, CancellationToken.None).AsTask().WaitAsync(Timeout))
-        {
-        }
-
-        Assert.Equal([first.ToByteArray(), second.ToByteArray()], seen);
-    }
-
-    [Fact]
-    public async Task WriteAsync_TwoParts_ReadBackAsOneMessage()
-    {
-        var pipe = new Pipe();
-        var writer = new MessageWriter<Frame>(pipe.Writer);
-        var bytes = new Frame { Data = new Data { Tag = 5, Payload = ByteString.CopyFrom(new byte[] { 1, 2, 3 }) } }.ToByteArray();
-
-        await writer.WriteAsync(bytes.AsMemory(0, 4), bytes.AsMemory(4), CancellationToken.None).AsTask().WaitAsync(Timeout);
-        var frame = await new MessageReader<Frame>(pipe.Reader, RpcOptions.Default).ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout);
-
-        Assert.Equal(5, frame!.Data.Tag);
-        Assert.Equal([1, 2, 3], frame.Data.Payload.ToByteArray());
-    }
-
-    [Fact]
     public async Task ReadAsync_EndOfStream_Null()
     {
         var pipe = new Pipe();

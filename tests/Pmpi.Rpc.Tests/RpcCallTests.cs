@@ -133,30 +133,6 @@ public sealed class RpcCallTests : IAsyncLifetime
         }
     }
 
-    [Theory]
-    [InlineData(10)]
-    [InlineData(1 << 20)]
-    public async Task DuplexStreaming_MessagesWrittenInTwoParts_EchoedIntactAndInOrder(int payloadSize)
-    {
-        // A large second part goes around the request pipe, straight to the HTTP/2 stream; order must hold anyway.
-        var payload = new byte[payloadSize];
-        Random.Shared.NextBytes(payload);
-        await using var call = await _channel.StartAsync<Frame, Frame>(ServicePaths.Connect).WaitAsync(Timeout);
-
-        for (int round = 0; round < 3; round++)
-        {
-            var bytes = new Frame { Data = new Data { Sequence = (ulong)round, Payload = ByteString.CopyFrom(payload) } }.ToByteArray();
-            int split = bytes.Length - payload.Length;
-            await call.Requests.WriteAsync(bytes.AsMemory(0, split), bytes.AsMemory(split), CancellationToken.None).AsTask().WaitAsync(Timeout);
-            await call.Requests.WriteAsync(new Frame { Ack = new Ack { Sequence = (ulong)round } }, CancellationToken.None).AsTask().WaitAsync(Timeout);
-
-            var echo = await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout);
-            Assert.Equal((ulong)round, echo!.Data.Sequence);
-            Assert.True(echo.Data.Payload.Span.SequenceEqual(payload));
-            Assert.Equal((ulong)round, (await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout))!.Ack.Sequence);
-        }
-    }
-
     [Fact]
     public async Task UnaryAsync_HandlerThrowsRpcException_StatusAndDetailReachClient()
     {

@@ -41,7 +41,7 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         _options = options;
         // A larger minimum segment keeps a multi-megabyte message from being written in 4 KB pieces.
         var requestPipe = PipeWriter.Create(requestStream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
-        Requests = new MessageWriter<TRequest>(requestPipe, options, requestStream, TranslateWriteFailure);
+        Requests = new MessageWriter<TRequest>(requestPipe, options, TranslateWriteFailure);
         Responses = new ResponseReader(this);
     }
 
@@ -217,37 +217,6 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
                 await call.EnsureSuccessAsync(cancellationToken).ConfigureAwait(false);
             }
             return message;
-        }
-
-        /// <summary>
-        /// Reads the next response without parsing it: <paramref name="handler"/> gets its protobuf bytes straight from
-        /// the pipe's buffers, valid only until it returns (see <see cref="MessageReader{T}"/>).
-        /// </summary>
-        /// <returns>True when a response was handled; false when the call ended with OK.</returns>
-        /// <exception cref="RpcException">As for the parsing read, or whatever the handler throws.</exception>
-        [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-        public async ValueTask<bool> ReadAsync<TState>(Action<ReadOnlySequence<byte>, TState> handler, TState state, CancellationToken cancellationToken)
-        {
-            ArgumentNullException.ThrowIfNull(handler);
-            var call = _call;
-            if (call._ended) return false;
-            var responses = call._responses ?? await StartReadingAsync(cancellationToken).ConfigureAwait(false);
-            if (responses is null) return false;
-            bool handled;
-            try
-            {
-                handled = await responses.ReadAsync(handler, state, cancellationToken).ConfigureAwait(false);
-            }
-            catch (Exception e) when (call.Translate(e, cancellationToken) is { } error && !ReferenceEquals(error, e))
-            {
-                throw error;
-            }
-            if (!handled)
-            {
-                call._ended = true;
-                await call.EnsureSuccessAsync(cancellationToken).ConfigureAwait(false);
-            }
-            return handled;
         }
 
         private async ValueTask<MessageReader<TResponse>?> StartReadingAsync(CancellationToken cancellationToken)
