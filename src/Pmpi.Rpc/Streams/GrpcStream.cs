@@ -21,6 +21,24 @@ public interface IGrpcStreamReceiver
 }
 
 /// <summary>
+/// A receiver that takes a large message's bytes straight from the socket into memory of its own choosing, rather
+/// than out of a buffer the connection filled first: the copy of every large message saved.
+/// </summary>
+public interface IGrpcStreamSink : IGrpcStreamReceiver
+{
+    /// <summary>
+    /// A message of <paramref name="length"/> bytes, more than <see cref="GrpcStream.HeadSize"/>, begins:
+    /// <paramref name="head"/> holds its first <see cref="GrpcStream.HeadSize"/> bytes, valid only during the call.
+    /// Returns where its other bytes go, exactly <paramref name="length"/> minus the head's length of them. On the
+    /// connection's reader thread; throw an <see cref="RpcException"/> to end the call with that status.
+    /// </summary>
+    Memory<byte> OnMessageStart(ReadOnlyMemory<byte> head, int length);
+
+    /// <summary>The message begun last has arrived whole.</summary>
+    void OnMessageEnd();
+}
+
+/// <summary>
 /// A gRPC duplex call on PMPI's own HTTP/2 connection (<see cref="GrpcStreamListener"/> serves them, <see cref="DialAsync"/>
 /// opens one): messages are written on the caller's thread, straight to the socket, and read on the connection's
 /// thread into an <see cref="IGrpcStreamReceiver"/>. For long-lived streams of many messages, where a hop between
@@ -37,6 +55,9 @@ public sealed class GrpcStream : IDisposable
         ReceiveWindow = ReceiveTarget = receiveWindow;
         MaxMessageSize = maxMessageSize;
     }
+
+    /// <summary>How much of a large message a <see cref="IGrpcStreamSink"/> is shown before it says where the rest goes.</summary>
+    public const int HeadSize = 1024;
 
     /// <summary>The remote end's address, for errors and logs.</summary>
     public string Peer => _connection.Peer;
@@ -79,6 +100,16 @@ public sealed class GrpcStream : IDisposable
     public bool TryWriteNow(ReadOnlySpan<byte> message) => _connection.TryWriteMessageNow(this, message);
 
     /// <summary>
+    /// Reads what has arrived on the call's connection on the calling thread, unless another thread is reading it,
+    /// handing messages to the receivers there: for a thread that spins while it waits for a message, which then
+    /// needs no wake-up. Plaintext connections only; never blocks for long (at most for the rest of a frame).
+    /// </summary>
+    public void Poll() => _connection.Poll();
+
+    /// <summary>The thread that polled is about to block: the connection's own thread reads it again at once.</summary>
+    public void PollingStopped() => _connection.PollingStopped();
+
+    /// <summary>
     /// Ends this side of the call: a client's end of requests, or a server's OK status; the peer's side may go on.
     /// With <paramref name="error"/>, the call fails instead: a server ends it with that status, a client cancels it.
     /// </summary>
@@ -112,7 +143,12 @@ public sealed class GrpcStream : IDisposable
     internal RpcException? Ended { get; set; } // why the call failed, once it has
     internal byte[] Prefix { get; } = new byte[5];
     internal int PrefixRead { get; set; }
-    internal byte[]? Message { get; set; }
+    internal byte[]? Message { get; set; } // a message read whole
+    internal byte[] Head { get; } = new byte[HeadSize]; // a large message's head, for a sink
+    internal int HeadRead { get; set; }
+    internal Memory<byte> Body { get; set; } // where a sink put the rest of the message
+    internal int BodyRead { get; set; }
+    internal bool InSink { get; set; } // reading a message into a sink
     internal int MessageLength { get; set; }
     internal int MessageRead { get; set; }
     internal int Consumed { get; set; } // of the DATA frame being read

@@ -8,11 +8,12 @@ namespace Pmpi.Rpc.Streams;
 /// <summary>
 /// One HTTP/2 connection carrying gRPC duplex calls (<see cref="GrpcStream"/>), either end. A thread of its own
 /// reads it: frames are parsed straight from the socket, and each complete gRPC message is handed to its stream's
-/// receiver on that thread, so a message costs one wake-up between the socket and the application. Writers write
-/// on their own threads, one frame at a time under a lock, straight to the socket.
+/// receiver on that thread, so a message costs one wake-up between the socket and the application. A thread that
+/// waits for a message may read instead (<see cref="Poll"/>), and then it costs none. Writers write on their own
+/// threads, one frame at a time under a lock, straight to the socket.
 /// </summary>
 /// <remarks>
-/// The reader never blocks on a write: if it had to, two ends each sending bulk data while their readers wait to
+/// Whoever reads never blocks on a write: if it had to, two ends each sending bulk data while their readers wait to
 /// send a WINDOW_UPDATE to one another would deadlock. What the reader sends (SETTINGS and PING acknowledgements,
 /// window updates, refusals) is queued and written by whoever next holds the write lock, by the reader itself if the
 /// lock is free and the socket has room, or else from the thread pool.
@@ -61,7 +62,16 @@ internal sealed class Http2Connection : IDisposable
     private long _lastFrameTicks = System.Environment.TickCount64, _pingSentTicks, _idleSinceTicks = System.Environment.TickCount64;
     private volatile bool _admittedAny;
     private bool _nudged, _refusing; // the watch's alone
-    private Thread? _reader;
+    private readonly Lock _readLock = new(); // whoever reads frames: the reader thread, or a thread polling
+    private volatile Thread? _readingThread;
+    private readonly object _pollers = new(); // where the reader thread waits while a thread polls
+    private long _polledTicks = long.MinValue / 2; // when a thread last polled
+
+    /// <summary>
+    /// How long after a thread last polled the reader thread leaves the connection to polling threads (ms). A polling
+    /// thread that stops without saying so (its wait completed) costs the connection at most this much.
+    /// </summary>
+    private const long PollerGrace = 2;
 
     public Http2Connection(Socket socket, Stream transport, Http2Endpoint endpoint)
     {
@@ -76,6 +86,9 @@ internal sealed class Http2Connection : IDisposable
     public string Peer { get; }
 
     private bool IsServer => _endpoint.Admit is not null;
+
+    /// <summary>Whether a waiting thread may read this connection (<see cref="Poll"/>): plaintext only.</summary>
+    private bool Pollable => _transport is NetworkStream;
 
     /// <summary>
     /// Sends the preface and settings. A client also opens its window to <see cref="Http2Endpoint.ConnectionWindow"/>
@@ -107,8 +120,7 @@ internal sealed class Http2Connection : IDisposable
         // A tenth of the shortest deadline watched, so each is kept to within 10 %.
         var interval = (IsServer ? Min(_endpoint.PingDelay, _endpoint.AdmitTimeout) : _endpoint.PingDelay) / 10;
         _watch.Change(interval, interval);
-        _reader = new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" };
-        _reader.Start();
+        new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" }.Start();
 
         static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
     }
@@ -262,7 +274,7 @@ internal sealed class Http2Connection : IDisposable
     {
         // The reader (a receiver ending its call) must not block on a write: its frame goes through the queue, which
         // every writer empties before its next frame, so it still follows the call's earlier frames.
-        if (Thread.CurrentThread == _reader)
+        if (Thread.CurrentThread == _readingThread)
         {
             ThrowIfEnded(stream);
             Post(frame);
@@ -464,19 +476,37 @@ internal sealed class Http2Connection : IDisposable
         Exception failure;
         try
         {
-            if (IsServer)
+            lock (_readLock)
             {
-                Span<byte> preface = stackalloc byte[Http2Frame.Preface.Length];
-                if (!TryReadExactly(preface) || !preface.SequenceEqual(Http2Frame.Preface))
-                    throw new Http2ProtocolException(Http2Error.ProtocolError, "The connection did not open with the HTTP/2 preface (PMPI endpoints speak HTTP/2 only).");
+                if (IsServer)
+                {
+                    Span<byte> preface = stackalloc byte[Http2Frame.Preface.Length];
+                    if (!TryReadExactly(preface) || !preface.SequenceEqual(Http2Frame.Preface))
+                        throw new Http2ProtocolException(Http2Error.ProtocolError, "The connection did not open with the HTTP/2 preface (PMPI endpoints speak HTTP/2 only).");
+                }
             }
-            Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
-            while (TryReadExactly(header))
+            while (true)
             {
-                var (length, type, flags, streamId) = Http2Frame.ReadHeader(header);
-                if (length > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.FrameSizeError, $"A frame of {length} bytes.");
-                Volatile.Write(ref _lastFrameTicks, System.Environment.TickCount64);
-                OnFrame(length, type, flags, streamId);
+                if (Pollable && _readStart == _readEnd)
+                {
+                    // While a thread polls, it reads what arrives, and this one keeps out of its way rather than wake
+                    // with every message (on a busy node each wake-up takes a core from someone).
+                    long polled = System.Environment.TickCount64 - Volatile.Read(ref _polledTicks);
+                    if (polled < PollerGrace)
+                    {
+                        lock (_pollers) Monitor.Wait(_pollers, (int)(PollerGrace - polled));
+                        continue;
+                    }
+                    // Waits for bytes without taking them, so that a thread polling may still read them first.
+                    _socket.Poll(-1, SelectMode.SelectRead);
+                }
+                lock (_readLock)
+                {
+                    // What woke this thread may have been read already by a polling one; readable with nothing to
+                    // read is the end of the connection, which the read reports.
+                    bool mustRead = !Pollable || _readStart < _readEnd || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
+                    if (mustRead && !ReadArrived(atLeastOne: true)) break;
+                }
             }
             failure = new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection.");
         }
@@ -486,6 +516,67 @@ internal sealed class Http2Connection : IDisposable
             failure = e;
         }
         Fail(failure);
+    }
+
+    /// <summary>
+    /// Reads what has arrived on the calling thread, if no other thread is reading: for a thread that waits for a
+    /// message and would otherwise be woken by the reader thread. Plaintext connections only (TLS keeps decrypted
+    /// bytes where a poll cannot see them).
+    /// </summary>
+    public void Poll()
+    {
+        if (!Pollable || _failure is not null) return;
+        Volatile.Write(ref _polledTicks, System.Environment.TickCount64);
+        try
+        {
+            if (_readStart == _readEnd && _socket.Available == 0) return;
+            if (!_readLock.TryEnter()) return;
+            try
+            {
+                // The end of the connection is left to the reader thread, which sees it too.
+                ReadArrived(atLeastOne: false);
+            }
+            finally
+            {
+                _readLock.Exit();
+            }
+        }
+        catch (Exception e)
+        {
+            if (e is Http2ProtocolException protocol) TryGoAway(protocol);
+            Fail(e);
+        }
+    }
+
+    /// <summary>The thread that polled stops (it is about to block): the reader thread reads again at once.</summary>
+    public void PollingStopped()
+    {
+        Volatile.Write(ref _polledTicks, long.MinValue / 2);
+        lock (_pollers) Monitor.PulseAll(_pollers);
+    }
+
+    /// <summary>Reads frames while any have arrived (and with <paramref name="atLeastOne"/>, one in any case, waiting for it); false at the end of the connection.</summary>
+    private bool ReadArrived(bool atLeastOne)
+    {
+        _readingThread = Thread.CurrentThread;
+        try
+        {
+            Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
+            while (atLeastOne || _readStart < _readEnd || Pollable && _socket.Available > 0)
+            {
+                atLeastOne = false;
+                if (!TryReadExactly(header)) return false;
+                var (length, type, flags, streamId) = Http2Frame.ReadHeader(header);
+                if (length > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.FrameSizeError, $"A frame of {length} bytes.");
+                Volatile.Write(ref _lastFrameTicks, System.Environment.TickCount64);
+                OnFrame(length, type, flags, streamId);
+            }
+            return true;
+        }
+        finally
+        {
+            _readingThread = null;
+        }
     }
 
     private void OnFrame(int length, Http2FrameType type, byte flags, int streamId)
@@ -584,14 +675,46 @@ internal sealed class Http2Connection : IDisposable
         if ((flags & Http2Frame.EndStream) != 0 && stream is { RemoteEnded: false }) RemoteEnd(stream);
     }
 
-    /// <summary>Reads <paramref name="length"/> bytes of a stream's DATA, cutting them into gRPC messages.</summary>
+    /// <summary>
+    /// Reads <paramref name="length"/> bytes of a stream's DATA, cutting them into gRPC messages: read whole into a
+    /// pooled buffer, or for a sink's large message, its head and then the rest straight into the sink's memory.
+    /// </summary>
     private void ReceiveMessages(GrpcStream stream, int length)
     {
         stream.Consumed = 0;
         while (stream.Consumed < length)
         {
             int left = length - stream.Consumed;
-            if (stream.Message is null)
+            if (stream.InSink)
+            {
+                if (stream.HeadRead < GrpcStream.HeadSize)
+                {
+                    int take = Math.Min(GrpcStream.HeadSize - stream.HeadRead, left);
+                    ReadExactly(stream.Head.AsSpan(stream.HeadRead, take));
+                    stream.Consumed += take;
+                    stream.HeadRead += take;
+                    if (stream.HeadRead < GrpcStream.HeadSize) return;
+                    var sink = (IGrpcStreamSink)stream.Receiver!;
+                    stream.Body = sink.OnMessageStart(stream.Head, stream.MessageLength);
+                    stream.BodyRead = 0;
+                    if (stream.Body.Length != stream.MessageLength - GrpcStream.HeadSize)
+                        throw new InvalidOperationException($"A sink gave {stream.Body.Length} bytes for a message's {stream.MessageLength - GrpcStream.HeadSize}.");
+                }
+                else
+                {
+                    int take = Math.Min(stream.Body.Length - stream.BodyRead, left);
+                    ReadExactly(stream.Body.Span.Slice(stream.BodyRead, take));
+                    stream.Consumed += take;
+                    stream.BodyRead += take;
+                }
+                if (stream.HeadRead == GrpcStream.HeadSize && stream.BodyRead == stream.Body.Length)
+                {
+                    stream.InSink = false;
+                    stream.Body = default;
+                    ((IGrpcStreamSink)stream.Receiver!).OnMessageEnd();
+                }
+            }
+            else if (stream.Message is null)
             {
                 int take = Math.Min(5 - stream.PrefixRead, left);
                 ReadExactly(stream.Prefix.AsSpan(stream.PrefixRead, take));
@@ -605,8 +728,14 @@ internal sealed class Http2Connection : IDisposable
                     throw new RpcException(StatusCode.ResourceExhausted, stream.Receiver is null
                         ? $"A call's first message may be at most {stream.MaxMessageSize} bytes (it is read before the call is admitted); this one has {size}."
                         : $"A message of {size} bytes, over the call's limit of {stream.MaxMessageSize}.");
-                stream.Message = ArrayPool<byte>.Shared.Rent((int)size);
                 stream.MessageLength = (int)size;
+                if (size > GrpcStream.HeadSize && stream.Receiver is IGrpcStreamSink)
+                {
+                    stream.InSink = true;
+                    stream.HeadRead = 0;
+                    continue;
+                }
+                stream.Message = ArrayPool<byte>.Shared.Rent((int)size);
                 stream.MessageRead = 0;
             }
             else
@@ -877,7 +1006,7 @@ internal sealed class Http2Connection : IDisposable
 
     private void RemoteEnd(GrpcStream stream)
     {
-        if (stream.Message is not null || stream.PrefixRead > 0)
+        if (stream.Message is not null || stream.PrefixRead > 0 || stream.InSink)
         {
             Refuse(stream, new RpcException(StatusCode.Internal, "The call ended inside a message."));
             return;

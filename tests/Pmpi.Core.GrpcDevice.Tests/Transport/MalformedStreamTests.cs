@@ -91,32 +91,39 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         Assert.Null(_receiver.Engine.AbortReason);
     }
 
-    [Fact]
-    public async Task Connect_ChunkWithoutData_AbortsReceiverNamingBothRanks()
+    // Each twice: a small frame, read whole, and a large one, whose payload the endpoint reads straight to its place.
+    [Theory]
+    [InlineData(3)]
+    [InlineData(8192)]
+    public async Task Connect_ChunkWithoutData_AbortsReceiverNamingBothRanks(int payloadSize)
     {
-        var error = await CallAsync(Hello(), new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(1, 2, 3) } });
+        var error = await CallAsync(Hello(), new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(new byte[payloadSize]) } });
 
         Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
         Assert.Contains("Unexpected Chunk frame from rank 0", error.Detail);
         AssertReceiverAborted("from rank 0 to rank 1");
     }
 
-    [Fact]
-    public async Task Connect_PeerDisconnectsMidMessage_AbortsReceiverNamingBothRanks()
+    [Theory]
+    [InlineData(10)]
+    [InlineData(8192)]
+    public async Task Connect_PeerDisconnectsMidMessage_AbortsReceiverNamingBothRanks(int payloadSize)
     {
-        var truncated = new Data { Context = 0, Source = 0, Tag = 5, Sequence = 1, TypeCode = (int)Payloads.PayloadCode.Byte, IsArray = true, TotalLength = 100, Payload = ByteString.CopyFrom(new byte[10]) };
+        var truncated = new Data { Context = 0, Source = 0, Tag = 5, Sequence = 1, TypeCode = (int)Payloads.PayloadCode.Byte, IsArray = true, TotalLength = 100_000, Payload = ByteString.CopyFrom(new byte[payloadSize]) };
 
         var error = await CallAsync(Hello(), new Frame { Data = truncated });
 
         Assert.Equal(StatusCode.Aborted, error.StatusCode);
-        Assert.Contains("Rank 0 disconnected in the middle of a message of 100 bytes to rank 1", error.Detail);
+        Assert.Contains("Rank 0 disconnected in the middle of a message of 100000 bytes to rank 1", error.Detail);
         AssertReceiverAborted("from rank 0 to rank 1");
     }
 
-    [Fact]
-    public async Task Connect_MoreBytesThanAnnounced_FailsNamingTheTag()
+    [Theory]
+    [InlineData(8)]
+    [InlineData(8192)]
+    public async Task Connect_MoreBytesThanAnnounced_FailsNamingTheTag(int payloadSize)
     {
-        var data = new Data { Tag = 9, Sequence = 1, TypeCode = (int)Payloads.PayloadCode.Byte, IsArray = true, TotalLength = 4, Payload = ByteString.CopyFrom(new byte[8]) };
+        var data = new Data { Tag = 9, Sequence = 1, TypeCode = (int)Payloads.PayloadCode.Byte, IsArray = true, TotalLength = 4, Payload = ByteString.CopyFrom(new byte[payloadSize]) };
 
         var error = await CallAsync(Hello(), new Frame { Data = data });
 

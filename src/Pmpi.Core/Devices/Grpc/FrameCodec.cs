@@ -93,15 +93,13 @@ internal static class FrameCodec
     /// <exception cref="RpcException">INVALID_ARGUMENT: the bytes are not a Frame.</exception>
     public static Frame.BodyOneofCase Read(ReadOnlySequence<byte> frame, out DataHeader data, out ReadOnlySequence<byte> payload, out Frame? other)
     {
-        data = default;
         payload = default;
         other = null;
-        var reader = new SequenceReader<byte>(frame);
-        if (reader.TryRead(out byte tag) && tag is FrameDataTag or FrameChunkTag
-            && TryReadVarint(ref reader, out ulong length) && length == (ulong)reader.Remaining)
+        var kind = TryReadShaped(frame, frame.Length, out data, out long payloadStart, out long payloadLength);
+        if (kind != Frame.BodyOneofCase.None)
         {
-            bool read = tag == FrameDataTag ? TryReadData(ref reader, out data, out payload) : TryReadChunk(ref reader, out payload);
-            if (read) return tag == FrameDataTag ? Frame.BodyOneofCase.Data : Frame.BodyOneofCase.Chunk;
+            payload = frame.Slice(payloadStart, payloadLength);
+            return kind;
         }
         try
         {
@@ -121,17 +119,50 @@ internal static class FrameCodec
         return other.BodyCase;
     }
 
-    /// <summary>Reads the fields of a Data message that fills the rest of <paramref name="reader"/>; false when it is shaped otherwise.</summary>
-    private static bool TryReadData(ref SequenceReader<byte> reader, out DataHeader data, out ReadOnlySequence<byte> payload)
+    /// <summary>
+    /// Reads a Data or Chunk frame of <paramref name="length"/> bytes from its first bytes, <paramref name="head"/>,
+    /// as this class writes them: the payload last, starting within <paramref name="head"/> at
+    /// <paramref name="payloadStart"/> and running to the frame's end. None when the frame is shaped otherwise (any
+    /// other frame, another field order, a head longer than <paramref name="head"/>): read it whole instead.
+    /// </summary>
+    public static Frame.BodyOneofCase ReadHead(ReadOnlyMemory<byte> head, long length, out DataHeader data, out int payloadStart)
+    {
+        var kind = TryReadShaped(new ReadOnlySequence<byte>(head), length, out data, out long start, out long payloadLength);
+        payloadStart = (int)start;
+        return kind != Frame.BodyOneofCase.None && start + payloadLength == length && start <= head.Length ? kind : Frame.BodyOneofCase.None;
+    }
+
+    /// <summary>
+    /// A Data or Chunk frame of <paramref name="length"/> bytes, of which <paramref name="frame"/> holds the first (or
+    /// all): its fields, and where its payload lies. None when it is another frame or shaped otherwise.
+    /// </summary>
+    private static Frame.BodyOneofCase TryReadShaped(ReadOnlySequence<byte> frame, long length, out DataHeader data, out long payloadStart, out long payloadLength)
     {
         data = default;
-        payload = default;
+        payloadStart = payloadLength = 0;
+        var reader = new SequenceReader<byte>(frame);
+        if (!reader.TryRead(out byte tag) || tag is not (FrameDataTag or FrameChunkTag)
+            || !TryReadVarint(ref reader, out ulong bodyLength) || (ulong)reader.Consumed + bodyLength != (ulong)length)
+            return Frame.BodyOneofCase.None;
+        return tag == FrameDataTag
+            ? TryReadData(ref reader, length, out data, out payloadStart, out payloadLength) ? Frame.BodyOneofCase.Data : Frame.BodyOneofCase.None
+            : TryReadChunk(ref reader, length, out payloadStart, out payloadLength) ? Frame.BodyOneofCase.Chunk : Frame.BodyOneofCase.None;
+    }
+
+    /// <summary>
+    /// Reads the fields of a Data message that ends at <paramref name="end"/> (counted from the reader's start); a
+    /// payload that runs to the end need not be in the reader. False when it is shaped otherwise.
+    /// </summary>
+    private static bool TryReadData(ref SequenceReader<byte> reader, long end, out DataHeader data, out long payloadStart, out long payloadLength)
+    {
+        data = default;
+        payloadStart = payloadLength = 0;
         int context = 0, source = 0, tag = 0, typeCode = 0;
         ulong sequence = 0;
         long totalLength = 0;
         bool synchronous = false, isArray = false, payloadSeen = false;
         string typeName = "";
-        while (!reader.End)
+        while (reader.Consumed < end && !(payloadSeen && payloadStart + payloadLength == end))
         {
             if (!TryReadVarint(ref reader, out ulong key) || key > uint.MaxValue) return false;
             int field = (int)(key >> 3), wire = (int)(key & 7);
@@ -150,19 +181,17 @@ internal static class FrameCodec
                     default: totalLength = (long)value; break;
                 }
             }
-            else if (field is Data.TypeNameFieldNumber or Data.PayloadFieldNumber)
+            else if (field == Data.PayloadFieldNumber)
             {
                 // A repeated bytes field would have to be merged (last one wins): leave that to the generated parser.
+                if (payloadSeen || !TryReadPayload(ref reader, wire, end, out payloadStart, out payloadLength)) return false;
+                payloadSeen = true;
+            }
+            else if (field == Data.TypeNameFieldNumber)
+            {
                 if (wire != WireLengthDelimited || !TryReadVarint(ref reader, out ulong size) || size > (ulong)reader.Remaining) return false;
-                var bytes = reader.UnreadSequence.Slice(0, (long)size);
+                typeName = Encoding.UTF8.GetString(reader.UnreadSequence.Slice(0, (long)size));
                 reader.Advance((long)size);
-                if (field == Data.PayloadFieldNumber)
-                {
-                    if (payloadSeen) return false;
-                    payloadSeen = true;
-                    payload = bytes;
-                }
-                else typeName = Encoding.UTF8.GetString(bytes);
             }
             else if (!TrySkip(ref reader, wire)) return false;
         }
@@ -170,24 +199,34 @@ internal static class FrameCodec
         return true;
     }
 
-    private static bool TryReadChunk(ref SequenceReader<byte> reader, out ReadOnlySequence<byte> payload)
+    private static bool TryReadChunk(ref SequenceReader<byte> reader, long end, out long payloadStart, out long payloadLength)
     {
-        payload = default;
+        payloadStart = payloadLength = 0;
         bool payloadSeen = false;
-        while (!reader.End)
+        while (reader.Consumed < end && !(payloadSeen && payloadStart + payloadLength == end))
         {
             if (!TryReadVarint(ref reader, out ulong key) || key > uint.MaxValue) return false;
             int field = (int)(key >> 3), wire = (int)(key & 7);
             if (field == Chunk.PayloadFieldNumber)
             {
-                if (payloadSeen || wire != WireLengthDelimited || !TryReadVarint(ref reader, out ulong size) || size > (ulong)reader.Remaining) return false;
+                if (payloadSeen || !TryReadPayload(ref reader, wire, end, out payloadStart, out payloadLength)) return false;
                 payloadSeen = true;
-                payload = reader.UnreadSequence.Slice(0, (long)size);
-                reader.Advance((long)size);
             }
             else if (!TrySkip(ref reader, wire)) return false;
         }
         return true;
+    }
+
+    /// <summary>A payload field's place: passed over when it runs to <paramref name="end"/> (it may lie beyond the reader), else skipped.</summary>
+    private static bool TryReadPayload(ref SequenceReader<byte> reader, int wire, long end, out long start, out long length)
+    {
+        start = length = 0;
+        if (wire != WireLengthDelimited || !TryReadVarint(ref reader, out ulong size)) return false;
+        start = reader.Consumed;
+        length = (long)size;
+        // The last field: nothing after it to read, and it may lie beyond the reader, which stops here.
+        if ((ulong)start + size == (ulong)end) return true;
+        return size <= (ulong)reader.Remaining && reader.TryAdvance(length);
     }
 
     /// <summary>Skips an unknown field's value (proto3: a newer sender may add fields).</summary>

@@ -128,16 +128,14 @@ internal sealed class GrpcDevice : IDevice
                 if (sharedMemory.Count > 0) _sharedMemory.Add(sharedMemory);
             }
             Links = [.. links];
-            if (sharedMemory.Count > 0)
-            {
-                Engine.Progress = _sharedMemory;
-                // With no more ranks on this node than cores, a waiting rank polls its rings for up to a millisecond
-                // (a peer that serializes or computes between messages answers within that), as Open MPI polls when
-                // not oversubscribed: blocking would cost two wake-ups per message, the reader's and then this one's.
-                var node = Places[Rank];
-                int neighbours = Places.Count(place => place.Node == node.Node && place.Domain == node.Domain);
-                Engine.SpinTicks = neighbours <= System.Environment.ProcessorCount ? Stopwatch.Frequency / 1_000 : Completion.DefaultSpinTicks;
-            }
+            // A waiting thread polls the rank's rings and connections (both read messages into the engine on the
+            // polling thread) for up to a millisecond when the node has a core for each of its ranks, as Open MPI polls
+            // when not oversubscribed: a peer that serializes or computes between messages answers within that, and
+            // blocking would cost a wake-up per message.
+            Engine.Progress = _sharedMemory.HasLinks ? new PolledTogether(_sharedMemory, _peers.Inbound) : _peers.Inbound;
+            var node = Places[Rank];
+            int neighbours = Places.Count(place => place.Node == node.Node && place.Domain == node.Domain);
+            Engine.SpinTicks = neighbours <= System.Environment.ProcessorCount ? Stopwatch.Frequency / 1_000 : Completion.DefaultSpinTicks;
         }
 
         static SharedMemoryLink Add(List<SharedMemoryLink> links, SharedMemoryLink link)
@@ -154,5 +152,21 @@ internal sealed class GrpcDevice : IDevice
         _sharedMemory.Dispose();
         _peers.DisposeAsync().AsTask().GetAwaiter().GetResult();
         _server?.Dispose();
+    }
+}
+
+/// <summary>A rank's shared-memory rings and its network connections, polled by one waiting thread.</summary>
+internal sealed class PolledTogether(IPolledLinks first, IPolledLinks second) : IPolledLinks
+{
+    public void Poll()
+    {
+        first.Poll();
+        second.Poll();
+    }
+
+    public void Sleeping()
+    {
+        first.Sleeping();
+        second.Sleeping();
     }
 }

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Collections.Immutable;
 using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
@@ -18,8 +19,10 @@ namespace Pmpi.Devices.Grpc;
 /// the other way once matched. A malformed stream ends that call and aborts the rank's pending operations with an
 /// error naming both ranks; it never brings the process down.
 /// </summary>
-internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engine, PeerStreams peers)
+internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engine, PeerStreams peers) : IPolledLinks
 {
+    private readonly Lock _polledLock = new();
+    private ImmutableArray<GrpcStream> _polled = []; // the open calls, whose connections a waiting thread reads
     private int _accepted;
 
     /// <summary>How many Connect calls this rank's endpoint has accepted (opened with a valid Hello).</summary>
@@ -51,11 +54,28 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         Interlocked.Increment(ref _accepted);
         var served = new ServedStream(source, call);
         peers.Offer(served);
+        lock (_polledLock) _polled = _polled.Add(call);
         return new InboundStream(this, engine, identity.Rank, served);
     }
 
     /// <summary>Reads the responses of a call this rank dialed, from now on.</summary>
-    public void Receive(DialedStream dialed) => dialed.Stream.Start(new InboundStream(this, engine, identity.Rank, dialed));
+    public void Receive(DialedStream dialed)
+    {
+        lock (_polledLock) _polled = _polled.Add(dialed.Stream);
+        dialed.Stream.Start(new InboundStream(this, engine, identity.Rank, dialed));
+    }
+
+    /// <summary>A thread waiting for this rank reads its connections itself, so a message needs no wake-up.</summary>
+    public void Poll()
+    {
+        foreach (var call in _polled) call.Poll();
+    }
+
+    public void Sleeping()
+    {
+        // Each connection's own thread reads it while nobody polls.
+        foreach (var call in _polled) call.PollingStopped();
+    }
 
     /// <summary>
     /// The peer's side of a stream ended. A broken message, a frame that is not one, or a break between two ranks
@@ -65,6 +85,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
     private void Ended(InboundStream stream, RpcException? error)
     {
         var pair = stream.Pair;
+        lock (_polledLock) _polled = _polled.Remove(pair.Stream);
         int source = pair.Peer;
         bool gateway = peers.BreakAborts(source);
         if (error is null && stream.InsideMessage)
@@ -89,15 +110,18 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
     }
 
     /// <summary>
-    /// The frames one peer sends on one stream: reassembles its messages, one at a time, into pooled buffers, and
-    /// passes acknowledgements of this rank's synchronous sends to the stream's writer.
+    /// The frames one peer sends on one stream: reassembles its messages, one at a time, into pooled buffers (or
+    /// the arrays their receives end in), and passes acknowledgements of this rank's synchronous sends to the
+    /// stream's writer. A large frame's payload is read from the socket straight to its place in the message.
     /// </summary>
-    private sealed class InboundStream(InboundStreams inbound, MatchingEngine engine, int rank, PairStream pair) : IGrpcStreamReceiver, IDisposable
+    private sealed class InboundStream(InboundStreams inbound, MatchingEngine engine, int rank, PairStream pair) : IGrpcStreamSink, IDisposable
     {
         private readonly int _source = pair.Peer;
         private DataHeader _header;
         private IncomingBuffer? _buffer; // the message being reassembled
         private int _received;
+        private byte[]? _whole; // a large frame shaped otherwise, read whole
+        private int _wholeLength;
 
         public PairStream Pair => pair;
 
@@ -122,17 +146,77 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
             }
         }
 
+        public Memory<byte> OnMessageStart(ReadOnlyMemory<byte> head, int length)
+        {
+            try
+            {
+                var kind = FrameCodec.ReadHead(head, length, out var header, out int payloadStart);
+                if (kind == Frame.BodyOneofCase.None)
+                {
+                    // Another frame, or one shaped otherwise: read whole, then parsed as any small frame is.
+                    _whole = ArrayPool<byte>.Shared.Rent(length);
+                    _wholeLength = length;
+                    head.Span.CopyTo(_whole);
+                    return _whole.AsMemory(head.Length, length - head.Length);
+                }
+                int inHead = head.Length - payloadStart;
+                var destination = Accept(kind, header, length - payloadStart);
+                head.Span[payloadStart..].CopyTo(destination.Span);
+                return destination[inHead..];
+            }
+            catch (RpcException)
+            {
+                Violated = true;
+                throw;
+            }
+        }
+
+        public void OnMessageEnd()
+        {
+            if (_whole is { } whole)
+            {
+                _whole = null;
+                try
+                {
+                    OnMessage(new ReadOnlySequence<byte>(whole, 0, _wholeLength));
+                }
+                finally
+                {
+                    ArrayPool<byte>.Shared.Return(whole);
+                }
+            }
+            else if (_received == _header.TotalLength) Deliver();
+        }
+
         public void OnEnd(RpcException? error) => inbound.Ended(this, error);
 
         public void Dispose()
         {
             _buffer?.Return();
             _buffer = null;
+            if (_whole is { } whole) ArrayPool<byte>.Shared.Return(whole);
+            _whole = null;
         }
 
         private void Handle(ReadOnlySequence<byte> bytes)
         {
             var kind = FrameCodec.Read(bytes, out var header, out var payload, out var other);
+            if (kind == Frame.BodyOneofCase.Ack)
+            {
+                // An acknowledgement is a frame of its own and may fall between the frames of a message.
+                pair.Writer.Acknowledge(other!.Ack.Sequence);
+                return;
+            }
+            payload.CopyTo(Accept(kind, header, payload.Length).Span);
+            if (_received == _header.TotalLength) Deliver();
+        }
+
+        /// <summary>
+        /// Takes the Data or Chunk frame of <paramref name="kind"/>, whose payload has <paramref name="length"/> bytes,
+        /// into the message being reassembled (a Data frame starts one), and says where in it the payload goes.
+        /// </summary>
+        private Memory<byte> Accept(Frame.BodyOneofCase kind, DataHeader header, long length)
+        {
             switch (kind)
             {
                 case Frame.BodyOneofCase.Data when _buffer is null:
@@ -140,18 +224,14 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
                     break;
                 case Frame.BodyOneofCase.Chunk when _buffer is not null:
                     break;
-                case Frame.BodyOneofCase.Ack:
-                    // An acknowledgement is a frame of its own and may fall between the frames of a message.
-                    pair.Writer.Acknowledge(other!.Ack.Sequence);
-                    return;
                 default:
                     throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {_source}{(_buffer is null ? "" : " inside a message")}.");
             }
-            if (_received + payload.Length > _header.TotalLength)
+            if (_received + length > _header.TotalLength)
                 throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}.");
-            payload.CopyTo(_buffer!.Value.Bytes.Span[_received..]);
-            _received += (int)payload.Length;
-            if (_received == _header.TotalLength) Deliver();
+            var destination = _buffer!.Value.Bytes.Slice(_received, (int)length);
+            _received += (int)length;
+            return destination;
         }
 
         private void Start(DataHeader header)

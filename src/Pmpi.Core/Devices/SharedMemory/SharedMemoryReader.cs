@@ -38,6 +38,9 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         _thread = new Thread(Run) { IsBackground = true, Name = "PMPI shared memory" };
     }
 
+    /// <summary>Whether this rank has any same-node peer to read.</summary>
+    public bool HasLinks => !_links.IsEmpty;
+
     /// <summary>Reads <paramref name="links"/> from now on (the thread starts with the first).</summary>
     public void Add(IEnumerable<SharedMemoryLink> links)
     {
