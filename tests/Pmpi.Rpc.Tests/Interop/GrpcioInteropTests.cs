@@ -66,11 +66,9 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
     [Fact]
     public async Task GrpcStream_CallsGrpcioServer_ConnectEchoesFramesAndA4MBChunkThenEndsOk()
     {
-        await using var server = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(Scripts, "grpcio_server.py"), _generated], GrpcioPython.Environment, Scripts, keepInputOpen: true);
-        try
+        await WithGrpcioServerAsync(async port =>
         {
-            var first = await server.WaitForLineAsync(line => line.StartsWith("PORT ", StringComparison.Ordinal), Timeout, "'PORT <n>'");
-            using var call = await GrpcStream.DialAsync(new Uri($"http://127.0.0.1:{first[5..]}"), ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+            using var call = await GrpcStream.DialAsync(new Uri($"http://127.0.0.1:{port}"), ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
             var echoes = System.Threading.Channels.Channel.CreateUnbounded<byte[]>();
             var ended = new TaskCompletionSource<RpcException?>(TaskCreationOptions.RunContinuationsAsynchronously);
             var hello = new Frame { Hello = new Hello { JobId = "job", JobToken = "secret", SourceWorldRank = 0 } };
@@ -91,33 +89,15 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
             call.Complete();
 
             Assert.Null(await ended.Task.WaitAsync(Timeout));
-        }
-        catch (Exception e) when (e is not TimeoutException)
-        {
-            throw new Xunit.Sdk.XunitException($"{e.Message}\ngrpcio server process {server.Id}:\n{server.Transcript}\n{e}");
-        }
-        finally
-        {
-            server.CloseInput();
-            try
-            {
-                await server.WaitForExitAsync(TimeSpan.FromSeconds(10)).WaitAsync(Timeout);
-            }
-            catch (TimeoutException)
-            {
-                // Killed on dispose.
-            }
-        }
+        });
     }
 
     [Fact]
     public async Task RpcChannel_CallsGrpcioServer_UnaryDuplexStreamingAndStatusesInteroperate()
     {
-        await using var server = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(Scripts, "grpcio_server.py"), _generated], GrpcioPython.Environment, Scripts, keepInputOpen: true);
-        try
+        await WithGrpcioServerAsync(async port =>
         {
-            var first = await server.WaitForLineAsync(line => line.StartsWith("PORT ", StringComparison.Ordinal), Timeout, "'PORT <n>'");
-            using var channel = new RpcChannel(new Uri($"http://127.0.0.1:{first[5..]}"));
+            using var channel = new RpcChannel(new Uri($"http://127.0.0.1:{port}"));
 
             // Unary.
             var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
@@ -161,6 +141,20 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
             Assert.Equal(StatusCode.Unimplemented, unknown.StatusCode);
             var late = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest(), TimeSpan.FromMilliseconds(300))).WaitAsync(Timeout);
             Assert.Equal(StatusCode.DeadlineExceeded, late.StatusCode);
+        });
+    }
+
+    /// <summary>
+    /// Runs <paramref name="test"/> against a grpcio server started for it (given its port): a failure carries the
+    /// server's transcript; afterwards the server stops by itself, or DisposeAsync kills it by id.
+    /// </summary>
+    private async Task WithGrpcioServerAsync(Func<string, Task> test)
+    {
+        await using var server = ChildProcess.Start(GrpcioPython.Python, [Path.Combine(Scripts, "grpcio_server.py"), _generated], GrpcioPython.Environment, Scripts, keepInputOpen: true);
+        try
+        {
+            var first = await server.WaitForLineAsync(line => line.StartsWith("PORT ", StringComparison.Ordinal), Timeout, "'PORT <n>'");
+            await test(first[5..]);
         }
         catch (Exception e) when (e is not TimeoutException)
         {
@@ -168,7 +162,6 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
         }
         finally
         {
-            // Let it stop by itself; DisposeAsync kills it by id if it has not.
             server.CloseInput();
             try
             {

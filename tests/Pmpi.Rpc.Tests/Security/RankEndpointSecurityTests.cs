@@ -1,15 +1,15 @@
+using System.Buffers;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Rpc.Tests.Security;
 
 /// <summary>
-/// A rank endpoint's TLS on a real server: a peer presenting a certificate pinned in the rank table, or a cluster
+/// A rank endpoint's TLS on its real listener (<see cref="GrpcStreamListener"/>): a peer presenting a certificate pinned in the rank table, or a cluster
 /// member (its domain's gateway), is served; a caller with no certificate or a stranger's is refused in the
 /// handshake, before the server sends any HTTP/2 SETTINGS (so before it grants any window); a peer that dials
 /// before the table is known waits for it.
@@ -20,27 +20,30 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     private readonly TaskCompletionSource<Func<string, bool>> _peerPins = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly string _credentialsRoot = Directory.CreateTempSubdirectory("pmpi-rank-endpoint-tests-").FullName;
     private ClusterCredentials _cluster = null!;
-    private RpcServer _server = null!;
+    private GrpcStreamListener _listener = null!;
     private byte[] _serverPin = [];
     private int _served;
 
-    public async Task InitializeAsync()
+    public Task InitializeAsync()
     {
         _cluster = ClusterCredentials.Initialize(Path.Combine(_credentialsRoot, "cluster"), []);
         var security = RpcSecurity.RankEndpoint(_peerPins.Task, _cluster.Authority, out _serverPin);
-        _server = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
-            endpoints.MapGrpcUnary<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, (_, _) =>
-            {
-                Interlocked.Increment(ref _served);
-                return Task.FromResult(new NodeInfo { NodeName = "rank" });
-            }), security: security).WaitAsync(Timeout);
+        // Every admitted call is answered with one NodeInfo, written off the connection's thread (which must not block).
+        _listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (call, hello) =>
+        {
+            Interlocked.Increment(ref _served);
+            _ = Task.Run(() => call.Write(new NodeInfo { NodeName = "rank" }));
+            return new Answer();
+        }, security);
+        return Task.CompletedTask;
     }
 
-    public async Task DisposeAsync()
+    public Task DisposeAsync()
     {
         _peerPins.TrySetCanceled();
-        await _server.DisposeAsync();
+        _listener.Dispose();
         Directory.Delete(_credentialsRoot, recursive: true);
+        return Task.CompletedTask;
     }
 
     [Fact]
@@ -98,7 +101,7 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     {
         _peerPins.SetResult(_ => false);
         using var tcp = new TcpClient();
-        await tcp.ConnectAsync(_server.Address.Host, _server.Address.Port).WaitAsync(Timeout);
+        await tcp.ConnectAsync(_listener.Address.Host, _listener.Address.Port).WaitAsync(Timeout);
         await using var tls = new SslStream(tcp.GetStream());
 
         // A client that trusts any server and presents nothing: TLS 1.2 refuses in the handshake, TLS 1.3 right after it.
@@ -108,10 +111,26 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
         Assert.Equal(0, Volatile.Read(ref _served));
     }
 
+    /// <summary>Opens a call with <paramref name="client"/>'s TLS and returns the endpoint's answer, or throws why there is none.</summary>
     private async Task<NodeInfo> CallAsync(RpcSecurity client)
     {
-        using var channel = new RpcChannel(_server.Address, security: client);
-        return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+        using var call = await GrpcStream.DialAsync(_listener.Address, ServicePaths.Connect, client).WaitAsync(Timeout);
+        var answer = new Answer();
+        call.Write(new Frame { Hello = new Hello { JobId = "job" } });
+        call.Start(answer);
+        return await answer.First.WaitAsync(Timeout);
+    }
+
+    /// <summary>The first message of a call, parsed as a NodeInfo; fails with the call's error if it ends first.</summary>
+    private sealed class Answer : IGrpcStreamReceiver
+    {
+        private readonly TaskCompletionSource<NodeInfo> _first = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public Task<NodeInfo> First => _first.Task;
+
+        public void OnMessage(ReadOnlySequence<byte> message) => _first.TrySetResult(NodeInfo.Parser.ParseFrom(message));
+
+        public void OnEnd(RpcException? error) => _first.TrySetException(error ?? new RpcException(StatusCode.OK, "The call ended without an answer."));
     }
 
     /// <summary>Completes a handshake presenting no certificate and sends HTTP/2's preface; returns how many bytes the server answered with.</summary>

@@ -1,12 +1,9 @@
-using System.Net.Http;
 using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.AspNetCore.Server.Kestrel.Https;
 
 namespace Pmpi.Rpc.Security.Internal;
 
@@ -17,8 +14,6 @@ namespace Pmpi.Rpc.Security.Internal;
 /// </summary>
 internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Func<string, bool>> peerPins, X509Certificate2? authority) : RpcSecurity
 {
-    private static readonly TimeSpan HandshakeTimeout = TimeSpan.FromSeconds(10);
-
     public override bool UsesTls => true;
 
     public override string Description => "TLS between ranks' pinned certificates";
@@ -34,11 +29,8 @@ internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Fu
         return true;
     }
 
-    internal override void ConfigureListener(ListenOptions listen) => listen.UseHttps(new TlsHandshakeCallbackOptions
-    {
-        OnConnection = context => ServerTlsAsync(context.CancellationToken),
-        HandshakeTimeout = HandshakeTimeout,
-    });
+    internal override void ConfigureListener(ListenOptions listen) =>
+        throw new InvalidOperationException("A rank endpoint serves through GrpcStreamListener, which takes its TLS from ServerTlsAsync.");
 
     internal override SslClientAuthenticationOptions ClientTls() =>
         throw new InvalidOperationException("A rank endpoint dials its peers through DialingPinned, which pins each one's certificate.");
