@@ -53,12 +53,3 @@ public sealed class SharedConnectionTests
         .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
         .Count(columns => columns.Length > 3 && columns[3] == "01" && int.Parse(columns[2].Split(':')[1], NumberStyles.HexNumber, CultureInfo.InvariantCulture) == port);
 }
-
-/// <summary>A fact that runs only on Linux, where the test counts connections in /proc/net/tcp (xunit 2 has no runtime skip).</summary>
-public sealed class LinuxFactAttribute : FactAttribute
-{
-    public LinuxFactAttribute()
-    {
-        if (!OperatingSystem.IsLinux()) Skip = "Linux only: the test counts connections in /proc/net/tcp.";
-    }
-}

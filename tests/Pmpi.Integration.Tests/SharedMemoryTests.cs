@@ -7,7 +7,7 @@ namespace Pmpi.Integration.Tests;
 /// <summary>
 /// Ranks of one node talk through shared memory (Devices/SharedMemory) as real processes: each maps its pairs'
 /// segments, whose names are gone from /dev/shm as soon as both ranks mapped them, so nothing is left after a normal
-/// end or a kill -9; a job all on one node opens no rank endpoint; a rank killed mid-message ends the job fast, naming it.
+/// end or a kill -9 (and a name whose second rank never came is removed by the agent); a job all on one node opens no rank endpoint; a rank killed mid-message ends the job fast, naming it.
 /// </summary>
 public sealed class SharedMemoryTests
 {
@@ -147,6 +147,36 @@ public sealed class SharedMemoryTests
         finally
         {
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    [LinuxFact]
+    public async Task Run_RankKilledBeforeItsPeerMappedTheirSegment_TheAgentRemovesTheName()
+    {
+        // Arrange: rank 1 sleeps before it starts PMPI, so rank 0 makes their segment alone; the job gives up on
+        // rank 1 after 3 s and kills both, before rank 0 could remove the name itself.
+        var before = Segments();
+        await using var run = PmpiCli.Start(["run", "--register-timeout", "3", "-n", "2", PmpiCli.TestRanksDll, "late", "1", "120"]);
+        var hellos = new List<RankHello>();
+        try
+        {
+            var made = Stopwatch.StartNew();
+            while (Segments().Except(before).Count() != 1 && made.Elapsed < PmpiCli.Timeout) await Task.Delay(50);
+            Assert.True(Segments().Except(before).Count() == 1, $"rank 0 made no segment for rank 1.\n{run.Transcript}");
+
+            // Act
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+            hellos = RankHello.All(run.Stdout);
+
+            // Assert
+            Assert.True(code == 1, $"pmpi run exited with {code}, expected 1.\n{run.Transcript}");
+            Assert.Equal(before, Segments());
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+            foreach (var left in Segments().Except(before)) File.Delete(left);
         }
     }
 

@@ -191,6 +191,8 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         {
             events.Writer.TryComplete();
             foreach (var process in processes) process.Dispose();
+            // A rank killed before its same-node peer mapped their shared memory left the segment's name behind.
+            SharedMemoryNames.RemoveLeftovers(token, request.Ranks.Select(rank => rank.Rank));
             _jobs.TryRemove(LaunchKey(request.JobId, request.WorldFirst), out _);
             keys?.Delete(recursive: true);
             ReleaseSlots(request.Ranks.Count);

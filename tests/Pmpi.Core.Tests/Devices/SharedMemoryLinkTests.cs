@@ -3,13 +3,15 @@ using Pmpi.Devices;
 using Pmpi.Devices.SharedMemory;
 using Pmpi.Matching;
 using Pmpi.Payloads;
+using Pmpi.Rpc;
 
 namespace Pmpi.Tests.Devices;
 
 /// <summary>
 /// The shared-memory link's parts: the byte ring carries any stream across its wrap-around and refuses indices that
 /// make no sense; a link reading records that are not records aborts its rank naming both ranks; and two links of a
-/// pair carry messages both ways with synchronous sends acknowledged.
+/// pair carry messages both ways with synchronous sends acknowledged; a segment's name lasts only until both ranks
+/// mapped it, or its maker ended, or the agent removed what killed ranks left.
 /// </summary>
 public sealed unsafe class SharedMemoryLinkTests
 {
@@ -226,6 +228,72 @@ public sealed unsafe class SharedMemoryLinkTests
         Assert.NotNull(engine.AbortReason);
         Assert.Equal(ErrorClass.Transport, engine.AbortReason.ErrorClass);
         Assert.Contains("Shared memory from rank 1 to rank 0 is corrupt: a record of kind 7", engine.AbortReason.Message);
+    }
+
+    [LinuxFact]
+    public void Segment_PeerNeverMapsIt_ItsNameGoesWhenTheMakerEnds()
+    {
+        // Arrange
+        string key = Guid.NewGuid().ToString("N");
+        string path = Path.Combine(SharedMemoryNames.Directory, SharedMemoryNames.Of(key, 0, 1));
+        var zero = PairSegment.Open(key, 0, 1, () => false);
+        try
+        {
+            Assert.True(File.Exists(path), $"{path} was not made.");
+
+            // Act
+            zero.Dispose();
+
+            // Assert
+            Assert.False(File.Exists(path), $"{path} outlived the only rank that mapped it.");
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+
+    [LinuxFact]
+    public void Segment_BothMapIt_ItsNameGoesAtOnceAndTheMemoryStaysShared()
+    {
+        // Arrange
+        string key = Guid.NewGuid().ToString("N");
+        string path = Path.Combine(SharedMemoryNames.Directory, SharedMemoryNames.Of(key, 0, 1));
+        using var zero = PairSegment.Open(key, 0, 1, () => false);
+        using var one = PairSegment.Open(key, 1, 0, () => false);
+
+        // Act
+        zero.Outgoing.Write([42]);
+        Span<byte> read = stackalloc byte[1];
+        one.Incoming.ReadExactly(read);
+
+        // Assert
+        Assert.False(File.Exists(path), $"{path} outlived both ranks' mapping it.");
+        Assert.Equal(42, read[0]);
+    }
+
+    [LinuxFact]
+    public void RemoveLeftovers_EndedRanks_RemovesTheirPairsOfThatJobOnly()
+    {
+        // Arrange: names as ranks killed before their peers came leave them, in two jobs.
+        string job = Guid.NewGuid().ToString("N"), other = Guid.NewGuid().ToString("N");
+        string[] names = [SharedMemoryNames.Of(job, 0, 1), SharedMemoryNames.Of(job, 1, 2), SharedMemoryNames.Of(job, 2, 3), SharedMemoryNames.Of(other, 0, 1)];
+        var paths = names.Select(name => Path.Combine(SharedMemoryNames.Directory, name)).ToArray();
+        try
+        {
+            foreach (var path in paths) File.WriteAllBytes(path, []);
+
+            // Act: ranks 0 and 1 of the first job ended.
+            int removed = SharedMemoryNames.RemoveLeftovers(job, [0, 1]);
+
+            // Assert
+            Assert.Equal(2, removed);
+            Assert.Equal([false, false, true, true], paths.Select(File.Exists));
+        }
+        finally
+        {
+            foreach (var path in paths) File.Delete(path);
+        }
     }
 
     /// <summary>The links of ranks 0 and 1 of a new pair, each with its rank's engine.</summary>

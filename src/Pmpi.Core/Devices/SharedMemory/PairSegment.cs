@@ -2,16 +2,18 @@ using System.IO.MemoryMappedFiles;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
-using System.Text;
+using Pmpi.Rpc;
 
 namespace Pmpi.Devices.SharedMemory;
 
 /// <summary>
 /// The memory two ranks of one node share: a small header, then one <see cref="ByteRing"/> per direction (the lower
 /// rank's sends first). The header holds a slot per rank where it states its process and a probe word, so that the
-/// peer can find out whether it may copy large messages straight out of this rank's memory (<see cref="PeerMemory"/>). Its name is derived from the job key, so no one outside the job can guess it. On Linux it is a
-/// file in /dev/shm, created owner-only by whichever rank comes first and removed as soon as both have mapped it, so
-/// nothing is left behind even if both are killed; on Windows a named mapping, which ends with its last handle.
+/// peer can find out whether it may copy large messages straight out of this rank's memory (<see cref="PeerMemory"/>).
+/// Its name is derived from the job key, so no one outside the job can guess it (<see cref="SharedMemoryNames"/>).
+/// On Linux it is a file in /dev/shm, created owner-only by whichever rank comes first and removed as soon as both
+/// have mapped it, so nothing is left behind even if both are killed; a rank whose peer never came removes it as it
+/// ends, or its agent does if it was killed. On Windows a named mapping, which ends with its last handle.
 /// Size: <see cref="Size"/> = 64 + 2 × (256 + <see cref="RingCapacity"/>) bytes per pair, about 1 MB; tmpfs gives
 /// pages only as they are first written.
 /// </summary>
@@ -31,13 +33,15 @@ internal sealed unsafe class PairSegment : IDisposable
     private static readonly TimeSpan OpenTimeout = TimeSpan.FromSeconds(10);
 
     private readonly MemoryMappedFile _file;
+    private readonly string? _path; // the file's name while the peer may still come to map it (Linux)
     private readonly MemoryMappedViewAccessor _view;
     private readonly byte* _start;
     private readonly byte* _own, _peer; // the two ranks' slots
 
-    private PairSegment(MemoryMappedFile file, int self, int peer, string name, Func<bool> closed, Action? sleeping)
+    private PairSegment(MemoryMappedFile file, string? path, int self, int peer, string name, Func<bool> closed, Action? sleeping)
     {
         _file = file;
+        _path = path;
         _view = file.CreateViewAccessor(0, Size, MemoryMappedFileAccess.ReadWrite);
         byte* start = null;
         _view.SafeMemoryMappedViewHandle.AcquirePointer(ref start);
@@ -93,7 +97,7 @@ internal sealed unsafe class PairSegment : IDisposable
     /// <exception cref="MpiException">Transport: the segment cannot be made or mapped, or is not PMPI's; the message names both ranks.</exception>
     public static PairSegment Open(string jobKey, int self, int peer, Func<bool> closed, Action? sleeping = null)
     {
-        string name = NameOf(jobKey, Math.Min(self, peer), Math.Max(self, peer));
+        string name = SharedMemoryNames.Of(jobKey, Math.Min(self, peer), Math.Max(self, peer));
         try
         {
             return OperatingSystem.IsWindows() ? OpenWindows(name, self, peer, closed, sleeping) : OpenFile(name, self, peer, closed, sleeping);
@@ -106,6 +110,8 @@ internal sealed unsafe class PairSegment : IDisposable
 
     public void Dispose()
     {
+        // A peer that never mapped the segment will not now (this rank is ending): its name goes with this side.
+        if (_path is not null && Volatile.Read(ref *(int*)(_start + MappedOffset)) < 2) File.Delete(_path);
         Outgoing.Dispose();
         Incoming.Dispose();
         _view.SafeMemoryMappedViewHandle.ReleasePointer();
@@ -120,14 +126,10 @@ internal sealed unsafe class PairSegment : IDisposable
         return probe;
     }
 
-    /// <summary>"pmpi-" and 32 hex digits of HMAC-SHA256 under the job key over the pair: unguessable without the key.</summary>
-    private static string NameOf(string jobKey, int lower, int higher) =>
-        "pmpi-" + Convert.ToHexStringLower(HMACSHA256.HashData(Encoding.UTF8.GetBytes(jobKey), Encoding.UTF8.GetBytes($"shared memory {lower} {higher}")))[..32];
-
     [System.Runtime.Versioning.UnsupportedOSPlatform("windows")]
     private static PairSegment OpenFile(string name, int self, int peer, Func<bool> closed, Action? sleeping)
     {
-        string path = Path.Combine(Directory.Exists("/dev/shm") ? "/dev/shm" : Path.GetTempPath(), name);
+        string path = Path.Combine(SharedMemoryNames.Directory, name);
         FileStream stream;
         bool created = false;
         try
@@ -145,7 +147,7 @@ internal sealed unsafe class PairSegment : IDisposable
             stream = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
         }
         var file = MemoryMappedFile.CreateFromFile(stream, null, Size, MemoryMappedFileAccess.ReadWrite, HandleInheritability.None, leaveOpen: false);
-        var segment = new PairSegment(file, self, peer, name, closed, sleeping);
+        var segment = new PairSegment(file, path, self, peer, name, closed, sleeping);
         try
         {
             segment.Agree(created);
@@ -163,7 +165,7 @@ internal sealed unsafe class PairSegment : IDisposable
     [System.Runtime.Versioning.SupportedOSPlatform("windows")]
     private static PairSegment OpenWindows(string name, int self, int peer, Func<bool> closed, Action? sleeping)
     {
-        var segment = new PairSegment(MemoryMappedFile.CreateOrOpen($"Local\\{name}", Size), self, peer, name, closed, sleeping);
+        var segment = new PairSegment(MemoryMappedFile.CreateOrOpen($"Local\\{name}", Size), path: null, self, peer, name, closed, sleeping);
         segment.Agree(created: Interlocked.Increment(ref *(int*)(segment._start + MappedOffset)) == 1);
         return segment;
     }
