@@ -8,12 +8,6 @@ namespace Pmpi.Matching;
 /// </summary>
 internal class Completion
 {
-    /// <summary>
-    /// How long a wait spins before it blocks, unless its engine says otherwise: spinning beyond this is wasted when
-    /// ranks outnumber cores; blocking costs a wake-up of a few microseconds.
-    /// </summary>
-    public static readonly long DefaultSpinTicks = Stopwatch.Frequency / 20_000; // 50 µs
-
     private const int Pending = 0, Completing = 1, Completed = 2;
 
     private int _state;
@@ -48,13 +42,13 @@ internal class Completion
 
     /// <summary>
     /// Waits until completed: spins first, polling <paramref name="engine"/>'s <see cref="MatchingEngine.Progress"/>
-    /// each time round for as long as it says (<see cref="MatchingEngine.SpinTicks"/>), then blocks.
+    /// each time round as its <see cref="MatchingEngine.Spin"/> says, then blocks.
     /// </summary>
     public void Wait(MatchingEngine? engine = null)
     {
         if (IsCompleted) return;
         var progress = engine?.Progress;
-        long spinTicks = engine?.SpinTicks ?? DefaultSpinTicks;
+        var (spinTicks, yields) = engine?.Spin ?? SpinPolicy.Brief;
         long start = Stopwatch.GetTimestamp();
         var spinner = new SpinWait();
         for (int spins = 1; !IsCompleted; spins++)
@@ -66,7 +60,8 @@ internal class Completion
                 progress.Poll();
                 if (IsCompleted) return;
             }
-            spinner.SpinOnce(sleep1Threshold: -1);
+            if (yields) Thread.Yield();
+            else spinner.SpinOnce(sleep1Threshold: -1);
         }
         if (IsCompleted) return;
         progress?.Sleeping();

@@ -90,10 +90,10 @@ internal sealed class MatchingEngine
     public IPolledLinks? Progress { get; set; }
 
     /// <summary>
-    /// How long a thread waiting for this rank spins, running <see cref="Progress"/>, before it blocks (Stopwatch
-    /// ticks): <see cref="Completion.DefaultSpinTicks"/> unless the device knows this rank has a core to itself.
+    /// How a thread waiting for this rank polls <see cref="Progress"/> before it blocks: <see cref="SpinPolicy.Brief"/>
+    /// unless the device knows how many of the job's ranks share the node (<see cref="SpinPolicy.For"/>).
     /// </summary>
-    public long SpinTicks { get; set; } = Completion.DefaultSpinTicks;
+    public SpinPolicy Spin { get; set; } = SpinPolicy.Brief;
 
     /// <summary>Hands an arrived message to the earliest matching posted receive, or queues it as unexpected.</summary>
     public void Deliver(Message message)

@@ -1,5 +1,4 @@
 using System.Collections.Immutable;
-using System.Diagnostics;
 using System.Net;
 using Pmpi.Devices.SharedMemory;
 using Pmpi.Hosting;
@@ -129,13 +128,11 @@ internal sealed class GrpcDevice : IDevice
             }
             Links = [.. links];
             // A waiting thread polls the rank's rings and connections (both read messages into the engine on the
-            // polling thread) for up to a millisecond when the node has a core for each of its ranks, as Open MPI polls
-            // when not oversubscribed: a peer that serializes or computes between messages answers within that, and
-            // blocking would cost a wake-up per message.
+            // polling thread), busily when the node has a core for each of its ranks and yielding when not, as Open
+            // MPI polls: blocking would cost a wake-up per message.
             Engine.Progress = _sharedMemory.HasLinks ? new PolledTogether(_sharedMemory, _peers.Inbound) : _peers.Inbound;
             var node = Places[Rank];
-            int neighbours = Places.Count(place => place.Node == node.Node && place.Domain == node.Domain);
-            Engine.SpinTicks = neighbours <= System.Environment.ProcessorCount ? Stopwatch.Frequency / 1_000 : Completion.DefaultSpinTicks;
+            Engine.Spin = SpinPolicy.For(Places.Count(place => place.Node == node.Node && place.Domain == node.Domain));
         }
 
         static SharedMemoryLink Add(List<SharedMemoryLink> links, SharedMemoryLink link)

@@ -1,3 +1,5 @@
+using Pmpi.Matching;
+
 namespace Pmpi.Devices.SharedMemory;
 
 /// <summary>
@@ -16,9 +18,9 @@ internal sealed unsafe class ByteRing : IDisposable
 
     private const int HeadOffset = 0, TailOffset = 64, DataSignalOffset = 128, ConsumerSleepingOffset = 132, SpaceSignalOffset = 192, ProducerSleepingOffset = 196;
     private static readonly TimeSpan SleepSlice = TimeSpan.FromMilliseconds(500);
-    // As long as Completion spins: a partner on another core answers within microseconds, and beyond that a spinning
-    // thread only takes the core a rank needs when ranks outnumber cores.
-    private static readonly long SpinTicks = System.Diagnostics.Stopwatch.Frequency / 20_000; // 50 µs
+    // Briefly: a partner on another core answers within microseconds, and beyond that a spinning thread only takes
+    // the core a rank needs when ranks outnumber cores.
+    private static readonly long SpinTicks = SpinPolicy.Brief.Ticks;
 
     private readonly byte* _control;
     private readonly byte* _data;

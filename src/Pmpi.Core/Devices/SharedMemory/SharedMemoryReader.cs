@@ -16,8 +16,8 @@ namespace Pmpi.Devices.SharedMemory;
 /// </summary>
 internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
 {
-    // As long as Completion spins by default: a partner on another core answers within microseconds.
-    private static readonly long SpinTicks = Stopwatch.Frequency / 20_000; // 50 µs
+    // A partner on another core answers within microseconds.
+    private static readonly long SpinTicks = SpinPolicy.Brief.Ticks;
     // A rank thread that polled this recently is taken to be polling still.
     private static readonly long PollingTicks = Stopwatch.Frequency / 1_000; // 1 ms
     private static readonly TimeSpan NapSlice = TimeSpan.FromMilliseconds(2);

@@ -1,0 +1,75 @@
+using System.Diagnostics;
+using Pmpi.Matching;
+using Pmpi.Payloads;
+
+namespace Pmpi.Tests.Matching;
+
+/// <summary>
+/// How a waiting rank polls before it blocks: busily while the node has a core per rank, yielding its core when
+/// ranks outnumber cores, and either way reading its links on the waiting thread until the message is there.
+/// </summary>
+public sealed class SpinPolicyTests
+{
+    [Fact]
+    public void For_NoMoreRanksThanCores_SpinsBusilyForAMillisecond()
+    {
+        var policy = SpinPolicy.For(System.Environment.ProcessorCount);
+
+        Assert.False(policy.Yields);
+        Assert.Equal(Stopwatch.Frequency / 1_000, policy.Ticks);
+    }
+
+    [Fact]
+    public void For_MoreRanksThanCores_PollsAndYieldsForHalfAMillisecond()
+    {
+        var policy = SpinPolicy.For(System.Environment.ProcessorCount + 1);
+
+        Assert.True(policy.Yields);
+        Assert.Equal(Stopwatch.Frequency / 2_000, policy.Ticks);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Wait_MessageArrivesThroughPolledLinks_ReadOnTheWaitingThreadWithoutBlocking(bool yields)
+    {
+        // Arrange: links that deliver the message on their 50th poll, and a policy that polls for 10 s.
+        var engine = new MatchingEngine { Spin = new SpinPolicy(Stopwatch.Frequency * 10, yields) };
+        var links = new DeliverOnPoll(engine, polls: 50);
+        engine.Progress = links;
+        var receive = engine.Post(new Envelope(0, 1, 5));
+
+        // Act
+        var waiting = Task.Run(() =>
+        {
+            receive.Wait(engine);
+            return System.Environment.CurrentManagedThreadId;
+        });
+
+        // Assert
+        int waitedOn = await waiting.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(42, BitConverter.ToInt32(receive.Message!.Payload.Span));
+        Assert.Equal(waitedOn, links.DeliveredOn);
+        Assert.Equal(50, links.Polls);
+        Assert.False(links.SleptOnce, "The waiting thread blocked although the policy let it poll for 10 s.");
+    }
+
+    /// <summary>Links whose <paramref name="polls"/>th poll delivers one message from rank 1, tag 5.</summary>
+    private sealed class DeliverOnPoll(MatchingEngine engine, int polls) : IPolledLinks
+    {
+        public int Polls { get; private set; }
+
+        public int DeliveredOn { get; private set; }
+
+        public bool SleptOnce { get; private set; }
+
+        public void Poll()
+        {
+            if (++Polls != polls) return;
+            DeliveredOn = System.Environment.CurrentManagedThreadId;
+            engine.Deliver(new Message(new Envelope(0, 1, 5), new PayloadType(PayloadCode.Int32, false, null), BitConverter.GetBytes(42)));
+        }
+
+        public void Sleeping() => SleptOnce = true;
+    }
+}
