@@ -138,7 +138,12 @@ public sealed class GrpcStreamListener : IDisposable
                 var tls = new SslStream(transport, leaveInnerStreamOpen: false);
                 transport = tls;
                 using var deadline = new CancellationTokenSource(_limits.HeadersTimeout);
-                await tls.AuthenticateAsServerAsync(static (_, _, security, cancellationToken) => ((RpcSecurity)security!).ServerTlsAsync(cancellationToken), _security, deadline.Token).ConfigureAwait(false);
+                var options = await _security.ServerTlsAsync(deadline.Token).ConfigureAwait(false);
+                await BlockingHandshake.RunAsync(socket, _limits.HeadersTimeout, deadline.Token, () =>
+                {
+                    tls.AuthenticateAsServer(options);
+                    return tls;
+                }).ConfigureAwait(false);
             }
             connection = new Http2Connection(socket, transport, _endpoint);
             lock (_connections)
@@ -194,26 +199,28 @@ internal static class GrpcStreamDialer
         Stream? transport = null;
         try
         {
-            await socket.ConnectAsync(address.IdnHost, address.Port, deadline.Token).ConfigureAwait(false);
-            transport = new NetworkStream(socket, ownsSocket: true);
-            if (security.ClientTls() is { } tls)
+            transport = await BlockingHandshake.RunAsync(socket, ConnectTimeout, deadline.Token, () =>
             {
+                socket.Connect(address.IdnHost, address.Port);
+                Stream plain = new NetworkStream(socket, ownsSocket: true);
+                if (security.ClientTls() is not { } tls) return plain;
                 tls.TargetHost ??= address.IdnHost;
                 tls.ApplicationProtocols = [SslApplicationProtocol.Http2];
-                var secured = new SslStream(transport, leaveInnerStreamOpen: false);
-                transport = secured;
-                await secured.AuthenticateAsClientAsync(tls, deadline.Token).ConfigureAwait(false);
-            }
+                var secured = new SslStream(plain, leaveInnerStreamOpen: false);
+                secured.AuthenticateAsClient(tls);
+                return secured;
+            }).ConfigureAwait(false);
             var connection = new Http2Connection(socket, transport, new Http2Endpoint { PingDelay = RpcOptions.Default.PingDelay, PingTimeout = RpcOptions.Default.PingTimeout });
             connection.Handshake();
             return connection.Open(address.Authority, address.Scheme, path, headers);
         }
-        catch (Exception e) when (e is SocketException or IOException or OperationCanceledException or System.Security.Authentication.AuthenticationException)
+        catch (Exception e) when (e is SocketException or IOException or ObjectDisposedException or OperationCanceledException or System.Security.Authentication.AuthenticationException)
         {
             if (transport is not null) await transport.DisposeAsync().ConfigureAwait(false);
             socket.Dispose();
             cancellationToken.ThrowIfCancellationRequested();
-            throw new RpcException(StatusCode.Unavailable, $"Cannot open a call to {address}{path}: {(e is OperationCanceledException ? $"no connection within {ConnectTimeout.TotalSeconds:0} s" : e.Message)}", e);
+            bool late = deadline.IsCancellationRequested || e is SocketException { SocketErrorCode: SocketError.TimedOut };
+            throw new RpcException(StatusCode.Unavailable, $"Cannot open a call to {address}{path}: {(late ? $"no connection within {ConnectTimeout.TotalSeconds:0} s" : e.Message)}", e);
         }
     }
 }

@@ -163,6 +163,57 @@ public sealed class GrpcStreamTests
         Assert.Throws<RpcException>(() => { call.Write(new Frame { Hello = new Hello() }); });
     }
 
+    [LinuxFact]
+    public async Task Dial_Listener_OverH2c_BothEndsSocketsStayBlocking()
+    {
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, RpcSecurity.Insecure);
+        await AssertBlockingEndsAsync(listener, RpcSecurity.Insecure);
+    }
+
+    [LinuxFact]
+    public async Task Dial_Listener_OverTls_BothEndsSocketsStayBlocking()
+    {
+        var clientSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
+        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, serverSecurity);
+        await AssertBlockingEndsAsync(listener, clientSecurity.DialingPinned(serverPin));
+    }
+
+    /// <summary>
+    /// Dials <paramref name="listener"/>, echoes the frames, and checks that neither end's socket went non-blocking
+    /// (O_NONBLOCK in /proc/self/fdinfo): .NET would then run each waiting read and write through its epoll thread
+    /// and the thread pool (Streams/BlockingHandshake).
+    /// </summary>
+    private static async Task AssertBlockingEndsAsync(GrpcStreamListener listener, RpcSecurity dialing)
+    {
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, dialing).WaitAsync(Timeout);
+        var received = new Collector();
+        call.Start(received);
+        await PingPongAsync(call, received);
+
+        var ends = EstablishedSocketFlags(listener.Address.Port);
+        Assert.Equal(2, ends.Count);
+        Assert.All(ends, flags => Assert.True((flags & NonBlocking) == 0, $"A connection's socket has flags {Convert.ToString(flags, 8)}: O_NONBLOCK is set."));
+        call.Complete();
+        Assert.Null(await received.Ended.WaitAsync(Timeout));
+    }
+
+    private const int NonBlocking = 0x800; // O_NONBLOCK on Linux
+
+    /// <summary>The open-file flags of this process's established TCP sockets from or to <paramref name="port"/>.</summary>
+    private static List<int> EstablishedSocketFlags(int port)
+    {
+        string hexPort = $":{port:X4}";
+        var inodes = new[] { "/proc/net/tcp", "/proc/net/tcp6" }.SelectMany(File.ReadLines).Skip(1)
+            .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
+            .Where(fields => fields.Length > 9 && fields[3] == "01" && (fields[1].EndsWith(hexPort, StringComparison.Ordinal) || fields[2].EndsWith(hexPort, StringComparison.Ordinal)))
+            .Select(fields => $"socket:[{fields[9]}]").ToHashSet();
+        return [.. Directory.EnumerateFileSystemEntries("/proc/self/fd")
+            .Where(fd => inodes.Contains(new FileInfo(fd).LinkTarget ?? ""))
+            .Select(fd => File.ReadLines($"/proc/self/fdinfo/{Path.GetFileName(fd)}").First(line => line.StartsWith("flags:", StringComparison.Ordinal)))
+            .Select(line => Convert.ToInt32(line["flags:".Length..].Trim(), 8))];
+    }
+
     private static IEnumerable<Frame> Frames()
     {
         yield return new Frame { Hello = new Hello { JobId = "job", JobToken = "secret", SourceWorldRank = 1 } };
