@@ -136,10 +136,9 @@ public sealed class GrpcStreamListener : IDisposable
             if (_security.UsesTls)
             {
                 var tls = new SslStream(transport, leaveInnerStreamOpen: false);
-                transport = tls;
                 using var deadline = new CancellationTokenSource(_limits.HeadersTimeout);
                 var options = await _security.ServerTlsAsync(deadline.Token).ConfigureAwait(false);
-                await BlockingHandshake.RunAsync(socket, _limits.HeadersTimeout, deadline.Token, () =>
+                transport = await BlockingHandshake.RunAsync<Stream>(socket, _limits.HeadersTimeout, deadline.Token, () =>
                 {
                     tls.AuthenticateAsServer(options);
                     return tls;
