@@ -26,6 +26,7 @@ internal sealed class Http2Connection : IDisposable
     private const int WriteBufferSize = 64 * 1024;
 
     private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan ShutdownGrace = TimeSpan.FromMilliseconds(250);
 
     private readonly Socket _socket;
     private readonly Stream _transport;
@@ -64,6 +65,7 @@ internal sealed class Http2Connection : IDisposable
     private bool _nudged, _refusing; // the watch's alone
     private readonly Lock _readLock = new(); // whoever reads frames: the reader thread, or a thread polling
     private volatile Thread? _readingThread;
+    private Thread? _reader;
     private readonly object _pollers = new(); // where the reader thread waits while a thread polls
     private long _polledTicks = long.MinValue / 2; // when a thread last polled
 
@@ -120,7 +122,8 @@ internal sealed class Http2Connection : IDisposable
         // A tenth of the shortest deadline watched, so each is kept to within 10 %.
         var interval = (IsServer ? Min(_endpoint.PingDelay, _endpoint.AdmitTimeout) : _endpoint.PingDelay) / 10;
         _watch.Change(interval, interval);
-        new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" }.Start();
+        _reader = new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" };
+        _reader.Start();
 
         static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
     }
@@ -148,8 +151,31 @@ internal sealed class Http2Connection : IDisposable
         return stream;
     }
 
-    /// <summary>Fails every call and closes the socket.</summary>
-    public void Dispose() => Fail(new RpcException(StatusCode.Unavailable, $"The connection to {Peer} was closed."));
+    /// <summary>
+    /// Closes the connection, failing the calls still open: first a FIN after everything written, and up to
+    /// <see cref="ShutdownGrace"/> for the peer to close its side while the reader reads on. Closing a socket that
+    /// still holds unread bytes (a late WINDOW_UPDATE, PING or end of stream) sends RST, which drops whatever the
+    /// peer has not read yet: a relay (a gateway) would lose this end's last messages and trailers.
+    /// </summary>
+    public void Dispose()
+    {
+        if (_failure is null && _reader is { } reader && reader != Thread.CurrentThread && _writeLock.TryEnter(ShutdownGrace))
+        {
+            try
+            {
+                _socket.Shutdown(SocketShutdown.Send); // never inside a frame: under the write lock
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+            }
+            finally
+            {
+                _writeLock.Exit();
+            }
+            reader.Join(ShutdownGrace);
+        }
+        Fail(new RpcException(StatusCode.Unavailable, $"The connection to {Peer} was closed."));
+    }
 
     // ---- Writing ----
 
