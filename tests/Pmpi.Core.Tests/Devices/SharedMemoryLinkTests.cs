@@ -51,6 +51,42 @@ public sealed unsafe class SharedMemoryLinkTests
     }
 
     [Fact]
+    public void ByteRing_RecordThatFits_PublishedOnceAndHandedBackOnlyWhenReleased()
+    {
+        // Arrange: a header and a payload that fit the ring together; the control block's head, tail and data signal.
+        const int capacity = 64;
+        var memory = (byte*)NativeMemory.AllocZeroed(ByteRing.ControlSize + capacity);
+        try
+        {
+            using var producer = new ByteRing(memory, capacity, "test-once-producer", () => false);
+            using var consumer = new ByteRing(memory, capacity, "test-once-consumer", () => false);
+            ref long head = ref *(long*)memory;
+            ref long tail = ref *(long*)(memory + 64);
+            ref int dataSignal = ref *(int*)(memory + 128);
+            byte[] header = [1, 2, 3, 4, 5], payload = [6, 7, 8];
+
+            // Act
+            producer.Write(header, payload);
+            var read = new byte[8];
+            consumer.ReadExactly(read.AsSpan(0, 5));
+            consumer.ReadExactly(read.AsSpan(5));
+            long headBeforeRelease = head;
+            consumer.Release();
+
+            // Assert: one publish of both pieces; the consumer's reads reach the producer only once released.
+            Assert.Equal(8, tail);
+            Assert.Equal(1, dataSignal);
+            Assert.Equal(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8 }, read);
+            Assert.Equal(0, headBeforeRelease);
+            Assert.Equal(8, head);
+        }
+        finally
+        {
+            NativeMemory.Free(memory);
+        }
+    }
+
+    [Fact]
     public void ByteRing_TailBeyondTheRing_RefusedAsCorrupt()
     {
         const int capacity = 64;

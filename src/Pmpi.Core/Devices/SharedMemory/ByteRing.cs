@@ -5,7 +5,10 @@ namespace Pmpi.Devices.SharedMemory;
 /// <summary>
 /// One direction of a pair's shared memory: a single-producer, single-consumer byte stream in a ring of
 /// <see cref="Capacity"/> bytes, after a control block whose indices sit on cache lines of their own (the producer
-/// writes only the tail, the consumer only the head). Either side spins briefly when it must wait, then sleeps on a
+/// writes only the tail, the consumer only the head). Each side keeps the other's index as it last read it and reads
+/// it again only when that leaves too little to go on, and the consumer hands bytes back (<see cref="Release"/>) once
+/// per batch of records rather than per read, so a small message moves the index lines between the cores once each
+/// way instead of once per piece of a record. Either side spins briefly when it must wait, then sleeps on a
 /// doorbell word the other side rings, so a rank that waits for minutes uses no CPU; a side says it sleeps by counting
 /// itself in (its rank's reader and a thread in the middle of a record may both sleep on one ring). The peer is a
 /// process that may be faulty: indices that make no sense end the stream with an error, and no read or write leaves
@@ -28,7 +31,9 @@ internal sealed unsafe class ByteRing : IDisposable
     private readonly Doorbell _spaceBell;
     private readonly Func<bool> _closed;
     private readonly Action? _sleeping;
-    private long _position; // the producer's tail or the consumer's head, as this side last set it
+    private long _position; // how far this side has written (the producer) or read (the consumer)
+    private long _seen; // the other side's index (the head or the tail) as this side last read it
+    private long _released; // the consumer's head as it last published it
 
     /// <param name="start">The control block; the ring follows it.</param>
     /// <param name="capacity">Bytes of the ring, a power of two.</param>
@@ -60,39 +65,68 @@ internal sealed unsafe class ByteRing : IDisposable
 
     private int* ProducerSleeping => (int*)(_control + ProducerSleepingOffset);
 
-    /// <summary>Producer: appends all of <paramref name="bytes"/>, waiting for room as the consumer drains the ring.</summary>
+    /// <summary>
+    /// Producer: appends all of <paramref name="first"/> and then <paramref name="second"/>, waiting for room as the
+    /// consumer drains the ring; published at once when both fit, so the consumer never sees the first alone.
+    /// </summary>
     /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
     /// <exception cref="InvalidDataException">The consumer's index is out of range.</exception>
-    public void Write(ReadOnlySpan<byte> bytes)
+    public void Write(ReadOnlySpan<byte> first, ReadOnlySpan<byte> second = default)
     {
-        while (!bytes.IsEmpty)
+        if (Room(first.Length + second.Length) >= first.Length + second.Length)
         {
-            long used = _position - Volatile.Read(ref Head);
-            if (used < 0 || used > Capacity) throw Corrupt("head", used);
-            int room = Capacity - (int)used;
-            if (room == 0)
-            {
-                Await(() => _position - Volatile.Read(ref Head) < Capacity, SpaceSignal, ProducerSleeping, _spaceBell);
-                continue;
-            }
-            int count = Math.Min(room, bytes.Length);
-            CopyIn(bytes[..count]);
-            _position += count;
-            Volatile.Write(ref Tail, _position);
-            Signal(DataSignal, ConsumerSleeping, _dataBell);
-            bytes = bytes[count..];
+            CopyIn(first);
+            CopyIn(second);
+            Publish();
+            return;
         }
+        WritePiecewise(first);
+        WritePiecewise(second);
     }
 
     /// <summary>Producer: appends all of <paramref name="bytes"/> if the ring has room for them now, else nothing; whether it did.</summary>
     /// <exception cref="InvalidDataException">The consumer's index is out of range.</exception>
     public bool TryWrite(ReadOnlySpan<byte> bytes)
     {
-        long used = _position - Volatile.Read(ref Head);
-        if (used < 0 || used > Capacity) throw Corrupt("head", used);
-        if (Capacity - used < bytes.Length) return false;
-        Write(bytes);
+        if (Room(bytes.Length) < bytes.Length) return false;
+        CopyIn(bytes);
+        Publish();
         return true;
+    }
+
+    /// <summary>Producer: what fits now, reading the consumer's head again only if the last one read leaves less than <paramref name="wanted"/>.</summary>
+    private int Room(int wanted)
+    {
+        int room = Capacity - (int)(_position - _seen);
+        if (room >= wanted) return room;
+        long head = Volatile.Read(ref Head), used = _position - head;
+        if (used < 0 || used > Capacity) throw Corrupt("head", used);
+        _seen = head;
+        return Capacity - (int)used;
+    }
+
+    private void WritePiecewise(ReadOnlySpan<byte> bytes)
+    {
+        while (!bytes.IsEmpty)
+        {
+            int room = Room(bytes.Length);
+            if (room == 0)
+            {
+                Await(() => Room(1) > 0, SpaceSignal, ProducerSleeping, _spaceBell);
+                continue;
+            }
+            int count = Math.Min(room, bytes.Length);
+            CopyIn(bytes[..count]);
+            Publish();
+            bytes = bytes[count..];
+        }
+    }
+
+    /// <summary>Producer: makes what was copied in visible to the consumer.</summary>
+    private void Publish()
+    {
+        Volatile.Write(ref Tail, _position);
+        Signal(DataSignal, ConsumerSleeping, _dataBell);
     }
 
     /// <summary>Consumer: whether the producer has written bytes this side has not read (a hint, unless the caller holds the consumer's side).</summary>
@@ -113,27 +147,50 @@ internal sealed unsafe class ByteRing : IDisposable
     /// <summary>Consumer: no longer sleeps (after <see cref="SleepUntilData"/>).</summary>
     public void AwakeForData() => Interlocked.Decrement(ref *ConsumerSleeping);
 
-    /// <summary>Consumer: fills <paramref name="destination"/> from the stream, waiting for the producer as needed.</summary>
+    /// <summary>
+    /// Consumer: fills <paramref name="destination"/> from the stream, waiting for the producer as needed. What it
+    /// reads stays the consumer's until <see cref="Release"/>, or until it must wait or has read a quarter of the ring.
+    /// </summary>
     /// <exception cref="ObjectDisposedException">This side closed while waiting.</exception>
     /// <exception cref="InvalidDataException">The producer's index is out of range.</exception>
     public void ReadExactly(Span<byte> destination)
     {
         while (!destination.IsEmpty)
         {
-            long available = Volatile.Read(ref Tail) - _position;
-            if (available < 0 || available > Capacity) throw Corrupt("tail", available);
+            int available = Available(destination.Length);
             if (available == 0)
             {
-                Await(() => Volatile.Read(ref Tail) != _position, DataSignal, ConsumerSleeping, _dataBell);
+                // The producer may be waiting for room to write the rest of this very record.
+                Release();
+                Await(() => Available(1) > 0, DataSignal, ConsumerSleeping, _dataBell);
                 continue;
             }
-            int count = (int)Math.Min(available, destination.Length);
+            int count = Math.Min(available, destination.Length);
             CopyOut(destination[..count]);
-            _position += count;
-            Volatile.Write(ref Head, _position);
-            Signal(SpaceSignal, ProducerSleeping, _spaceBell);
+            if (_position - _released >= Capacity / 4) Release();
             destination = destination[count..];
         }
+    }
+
+    /// <summary>Consumer: gives the bytes read so far back to the producer, waking it if it waits for room.</summary>
+    public void Release()
+    {
+        if (_released == _position) return;
+        _released = _position;
+        Volatile.Write(ref Head, _position);
+        Signal(SpaceSignal, ProducerSleeping, _spaceBell);
+    }
+
+    /// <summary>Consumer: what can be read now, reading the producer's tail again only if the last one read leaves less than <paramref name="wanted"/>.</summary>
+    private int Available(int wanted)
+    {
+        long available = _seen - _position;
+        if (available >= wanted) return (int)available;
+        long tail = Volatile.Read(ref Tail);
+        available = tail - _position;
+        if (available < 0 || available > Capacity) throw Corrupt("tail", available);
+        _seen = tail;
+        return (int)available;
     }
 
     public void Dispose()
@@ -154,6 +211,7 @@ internal sealed unsafe class ByteRing : IDisposable
         int at = (int)(_position & (Capacity - 1)), first = Math.Min(bytes.Length, Capacity - at);
         bytes[..first].CopyTo(new Span<byte>(_data + at, first));
         bytes[first..].CopyTo(new Span<byte>(_data, bytes.Length - first));
+        _position += bytes.Length;
     }
 
     private void CopyOut(Span<byte> destination)
@@ -161,6 +219,7 @@ internal sealed unsafe class ByteRing : IDisposable
         int at = (int)(_position & (Capacity - 1)), first = Math.Min(destination.Length, Capacity - at);
         new ReadOnlySpan<byte>(_data + at, first).CopyTo(destination);
         new ReadOnlySpan<byte>(_data, destination.Length - first).CopyTo(destination[first..]);
+        _position += destination.Length;
     }
 
     /// <summary>Counts the move and rings the other side's doorbell if it said it sleeps.</summary>

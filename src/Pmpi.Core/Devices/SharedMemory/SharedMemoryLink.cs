@@ -89,11 +89,7 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         if (ackId != 0) _awaitingAcks[ackId] = awaited;
         try
         {
-            lock (_writing)
-            {
-                _segment.Outgoing.Write(header[..length]);
-                if (!lend) _segment.Outgoing.Write(payload.Bytes.Span);
-            }
+            lock (_writing) _segment.Outgoing.Write(header[..length], lend ? default : payload.Bytes.Span);
         }
         catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
         {
@@ -188,12 +184,13 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         }
     }
 
-    /// <summary>Reads whole records while the ring holds the start of one (under <see cref="_reading"/>).</summary>
+    /// <summary>Reads whole records while the ring holds the start of one, then gives their bytes back (under <see cref="_reading"/>).</summary>
     private void ReadAvailable()
     {
         try
         {
             while (_segment.Incoming.HasData) ReadRecord();
+            _segment.Incoming.Release();
         }
         catch (InvalidDataException e)
         {
