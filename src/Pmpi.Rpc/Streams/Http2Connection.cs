@@ -122,8 +122,10 @@ internal sealed class Http2Connection : IDisposable
         // A tenth of the shortest deadline watched, so each is kept to within 10 %.
         var interval = (IsServer ? Min(_endpoint.PingDelay, _endpoint.AdmitTimeout) : _endpoint.PingDelay) / 10;
         _watch.Change(interval, interval);
-        _reader = new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" };
-        _reader.Start();
+        var reader = new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" };
+        reader.Start();
+        // Known only once started: a Dispose on another thread joins it, which an unstarted thread refuses.
+        Volatile.Write(ref _reader, reader);
 
         static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
     }
@@ -159,7 +161,7 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     public void Dispose()
     {
-        if (_failure is null && _reader is { } reader && reader != Thread.CurrentThread && _writeLock.TryEnter(ShutdownGrace))
+        if (_failure is null && Volatile.Read(ref _reader) is { } reader && reader != Thread.CurrentThread && _writeLock.TryEnter(ShutdownGrace))
         {
             try
             {
