@@ -9,6 +9,7 @@ namespace Pmpi.Matching;
 internal class Completion
 {
     private const int Pending = 0, Completing = 1, Completed = 2;
+    private const int CloseSpins = 64; // polls a pause apart, a few microseconds, before backing off
 
     private int _state;
     private int _blocked;
@@ -60,7 +61,10 @@ internal class Completion
                 progress.Poll();
                 if (IsCompleted) return;
             }
+            // A small message's answer comes within microseconds: poll it closely; beyond that, back off, so a
+            // spinning core does not slow the one that copies a large message.
             if (yields) Thread.Yield();
+            else if (spins < CloseSpins) Thread.SpinWait(1);
             else spinner.SpinOnce(sleep1Threshold: -1);
         }
         if (IsCompleted) return;

@@ -150,13 +150,10 @@ internal sealed class MatchingEngine
             }
             var queues = QueuesOf(pattern.Context);
             message = queues.TakeEarliestMessage(pattern.Source, pattern.Tag);
-            if (message is null)
-            {
-                queues.Post(receive);
-                return receive;
-            }
+            if (message is null) queues.Post(receive);
         }
-        receive.Match(message);
+        if (message is null) Progress?.Poll();
+        else receive.Match(message);
         return receive;
     }
 
@@ -175,6 +172,7 @@ internal sealed class MatchingEngine
     /// <summary>The earliest unexpected message matching <paramref name="pattern"/>, left queued; null if none.</summary>
     public Message? TryProbe(Envelope pattern)
     {
+        Progress?.Poll();
         lock (_lock)
         {
             if (_aborted is not null) throw _aborted;

@@ -91,15 +91,14 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         // Until the rank ends or is aborted (by a corrupt record among other things).
         while (!_stopping && _engine.AbortReason is null)
         {
-            if (ReadAny())
-            {
-                lastRead = Stopwatch.GetTimestamp();
-                spinner.Reset();
-                continue;
-            }
             int rung = Volatile.Read(ref *_bellWord);
             long now = Stopwatch.GetTimestamp();
             if (now - Volatile.Read(ref _lastPolled) < PollingTicks) Nap(rung);
+            else if (ReadAny())
+            {
+                lastRead = now;
+                spinner.Reset();
+            }
             else if (now - lastRead < SpinTicks) spinner.SpinOnce(sleep1Threshold: -1);
             else SleepUntilData(rung);
         }
