@@ -7,7 +7,8 @@ RUNS_DIR holds one file per run, named KIND.ROUND (run.sh writes them): pingpong
 "size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
 launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
 and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
-`machine` (one line) and `load` (the load average before each round). Within a round the Open MPI and PMPI runs of
+`machine` (one line), `load` (the load average before each round) and `reclaim` (the CPU ms the kernel's
+memory-reclaim threads had used, before each round and at the end). Within a round the Open MPI and PMPI runs of
 a comparison ran back to back, in an order that alternates between rounds, so each round gives one ratio per figure;
 the tables show the median ratio and its min–max over the rounds. Prints Markdown; with --plots, also writes
 benchmarks-latency.png, benchmarks-bandwidth.png and benchmarks-launch.png into DOCS_DIR (gnuplot's pngcairo).
@@ -288,9 +289,18 @@ def main():
     with open(os.path.join(directory, "load"), encoding="utf-8") as f:
         loads = [float(line.split()[0]) for line in f if line.strip()]
     rounds = max((max(r) for r in runs.values()), default=0)
+    reclaim = ""
+    reclaim_path = os.path.join(directory, "reclaim")
+    if os.path.exists(reclaim_path):
+        with open(reclaim_path, encoding="utf-8") as f:
+            marks = [int(line) for line in f if line.strip()]
+        taken = [later - earlier for earlier, later in zip(marks, marks[1:])]
+        if taken:
+            reclaim = (f"; the kernel's memory reclaim (kdamond, kswapd) took {', '.join(f'{ms:,} ms' for ms in taken)} "
+                       "of CPU in them")
     report.out(f"Machine: {machine}. {rounds} rounds; the 1-minute load average at the start of each round: "
-               f"{', '.join(f'{l:.2f}' for l in loads)}. Ratios are PMPI over Open MPI for time (below 1: PMPI "
-               "faster) and Open MPI over PMPI for bandwidth turned round (above 1: PMPI faster): the median of "
+               f"{', '.join(f'{l:.2f}' for l in loads)}{reclaim}. Ratios are PMPI over Open MPI for time (below 1: "
+               "PMPI faster) and Open MPI over PMPI for bandwidth turned round (above 1: PMPI faster): the median of "
                "the rounds' back-to-back pairs, with its min–max.")
     report.out()
     report.pingpong()

@@ -163,11 +163,20 @@ tls_native() { run pingpong-tls-native python3 "$repo/bench/native/tls_pingpong.
 coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag; }
 coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 --jit-warmup $quick_flag --timeout "$child_timeout"; }
 
+# CPU time (ms) used so far by the kernel's memory-reclaim threads (kdamond: DAMON; kswapd). On some VMs they take a
+# core for tenths of a second at a time, which no pairing undoes, so the report gives what they took in each round.
+reclaim_ms() {
+  awk -v tick="$(getconf CLK_TCK)" '{ line = $0; sub(/^[0-9]+ \(/, "", line); comm = substr(line, 1, index(line, ")") - 1);
+    if (comm ~ /^(kdamond|kswapd)/) { sub(/^[^)]*\) /, "", line); split(line, f, " "); ms += (f[12] + f[13]) * 1000 / tick } }
+    END { printf "%d\n", ms }' /proc/[0-9]*/stat 2>/dev/null
+}
 : >"$runs/load"
+: >"$runs/reclaim"
 with_tls=0
 tls_setup && with_tls=1
 for ((round = 1; round <= rounds; round++)); do
   cut -d' ' -f1-3 /proc/loadavg >>"$runs/load"
+  reclaim_ms >>"$runs/reclaim"
   chain inproc sm procs network tcp
   [[ $with_tls -eq 1 ]] && chain h2c tls
   chain tcp_native tls_native
@@ -179,6 +188,8 @@ for ((round = 1; round <= rounds; round++)); do
     chain hello_pmpi_aot hello_ompi hello_pmpi
   done
 done
+
+reclaim_ms >>"$runs/reclaim"
 
 cpu="$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)"
 echo "$(nproc) cores, ${cpu:-unknown CPU}, $(date -u '+%Y-%m-%d %H:%M UTC'), .NET SDK $(timeout 60 dotnet --version), $(timeout 30 mpirun --version 2>&1 | head -1)" >"$runs/machine"
