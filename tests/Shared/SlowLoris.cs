@@ -18,8 +18,7 @@ internal static class SlowLoris
         var clock = Stopwatch.StartNew();
         try
         {
-            await socket.SendAsync("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray(), SocketFlags.None);
-            await socket.SendAsync(new byte[] { 0, 0, 0, 0x4, 0, 0, 0, 0, 0 }, SocketFlags.None);            // SETTINGS
+            await SendPrefaceAsync(socket);
             await socket.SendAsync(new byte[] { 0, 0, 1, 0x1, 0, 0, 0, 0, 1, 0x83 }, SocketFlags.None);    // HEADERS, stream 1, :method POST
             byte[] continuation = [0, 0, 100, 0x9, 0, 0, 0, 0, 1];                                          // CONTINUATION of 100 bytes
             for (int i = 0; clock.Elapsed < limit; i++)
@@ -33,6 +32,30 @@ internal static class SlowLoris
         {
             return clock.Elapsed; // reset by the server
         }
+    }
+
+    /// <summary>
+    /// Opens HTTP/2 on <paramref name="socket"/> (preface, SETTINGS) and waits up to <paramref name="wait"/> for the
+    /// server's first frame: whether it came, which shows the server took the connection past its admission.
+    /// </summary>
+    public static async Task<bool> OpenAsync(Socket socket, TimeSpan wait)
+    {
+        await SendPrefaceAsync(socket);
+        using var timeout = new CancellationTokenSource(wait);
+        try
+        {
+            return await socket.ReceiveAsync(new byte[4096], SocketFlags.None, timeout.Token) > 0;
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+    }
+
+    private static async Task SendPrefaceAsync(Socket socket)
+    {
+        await socket.SendAsync("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8.ToArray(), SocketFlags.None);
+        await socket.SendAsync(new byte[] { 0, 0, 0, 0x4, 0, 0, 0, 0, 0 }, SocketFlags.None); // SETTINGS
     }
 
     /// <summary>Whether the server closed <paramref name="socket"/> (end of stream or reset) within <paramref name="wait"/>; what it sent before is skipped.</summary>

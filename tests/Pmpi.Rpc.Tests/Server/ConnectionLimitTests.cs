@@ -34,12 +34,18 @@ public sealed class ConnectionLimitTests : IAsyncLifetime
     [LinuxFact]
     public async Task Connect_MoreThanPerAddressLimit_ExcessClosedAndOtherAddressesServed()
     {
-        // Arrange: a server whose idle timeout is far off, and the limit's worth of connections from one address.
+        // Arrange: a server whose idle timeout is far off, and the limit's worth of connections from one address,
+        // each admitted (answered with the server's SETTINGS) before the next: the server admits connections on
+        // thread-pool threads, so connections opened at once may be counted in any order.
         await using var server = await StartAsync(new RpcServerLimits { MaxConnectionsPerAddress = 3 });
         var held = new List<Socket>();
         try
         {
-            for (int i = 0; i < 3; i++) held.Add(await ConnectAsync(server, OtherCaller));
+            for (int i = 0; i < 3; i++)
+            {
+                held.Add(await ConnectAsync(server, OtherCaller));
+                Assert.True(await SlowLoris.OpenAsync(held[^1], TestServer.Timeout), $"Connection {i + 1} of 3 within the limit was not answered.");
+            }
 
             // Act
             bool excessClosed;
