@@ -203,7 +203,8 @@ internal static class RunCommand
                         break;
                     case JobEvent.BodyOneofCase.Finished:
                         await Console.Error.WriteLineAsync($"pmpi: {item.Finished.Summary}").ConfigureAwait(false);
-                        return item.Finished.ExitCode;
+                        // The embedded agent stops on the signal too, and may report the job it ended first.
+                        return interruption.Signal is { } signal ? await InterruptedAsync(signal).ConfigureAwait(false) : item.Finished.ExitCode;
                 }
             }
             await Console.Error.WriteLineAsync("pmpi: the master ended the job without a result.").ConfigureAwait(false);
@@ -213,8 +214,7 @@ internal static class RunCommand
         {
             // Ending the submission aborts the job: the master has the agents kill its ranks (the embedded agent's
             // are killed as it stops, below).
-            await Console.Error.WriteLineAsync($"pmpi: interrupted by {signal}; the job is aborted and its ranks killed.").ConfigureAwait(false);
-            return Interruption.ExitCodeOf(signal);
+            return await InterruptedAsync(signal).ConfigureAwait(false);
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
         {
@@ -226,6 +226,12 @@ internal static class RunCommand
             await Console.Error.WriteLineAsync($"pmpi: the job failed at master {channel.Address}: {e.Message}").ConfigureAwait(false);
             return 1;
         }
+    }
+
+    private static async Task<int> InterruptedAsync(PosixSignal signal)
+    {
+        await Console.Error.WriteLineAsync($"pmpi: interrupted by {signal}; the job is aborted and its ranks killed.").ConfigureAwait(false);
+        return Interruption.ExitCodeOf(signal);
     }
 
     /// <summary>
