@@ -44,30 +44,32 @@ internal abstract class PairStream
 }
 
 /// <summary>
-/// A call the peer opened to this rank's endpoint. Its responses end (with an OK status) once both are done: the
-/// peer ended its requests, and this rank, if it chose the call for its messages, has finished sending.
+/// A call the peer opened to this rank's endpoint. Its responses end (with an OK status) once the peer ended its
+/// requests and this rank, if it chose the call for its messages, has finished sending; or once this rank closes,
+/// its program done: the peer then sees the call end cleanly, where a connection closed under an open call would
+/// reach it as a break (through the gateways, a reset that aborts a rank still finishing its part).
 /// </summary>
 internal sealed class ServedStream(int peer, GrpcStream stream) : PairStream(peer, stream)
 {
-    private int _done; // of the two ends
+    private int _finished;
 
     public override string Way => $"on the call rank {Peer} opened";
 
     /// <summary>The peer's requests ended, or broke: <paramref name="failure"/> then fails the call at once.</summary>
     public void PeerEnded(bool sendingHere, RpcException? failure)
     {
-        if (failure is not null) Finish(failure);
-        else if (!sendingHere || Interlocked.Increment(ref _done) == 2) Finish(null);
+        if (failure is not null || !sendingHere) Finish(failure);
     }
 
     public override ValueTask CloseAsync()
     {
-        if (Interlocked.Increment(ref _done) == 2) Finish(null);
+        Finish(null);
         return ValueTask.CompletedTask;
     }
 
     private void Finish(RpcException? failure)
     {
+        if (Interlocked.Exchange(ref _finished, 1) != 0) return;
         try
         {
             Stream.Complete(failure);
