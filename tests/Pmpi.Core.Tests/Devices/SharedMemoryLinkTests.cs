@@ -22,32 +22,26 @@ public sealed unsafe class SharedMemoryLinkTests
     {
         // Arrange: a 64-byte ring, producer and consumer on two threads, chunk sizes that never align with it.
         const int capacity = 64;
-        var memory = (byte*)NativeMemory.AllocZeroed(ByteRing.ControlSize + capacity);
-        try
-        {
-            using var producer = new ByteRing(memory, capacity, "test-producer", () => false);
-            using var consumer = new ByteRing(memory, capacity, "test-consumer", () => false);
-            var sent = Enumerable.Range(0, 100_000).Select(i => (byte)(i * 7 + i / 256)).ToArray();
-            var received = new byte[sent.Length];
+        using var ring = new RingMemory(capacity);
+        var memory = ring.Start;
+        using var producer = new ByteRing(memory, capacity, "test-producer", () => false);
+        using var consumer = new ByteRing(memory, capacity, "test-consumer", () => false);
+        var sent = Enumerable.Range(0, 100_000).Select(i => (byte)(i * 7 + i / 256)).ToArray();
+        var received = new byte[sent.Length];
 
-            // Act
-            var writing = new Thread(() =>
-            {
-                for (int at = 0, chunk = 1; at < sent.Length; at += chunk, chunk = chunk % 97 + 1)
-                    producer.Write(sent.AsSpan(at, Math.Min(chunk, sent.Length - at)));
-            });
-            writing.Start();
-            for (int at = 0, chunk = 3; at < received.Length; at += chunk, chunk = chunk % 89 + 3)
-                consumer.ReadExactly(received.AsSpan(at, Math.Min(chunk, received.Length - at)));
-            Assert.True(writing.Join(Timeout), "The producer did not finish.");
-
-            // Assert
-            Assert.Equal(sent, received);
-        }
-        finally
+        // Act
+        var writing = new Thread(() =>
         {
-            NativeMemory.Free(memory);
-        }
+            for (int at = 0, chunk = 1; at < sent.Length; at += chunk, chunk = chunk % 97 + 1)
+                producer.Write(sent.AsSpan(at, Math.Min(chunk, sent.Length - at)));
+        });
+        writing.Start();
+        for (int at = 0, chunk = 3; at < received.Length; at += chunk, chunk = chunk % 89 + 3)
+            consumer.ReadExactly(received.AsSpan(at, Math.Min(chunk, received.Length - at)));
+        Assert.True(writing.Join(Timeout), "The producer did not finish.");
+
+        // Assert
+        Assert.Equal(sent, received);
     }
 
     [Fact]
@@ -55,55 +49,43 @@ public sealed unsafe class SharedMemoryLinkTests
     {
         // Arrange: a header and a payload that fit the ring together; the control block's head, tail and data signal.
         const int capacity = 64;
-        var memory = (byte*)NativeMemory.AllocZeroed(ByteRing.ControlSize + capacity);
-        try
-        {
-            using var producer = new ByteRing(memory, capacity, "test-once-producer", () => false);
-            using var consumer = new ByteRing(memory, capacity, "test-once-consumer", () => false);
-            ref long head = ref *(long*)memory;
-            ref long tail = ref *(long*)(memory + 64);
-            ref int dataSignal = ref *(int*)(memory + 128);
-            byte[] header = [1, 2, 3, 4, 5], payload = [6, 7, 8];
+        using var ring = new RingMemory(capacity);
+        var memory = ring.Start;
+        using var producer = new ByteRing(memory, capacity, "test-once-producer", () => false);
+        using var consumer = new ByteRing(memory, capacity, "test-once-consumer", () => false);
+        ref long head = ref *(long*)memory;
+        ref long tail = ref *(long*)(memory + 64);
+        ref int dataSignal = ref *(int*)(memory + 128);
+        byte[] header = [1, 2, 3, 4, 5], payload = [6, 7, 8];
 
-            // Act
-            producer.Write(header, payload);
-            var read = new byte[8];
-            consumer.ReadExactly(read.AsSpan(0, 5));
-            consumer.ReadExactly(read.AsSpan(5));
-            long headBeforeRelease = head;
-            consumer.Release();
+        // Act
+        producer.Write(header, payload);
+        var read = new byte[8];
+        consumer.ReadExactly(read.AsSpan(0, 5));
+        consumer.ReadExactly(read.AsSpan(5));
+        long headBeforeRelease = head;
+        consumer.Release();
 
-            // Assert: one publish of both pieces; the consumer's reads reach the producer only once released.
-            Assert.Equal(8, tail);
-            Assert.Equal(1, dataSignal);
-            Assert.Equal(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8 }, read);
-            Assert.Equal(0, headBeforeRelease);
-            Assert.Equal(8, head);
-        }
-        finally
-        {
-            NativeMemory.Free(memory);
-        }
+        // Assert: one publish of both pieces; the consumer's reads reach the producer only once released.
+        Assert.Equal(8, tail);
+        Assert.Equal(1, dataSignal);
+        Assert.Equal(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8 }, read);
+        Assert.Equal(0, headBeforeRelease);
+        Assert.Equal(8, head);
     }
 
     [Fact]
     public void ByteRing_TailBeyondTheRing_RefusedAsCorrupt()
     {
         const int capacity = 64;
-        var memory = (byte*)NativeMemory.AllocZeroed(ByteRing.ControlSize + capacity);
-        try
-        {
-            using var consumer = new ByteRing(memory, capacity, "test-corrupt", () => false);
-            *(long*)(memory + 64) = 1_000_000; // the tail index: far past what a 64-byte ring can hold
+        using var ring = new RingMemory(capacity);
+        var memory = ring.Start;
+        using var consumer = new ByteRing(memory, capacity, "test-corrupt", () => false);
+        *(long*)(memory + 64) = 1_000_000; // the tail index: far past what a 64-byte ring can hold
 
-            var error = Assert.Throws<InvalidDataException>(() => consumer.ReadExactly(new byte[1]));
+        var error = Assert.Throws<InvalidDataException>(() => consumer.ReadExactly(new byte[1]));
 
-            Assert.Contains("tail index is 1000000 bytes", error.Message);
-        }
-        finally
-        {
-            NativeMemory.Free(memory);
-        }
+        Assert.Contains("tail index is 1000000 bytes", error.Message);
     }
 
     [Fact]
@@ -358,5 +340,13 @@ public sealed unsafe class SharedMemoryLinkTests
         var bytes = message.Payload.ToArray();
         message.Release();
         return bytes;
+    }
+
+    /// <summary>Zeroed memory for a ring of <paramref name="capacity"/> bytes and its control block, freed on dispose.</summary>
+    private readonly struct RingMemory(int capacity) : IDisposable
+    {
+        public byte* Start { get; } = (byte*)NativeMemory.AllocZeroed((nuint)(ByteRing.ControlSize + capacity));
+
+        public void Dispose() => NativeMemory.Free(Start);
     }
 }

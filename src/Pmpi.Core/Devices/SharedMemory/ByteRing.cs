@@ -73,7 +73,8 @@ internal sealed unsafe class ByteRing : IDisposable
     /// <exception cref="InvalidDataException">The consumer's index is out of range.</exception>
     public void Write(ReadOnlySpan<byte> first, ReadOnlySpan<byte> second = default)
     {
-        if (Room(first.Length + second.Length) >= first.Length + second.Length)
+        int total = first.Length + second.Length;
+        if (Room(total) >= total)
         {
             CopyIn(first);
             CopyIn(second);
@@ -89,8 +90,7 @@ internal sealed unsafe class ByteRing : IDisposable
     public bool TryWrite(ReadOnlySpan<byte> bytes)
     {
         if (Room(bytes.Length) < bytes.Length) return false;
-        CopyIn(bytes);
-        Publish();
+        Write(bytes);
         return true;
     }
 
