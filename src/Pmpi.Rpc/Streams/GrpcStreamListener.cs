@@ -132,10 +132,13 @@ public sealed class GrpcStreamListener : IDisposable
         try
         {
             socket.NoDelay = true;
-            Stream transport = new NetworkStream(socket, ownsSocket: true);
-            if (_security.UsesTls)
+            Stream transport;
+            TlsRecordStream? records = null;
+            if (!_security.UsesTls) transport = new NetworkStream(socket, ownsSocket: true);
+            else
             {
-                var tls = new SslStream(transport, leaveInnerStreamOpen: false);
+                records = new TlsRecordStream(socket);
+                var tls = new SslStream(records, leaveInnerStreamOpen: false);
                 using var deadline = new CancellationTokenSource(_limits.HeadersTimeout);
                 var options = await _security.ServerTlsAsync(deadline.Token).ConfigureAwait(false);
                 transport = await BlockingHandshake.RunAsync<Stream>(socket, _limits.HeadersTimeout, deadline.Token, () =>
@@ -144,7 +147,7 @@ public sealed class GrpcStreamListener : IDisposable
                     return tls;
                 }).ConfigureAwait(false);
             }
-            connection = new Http2Connection(socket, transport, _endpoint);
+            connection = new Http2Connection(socket, transport, _endpoint, records);
             lock (_connections)
             {
                 _accepting--;
@@ -196,20 +199,21 @@ internal static class GrpcStreamDialer
         deadline.CancelAfter(ConnectTimeout);
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         Stream? transport = null;
+        TlsRecordStream? records = null;
         try
         {
             transport = await BlockingHandshake.RunAsync(socket, ConnectTimeout, deadline.Token, () =>
             {
                 socket.Connect(address.IdnHost, address.Port);
-                Stream plain = new NetworkStream(socket, ownsSocket: true);
-                if (security.ClientTls() is not { } tls) return plain;
+                if (security.ClientTls() is not { } tls) return new NetworkStream(socket, ownsSocket: true);
                 tls.TargetHost ??= address.IdnHost;
                 tls.ApplicationProtocols = [SslApplicationProtocol.Http2];
-                var secured = new SslStream(plain, leaveInnerStreamOpen: false);
+                records = new TlsRecordStream(socket);
+                var secured = new SslStream(records, leaveInnerStreamOpen: false);
                 secured.AuthenticateAsClient(tls);
-                return secured;
+                return (Stream)secured;
             }).ConfigureAwait(false);
-            var connection = new Http2Connection(socket, transport, new Http2Endpoint { PingDelay = RpcOptions.Default.PingDelay, PingTimeout = RpcOptions.Default.PingTimeout });
+            var connection = new Http2Connection(socket, transport, new Http2Endpoint { PingDelay = RpcOptions.Default.PingDelay, PingTimeout = RpcOptions.Default.PingTimeout }, records);
             connection.Handshake();
             return connection.Open(address.Authority, address.Scheme, path, headers);
         }

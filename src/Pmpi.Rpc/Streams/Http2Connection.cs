@@ -30,6 +30,8 @@ internal sealed class Http2Connection : IDisposable
 
     private readonly Socket _socket;
     private readonly Stream _transport;
+    private readonly TlsRecordStream? _records; // under _transport when it is TLS
+    private volatile bool _peerSettled; // the peer's first SETTINGS has been read
     private readonly Http2Endpoint _endpoint;
 
     // The reader thread's alone.
@@ -75,10 +77,15 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     private const long PollerGrace = 2;
 
-    public Http2Connection(Socket socket, Stream transport, Http2Endpoint endpoint)
+    /// <param name="socket">The connection's socket.</param>
+    /// <param name="transport">What frames are read from and written to: the socket's stream, or an SslStream over <paramref name="records"/>.</param>
+    /// <param name="endpoint">This end's settings and limits.</param>
+    /// <param name="records">The stream under a TLS <paramref name="transport"/>, which lets a waiting thread read it too.</param>
+    public Http2Connection(Socket socket, Stream transport, Http2Endpoint endpoint, TlsRecordStream? records = null)
     {
         _socket = socket;
         _transport = transport;
+        _records = records;
         _endpoint = endpoint;
         Peer = socket.RemoteEndPoint?.ToString() ?? "a peer";
         _watch = new Timer(static state => ((Http2Connection)state!).Watch(), this, Timeout.Infinite, Timeout.Infinite);
@@ -89,8 +96,18 @@ internal sealed class Http2Connection : IDisposable
 
     private bool IsServer => _endpoint.Admit is not null;
 
-    /// <summary>Whether a waiting thread may read this connection (<see cref="Poll"/>): plaintext only.</summary>
-    private bool Pollable => _transport is NetworkStream;
+    /// <summary>
+    /// Whether a waiting thread may read this connection (<see cref="Poll"/>): plaintext, or TLS once the peer's
+    /// first SETTINGS has been read. Before that a TLS 1.3 server's session tickets may come, records that a read of
+    /// the SslStream takes and then waits past for data.
+    /// </summary>
+    private bool Pollable => _records is null ? _transport is NetworkStream : _peerSettled;
+
+    /// <summary>
+    /// Whether bytes wait that this end may read without waiting on the network: in the socket, or for TLS, a whole
+    /// record (in the socket or under the SslStream). The reading thread's alone.
+    /// </summary>
+    private bool Arrived() => _records is null ? _socket.Available > 0 : _records.HasWholeRecord();
 
     /// <summary>
     /// Sends the preface and settings. A client also opens its window to <see cref="Http2Endpoint.ConnectionWindow"/>
@@ -515,7 +532,7 @@ internal sealed class Http2Connection : IDisposable
             }
             while (true)
             {
-                if (Pollable && _readStart == _readEnd)
+                if (Pollable && _readStart == _readEnd && _records is not { Buffered: > 0 })
                 {
                     // While a thread polls, it reads what arrives, and this one keeps out of its way rather than wake
                     // with every message (on a busy node each wake-up takes a core from someone).
@@ -532,7 +549,7 @@ internal sealed class Http2Connection : IDisposable
                 {
                     // What woke this thread may have been read already by a polling one; readable with nothing to
                     // read is the end of the connection, which the read reports.
-                    bool mustRead = !Pollable || _readStart < _readEnd || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
+                    bool mustRead = !Pollable || _readStart < _readEnd || _records is { Buffered: > 0 } || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
                     if (mustRead && !ReadArrived(atLeastOne: true)) break;
                 }
             }
@@ -548,8 +565,8 @@ internal sealed class Http2Connection : IDisposable
 
     /// <summary>
     /// Reads what has arrived on the calling thread, if no other thread is reading: for a thread that waits for a
-    /// message and would otherwise be woken by the reader thread. Plaintext connections only (TLS keeps decrypted
-    /// bytes where a poll cannot see them).
+    /// message and would otherwise be woken by the reader thread. Over TLS it reads only whole records, so it never
+    /// waits on the network for the rest of one (<see cref="TlsRecordStream"/>).
     /// </summary>
     public void Poll()
     {
@@ -557,7 +574,7 @@ internal sealed class Http2Connection : IDisposable
         Volatile.Write(ref _polledTicks, System.Environment.TickCount64);
         try
         {
-            if (_readStart == _readEnd && _socket.Available == 0) return;
+            if (_readStart == _readEnd && _records is not { Buffered: > 0 } && _socket.Available == 0) return;
             if (!_readLock.TryEnter()) return;
             try
             {
@@ -590,7 +607,7 @@ internal sealed class Http2Connection : IDisposable
         try
         {
             Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
-            while (atLeastOne || _readStart < _readEnd || Pollable && _socket.Available > 0)
+            while (atLeastOne || _readStart < _readEnd || Pollable && Arrived())
             {
                 atLeastOne = false;
                 if (!TryReadExactly(header)) return false;
@@ -967,6 +984,7 @@ internal sealed class Http2Connection : IDisposable
             }
         }
         Post(Frame(Http2FrameType.Settings, Http2Frame.Ack, 0, []));
+        _peerSettled = true;
     }
 
     private void OnWindowUpdate(int length, int streamId)

@@ -66,6 +66,38 @@ public sealed class GrpcStreamTests
     }
 
     [Fact]
+    public async Task Dial_Listener_OverTls_AThreadThatPollsReadsMessagesItself()
+    {
+        var clientSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
+        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, serverSecurity);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, clientSecurity.DialingPinned(serverPin)).WaitAsync(Timeout);
+        var received = new Collector();
+        call.Start(received);
+        using var stop = new CancellationTokenSource();
+        var poller = new Thread(() =>
+        {
+            while (!stop.IsCancellationRequested) call.Poll();
+        }) { IsBackground = true, Name = "poller" };
+
+        poller.Start();
+        try
+        {
+            // Small messages each in a record of their own, and a 4 MB one over many, read whole by whichever thread.
+            await PingPongAsync(call, received);
+        }
+        finally
+        {
+            stop.Cancel();
+            Assert.True(poller.Join(Timeout), "The polling thread did not stop.");
+        }
+
+        Assert.Contains("poller", received.Readers);
+        call.Complete();
+        Assert.Null(await received.Ended.WaitAsync(Timeout));
+    }
+
+    [Fact]
     public async Task Dial_Listener_OverTlsWithAnUnpinnedClient_IsRefusedInTheHandshake()
     {
         var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out _);
@@ -243,13 +275,20 @@ public sealed class GrpcStreamTests
 
         public List<byte[]> Messages { get; } = [];
 
+        /// <summary>The name of the thread each message was delivered on.</summary>
+        public List<string?> Readers { get; } = [];
+
         public Task<RpcException?> Ended => _ended.Task;
 
         public Task First => _first.Task;
 
         public void OnMessage(ReadOnlySequence<byte> message)
         {
-            lock (Messages) Messages.Add(message.ToArray());
+            lock (Messages)
+            {
+                Messages.Add(message.ToArray());
+                Readers.Add(Thread.CurrentThread.Name);
+            }
             _first.TrySetResult();
             _arrived.Release();
         }
