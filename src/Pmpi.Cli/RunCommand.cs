@@ -50,10 +50,16 @@ internal static class RunCommand
             DefaultValueFactory = _ => "shared",
         };
         links.AcceptOnlyFromAmong("shared", "network");
+        var bindTo = new Option<string>("--bind-to")
+        {
+            Description = "core (the default): each rank runs on a core of its own where its node has one for each of the job's ranks there, as mpirun binds; none: ranks run where the scheduler puts them.",
+            DefaultValueFactory = _ => "core",
+        };
+        bindTo.AcceptOnlyFromAmong("core", "none");
         var security = new SecurityOptions();
         var command = new Command("run", "Run a computation and stream its output.")
         {
-            target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout, showRoutes, links,
+            target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout, showRoutes, links, bindTo,
         };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
@@ -90,7 +96,7 @@ internal static class RunCommand
             try
             {
                 return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(oversubscribe),
-                    masterAddress, rpcSecurity, embedded, parse.GetValue(showRoutes), parse.GetValue(links) == "network", cancellationToken).ConfigureAwait(false);
+                    masterAddress, rpcSecurity, embedded, parse.GetValue(showRoutes), parse.GetValue(links) == "network", parse.GetValue(bindTo) == "none", cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -133,7 +139,7 @@ internal static class RunCommand
     }
 
     private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, bool oversubscribe, Uri? master, RpcSecurity security,
-        AgentOptions embeddedOptions, bool showRoutes, bool networkLinks, CancellationToken cancellationToken)
+        AgentOptions embeddedOptions, bool showRoutes, bool networkLinks, bool unbound, CancellationToken cancellationToken)
     {
         string fileName, xml;
         if (ranks is { } count)
@@ -182,7 +188,7 @@ internal static class RunCommand
         var progress = new ProgressReporter();
         try
         {
-            var request = new SubmitRequest { FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks };
+            var request = new SubmitRequest { FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks, Unbound = unbound };
             await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: interruption.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)

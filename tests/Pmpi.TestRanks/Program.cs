@@ -41,6 +41,10 @@ Environment.Run(ref args, world =>
         case "args":
             Console.WriteLine($"args: {string.Join(' ', args[1..])}");
             break;
+        case "cores":
+            // The processors each of the rank's threads may run on (Linux), distinct lists joined by ' | '.
+            Console.WriteLine($"cores: {string.Join(" | ", Directory.EnumerateDirectories("/proc/self/task").Select(AllowedProcessors).Distinct())}");
+            break;
         case "exit":
             Fail(world, failing: Int(args[1]), () => System.Environment.Exit(Int(args[2])));
             break;
@@ -369,3 +373,7 @@ static void Grandchild(string pidFile)
     }
     Console.WriteLine($"grandchild pid={File.ReadAllText(pidFile).Trim()}");
 }
+
+// A thread's Cpus_allowed_list from its /proc/self/task/TID/status, as "0-1" or "1".
+static string AllowedProcessors(string task) =>
+    File.ReadLines(Path.Combine(task, "status")).First(line => line.StartsWith("Cpus_allowed_list:", StringComparison.Ordinal))["Cpus_allowed_list:".Length..].Trim();

@@ -56,7 +56,7 @@ internal sealed class JobRun
 
     /// <exception cref="ArgumentException">The master cannot reach a domain of the computation: its own has no gateway.</exception>
     public JobRun(ComputationDefinition computation, Uri master, string masterDomain, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout,
-        TimeSpan registrationTimeout, bool networkLinks = false)
+        TimeSpan registrationTimeout, bool networkLinks = false, bool unbound = false)
     {
         _heartbeatTimeout = heartbeatTimeout;
         _registrationTimeout = registrationTimeout;
@@ -68,6 +68,7 @@ internal sealed class JobRun
         _assignments = [.. placement];
         _layout = RankTableLayout.Build(computation, placement, security.Scheme);
         _layout.NetworkLinks = networkLinks;
+        _layout.Unbound = unbound;
         // One node and shared memory between its ranks: no rank needs an endpoint, so none starts a server.
         _nodeLocal = !networkLinks && _layout.Ranks.Select(entry => (entry.Domain, entry.Node)).Distinct().Count() == 1;
         _table = [.. new RankEntry?[computation.WorldSize]];
@@ -273,7 +274,7 @@ internal sealed class JobRun
     /// <summary>Every rank's entry (a rank still starting has its place and no endpoint), and the spawned world the table is for.</summary>
     private RankTable TableFor(World world)
     {
-        var table = new RankTable { Reach = { _layout.Reach }, NetworkLinks = _layout.NetworkLinks, Spawned = world.Spawned };
+        var table = new RankTable { Reach = { _layout.Reach }, NetworkLinks = _layout.NetworkLinks, Unbound = _layout.Unbound, Spawned = world.Spawned };
         table.Ranks.AddRange(_table.Select((entry, rank) => entry ?? _layout.Ranks[rank]));
         return table;
     }

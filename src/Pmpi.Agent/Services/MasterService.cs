@@ -72,7 +72,7 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         JobRun job;
         try
         {
-            job = new JobRun(computation, address(), options.Domain ?? "", localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, request.NetworkLinks);
+            job = new JobRun(computation, address(), options.Domain ?? "", localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, request.NetworkLinks, request.Unbound);
         }
         catch (ArgumentException e)
         {

@@ -49,6 +49,7 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
                 master.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = 1 });
                 throw;
             }
+            if (!table.Unbound) BindToCore(identity, table);
             if (identity.Table is not null && !RankHeartbeat.ReportJoined())
                 throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} cannot tell its agent that it joined job {identity.JobId}: its heartbeat pipe is closed.");
             return new LaunchedRank(device, master, spawnedBy);
@@ -59,6 +60,14 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
             device.Dispose();
             throw;
         }
+    }
+
+    /// <summary>Binds this rank to a core of its own when its node has one for each of the job's ranks there (<see cref="CoreBinding"/>).</summary>
+    private static void BindToCore(RankIdentity identity, RankTable table)
+    {
+        var mine = table.Ranks[identity.Rank];
+        var onNode = table.Ranks.Where(entry => entry.Node == mine.Node && entry.Domain == mine.Domain).ToList();
+        CoreBinding.Bind(identity.JobId, onNode.IndexOf(mine), onNode.Count);
     }
 
     public RankTable Spawn(SpawnRequest request) => Master.SpawnAsync(request, CancellationToken.None).GetAwaiter().GetResult();

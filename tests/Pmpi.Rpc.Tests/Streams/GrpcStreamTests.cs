@@ -92,6 +92,7 @@ public sealed class GrpcStreamTests
             Assert.True(poller.Join(Timeout), "The polling thread did not stop.");
         }
 
+        Console.Error.WriteLine($"DEBUG poller {received.Readers.Count(r => r == "poller")} of {received.Readers.Count}");
         Assert.Contains("poller", received.Readers);
         call.Complete();
         Assert.Null(await received.Ended.WaitAsync(Timeout));
