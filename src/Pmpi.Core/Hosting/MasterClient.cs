@@ -111,9 +111,10 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
                 Reason = reason.Message,
             }, AbortTimeout).GetAwaiter().GetResult();
         }
-        catch (RpcException)
+        catch (Exception e) when (e is RpcException or ObjectDisposedException)
         {
-            // The master is gone or slow; the rank's exit code still tells its agent.
+            // The master is gone or slow, or this rank's line to it is closed already (a Finalize whose barrier
+            // failed closes it before the rank reports the failure); the rank's exit code still tells its agent.
         }
     }
 
