@@ -7,8 +7,13 @@ namespace Pmpi.Hosting;
 /// <summary>A rank process an agent launched, joined to its job: its gRPC device and its master.</summary>
 internal sealed class LaunchedRank : IRankSpawner, IDisposable
 {
-    private LaunchedRank(GrpcDevice device, MasterClient master, SpawnedWorld? spawnedBy)
+    private readonly RankIdentity _identity;
+    private readonly RankTable _table;
+
+    private LaunchedRank(RankIdentity identity, RankTable table, GrpcDevice device, MasterClient master, SpawnedWorld? spawnedBy)
     {
+        _identity = identity;
+        _table = table;
         Device = device;
         Master = master;
         SpawnedBy = spawnedBy;
@@ -49,10 +54,9 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
                 master.Abort(new MpiException(ErrorClass.Aborted, $"Rank {identity.Rank} failed: {e.Message}", e) { AbortCode = 1 });
                 throw;
             }
-            if (!table.Unbound) BindToCore(identity, table);
             if (identity.Table is not null && !RankHeartbeat.ReportJoined())
                 throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} cannot tell its agent that it joined job {identity.JobId}: its heartbeat pipe is closed.");
-            return new LaunchedRank(device, master, spawnedBy);
+            return new LaunchedRank(identity, table, device, master, spawnedBy);
         }
         catch
         {
@@ -62,12 +66,16 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
         }
     }
 
-    /// <summary>Binds this rank to a core of its own when its node has one for each of the job's ranks there (<see cref="CoreBinding"/>).</summary>
-    private static void BindToCore(RankIdentity identity, RankTable table)
+    /// <summary>
+    /// Binds this process to a core of its own when its node has one for each of the job's ranks there
+    /// (<see cref="CoreBinding"/>), unless the job said not to; for a rank that is the only one in its process.
+    /// </summary>
+    public void BindToCore()
     {
-        var mine = table.Ranks[identity.Rank];
-        var onNode = table.Ranks.Where(entry => entry.Node == mine.Node && entry.Domain == mine.Domain).ToList();
-        CoreBinding.Bind(identity.JobId, onNode.IndexOf(mine), onNode.Count);
+        if (_table.Unbound) return;
+        var mine = _table.Ranks[_identity.Rank];
+        var onNode = _table.Ranks.Where(entry => entry.Node == mine.Node && entry.Domain == mine.Domain).ToList();
+        CoreBinding.Bind(_identity.JobId, onNode.IndexOf(mine), onNode.Count);
     }
 
     public RankTable Spawn(SpawnRequest request) => Master.SpawnAsync(request, CancellationToken.None).GetAwaiter().GetResult();

@@ -46,6 +46,7 @@ internal sealed class RankSession
             AgentWatchdog.Start(identity);
             RankHeartbeat.Start(identity);
             var rank = LaunchedRank.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
+            rank.BindToCore();
             session = new RankSession(identity, new RankRuntime(rank.Device, rank.Master, payloads, spawner: rank), rank);
             if (rank.SpawnedBy is { } spawnedBy) Intercommunicator.ToParents(session.Runtime, spawnedBy.Context, [.. spawnedBy.Parents]);
         }
