@@ -51,6 +51,8 @@ internal abstract class PairStream
 /// </summary>
 internal sealed class ServedStream(int peer, GrpcStream stream) : PairStream(peer, stream)
 {
+    private static readonly TimeSpan CloseWait = TimeSpan.FromSeconds(5);
+    private readonly TaskCompletionSource _requestsEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _finished;
 
     public override string Way => $"on the call rank {Peer} opened";
@@ -58,13 +60,24 @@ internal sealed class ServedStream(int peer, GrpcStream stream) : PairStream(pee
     /// <summary>The peer's requests ended, or broke: <paramref name="failure"/> then fails the call at once.</summary>
     public void PeerEnded(bool sendingHere, RpcException? failure)
     {
+        _requestsEnded.TrySetResult();
         if (failure is not null || !sendingHere) Finish(failure);
     }
 
-    public override ValueTask CloseAsync()
+    public override async ValueTask CloseAsync()
     {
         Finish(null);
-        return ValueTask.CompletedTask;
+        // The peer ends its requests as it closes, which at the end of a job is at once (every rank has entered
+        // Finalize's barrier). Waiting (briefly) for that lets both halves of the call end before the connection
+        // does: a gateway relaying a half-open call whose connection closes may turn the end into a reset.
+        try
+        {
+            await _requestsEnded.Task.WaitAsync(CloseWait).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // The peer is slow or gone; its side learns of the end from the connection.
+        }
     }
 
     private void Finish(RpcException? failure)
