@@ -23,6 +23,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
 {
     private readonly Lock _polledLock = new();
     private ImmutableArray<GrpcStream> _polled = []; // the open calls, whose connections a waiting thread reads
+    private ImmutableArray<ServedStream> _served = []; // every call peers opened, ended as this rank closes
     private int _accepted;
 
     /// <summary>How many Connect calls this rank's endpoint has accepted (opened with a valid Hello).</summary>
@@ -54,7 +55,11 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         Interlocked.Increment(ref _accepted);
         var served = new ServedStream(source, call);
         peers.Offer(served);
-        lock (_polledLock) _polled = _polled.Add(call);
+        lock (_polledLock)
+        {
+            _polled = _polled.Add(call);
+            _served = _served.Add(served);
+        }
         return new InboundStream(this, engine, identity.Rank, served);
     }
 
@@ -64,6 +69,13 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         lock (_polledLock) _polled = _polled.Add(dialed.Stream);
         dialed.Stream.Start(new InboundStream(this, engine, identity.Rank, dialed));
     }
+
+    /// <summary>
+    /// Ends the calls peers opened to this rank that it did not choose for its messages (the chosen ones end once
+    /// their writer has written everything, <see cref="StreamSender.DisposeAsync"/>): a call left open would break, not
+    /// end, when this rank's connections close.
+    /// </summary>
+    public Task CloseServedAsync() => Task.WhenAll(_served.Where(served => !served.Chosen).Select(served => served.CloseAsync().AsTask()));
 
     /// <summary>A thread waiting for this rank reads its connections itself, so a message needs no wake-up.</summary>
     public void Poll()

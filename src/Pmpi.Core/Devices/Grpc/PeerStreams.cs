@@ -107,8 +107,8 @@ internal sealed class PeerStreams
         _closing = true;
         List<StreamSender> senders;
         lock (_lock) senders = [.. _senders.Where(sender => sender is { IsCompletedSuccessfully: true }).Select(sender => sender!.Result)];
-        // At once: each dialed call waits (briefly) for its peer to end the responses.
-        await Task.WhenAll(senders.Select(sender => sender.DisposeAsync().AsTask())).ConfigureAwait(false);
+        // At once: each dialed call waits (briefly) for its peer to end the responses, each served one for the requests.
+        await Task.WhenAll([.. senders.Select(sender => sender.DisposeAsync().AsTask()), Inbound.CloseServedAsync()]).ConfigureAwait(false);
     }
 
     private void Grow(int ranks)
