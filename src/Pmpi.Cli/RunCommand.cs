@@ -209,7 +209,9 @@ internal static class RunCommand
                         break;
                     case JobEvent.BodyOneofCase.Finished:
                         await Console.Error.WriteLineAsync($"pmpi: {item.Finished.Summary}").ConfigureAwait(false);
-                        // The embedded agent stops on the signal too, and may report the job it ended first.
+                        // The embedded agent stops on the signal too, and may report the job it ended first, even before
+                        // this process's own handler has noted the signal (the host's handler may run first).
+                        if (interruption.Signal is null && embedded is { ShutdownRequested: true }) await interruption.WaitAsync(SignalNoteWait).ConfigureAwait(false);
                         return interruption.Signal is { } signal ? await InterruptedAsync(signal).ConfigureAwait(false) : item.Finished.ExitCode;
                 }
             }
@@ -233,6 +235,9 @@ internal static class RunCommand
             return 1;
         }
     }
+
+    /// <summary>How long a job the stopping embedded agent ended waits for the signal that stopped it to be noted.</summary>
+    private static readonly TimeSpan SignalNoteWait = TimeSpan.FromSeconds(2);
 
     private static async Task<int> InterruptedAsync(PosixSignal signal)
     {
@@ -321,6 +326,19 @@ internal static class RunCommand
 
         /// <summary>The signal that arrived first, if one did.</summary>
         public PosixSignal? Signal => _signal;
+
+        /// <summary>Waits until a signal arrives (or the caller's token is cancelled), at most <paramref name="timeout"/>.</summary>
+        public async Task WaitAsync(TimeSpan timeout)
+        {
+            try
+            {
+                await Task.Delay(timeout, _cancel.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                // A signal (or the caller) cancelled the wait: what it waited for.
+            }
+        }
 
         /// <summary>The shell convention for a process ended by a signal: 128 + its number (130 for SIGINT, 143 for SIGTERM).</summary>
         public static int ExitCodeOf(PosixSignal signal) => signal == PosixSignal.SIGINT ? 130 : 143;

@@ -83,6 +83,9 @@ public sealed class AgentHost : IAsyncDisposable
         }
     }
 
+    /// <summary>Whether the host has been asked to stop (see <see cref="WaitForShutdownRequestAsync"/>).</summary>
+    public bool ShutdownRequested => _app.Lifetime.ApplicationStopping.IsCancellationRequested;
+
     /// <summary>
     /// Completes when the host is asked to stop: SIGTERM, Ctrl+C, the service manager, or
     /// <see cref="IHostApplicationLifetime.StopApplication"/>. The ranks are being killed by then; dispose to finish stopping.
