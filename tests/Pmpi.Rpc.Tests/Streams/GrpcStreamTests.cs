@@ -52,10 +52,9 @@ public sealed class GrpcStreamTests
     [Fact]
     public async Task Dial_Listener_OverTlsWithPinnedCertificatesBothWays_Echoes()
     {
-        var clientSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
-        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        var (serverSecurity, dialing) = PinnedBothWays();
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, serverSecurity);
-        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, clientSecurity.DialingPinned(serverPin)).WaitAsync(Timeout);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, dialing).WaitAsync(Timeout);
         var received = new Collector();
         call.Start(received);
 
@@ -68,10 +67,9 @@ public sealed class GrpcStreamTests
     [Fact]
     public async Task Dial_Listener_OverTls_AThreadThatPollsReadsMessagesItself()
     {
-        var clientSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
-        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        var (serverSecurity, dialing) = PinnedBothWays();
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, serverSecurity);
-        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, clientSecurity.DialingPinned(serverPin)).WaitAsync(Timeout);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, dialing).WaitAsync(Timeout);
         var received = new Collector();
         call.Start(received);
         using var stop = new CancellationTokenSource();
@@ -206,10 +204,9 @@ public sealed class GrpcStreamTests
     [LinuxFact]
     public async Task Dial_Listener_OverTls_BothEndsSocketsStayBlocking()
     {
-        var clientSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
-        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        var (serverSecurity, dialing) = PinnedBothWays();
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, serverSecurity);
-        await AssertBlockingEndsAsync(listener, clientSecurity.DialingPinned(serverPin));
+        await AssertBlockingEndsAsync(listener, dialing);
     }
 
     /// <summary>
@@ -229,6 +226,14 @@ public sealed class GrpcStreamTests
         Assert.All(ends, flags => Assert.True((flags & NonBlocking) == 0, $"A connection's socket has flags {Convert.ToString(flags, 8)}: O_NONBLOCK is set."));
         call.Complete();
         Assert.Null(await received.Ended.WaitAsync(Timeout));
+    }
+
+    /// <summary>A rank endpoint's security that admits only the dialer's certificate, and the dialer's, pinning the endpoint's.</summary>
+    private static (RpcSecurity Server, RpcSecurity Dialing) PinnedBothWays()
+    {
+        var client = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
+        var server = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        return (server, client.DialingPinned(serverPin));
     }
 
     private const int NonBlocking = 0x800; // O_NONBLOCK on Linux
