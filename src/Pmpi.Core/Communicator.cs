@@ -333,9 +333,21 @@ public abstract class Communicator : IDisposable
         if (dest == ProcNull) return SendOperation.Done;
         CheckRank(dest, nameof(dest));
         CheckTag(tag, allowAny: false);
-        var payload = Codec<T>.Instance.Encode(value, Runtime.Payloads);
-        return Runtime.Links[_peers[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
+        return StartSend(Codec<T>.Instance.Encode(value, Runtime.Payloads), dest, tag, context, synchronous);
     }
+
+    /// <summary>Sends <paramref name="count"/> elements of an array of a raw type from <paramref name="start"/> on, read in place, as an array of them.</summary>
+    internal SendOperation StartSend<T>(T[] array, int start, int count, int dest, int tag, int context)
+    {
+        CheckLive();
+        CheckRank(dest, nameof(dest));
+        var payload = ((RawArrayCodec<T>)Codec<T[]>.Instance).Encode(array, Runtime.Payloads);
+        int size = Unsafe.SizeOf<T>();
+        return StartSend(payload with { Bytes = payload.Bytes.Slice(start * size, count * size) }, dest, tag, context, synchronous: false);
+    }
+
+    private SendOperation StartSend(OutgoingPayload payload, int dest, int tag, int context, bool synchronous) =>
+        Runtime.Links[_peers[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
 
     /// <summary>Waits for a send, making progress meanwhile (a lent payload completes when the peer's acknowledgement is read).</summary>
     internal void Complete(SendOperation send)

@@ -245,22 +245,21 @@ public class Intracommunicator : Communicator
 
     /// <summary>
     /// Element-wise combination of every rank's array into <paramref name="outValues"/>, on every rank (MPI_Allreduce);
-    /// an array of <paramref name="inValues"/>'s length is combined in place, with no array allocated, where the
-    /// algorithm is recursive doubling (one node and domain, or a non-commutative operation, below the block size).
+    /// an array of <paramref name="inValues"/>'s length is combined in place, with no array allocated, within one node
+    /// and domain (<see cref="CollectiveAlgorithms.AllreduceInPlace"/>).
     /// </summary>
     public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues)
     {
         ArgumentNullException.ThrowIfNull(inValues);
         ArgumentNullException.ThrowIfNull(op);
         // MPI.NET's callers pass null to have the array allocated, though the parameter says it is never null.
-        if (outValues is null || outValues.Length != inValues.Length || LevelsFor(op) is not null
-            || CollectiveAlgorithms.GoesByBlocks(this, inValues, Operation<T>.IsCommutative(op)))
+        if (outValues is null || outValues.Length != inValues.Length || LevelsFor(op) is not null)
         {
             Into(ref outValues!, Allreduce(inValues, op));
             return;
         }
         if (!ReferenceEquals(inValues, outValues)) inValues.CopyTo(outValues, 0);
-        CollectiveAlgorithms.AllreduceInPlace(this, outValues, op);
+        CollectiveAlgorithms.AllreduceInPlace(this, outValues, op, Operation<T>.IsCommutative(op));
     }
 
     /// <summary>What each rank sent here, by rank, into <paramref name="outValues"/> (MPI_Alltoall).</summary>

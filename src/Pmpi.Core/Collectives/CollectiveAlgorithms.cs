@@ -19,12 +19,12 @@ internal static class CollectiveAlgorithms
     /// <summary>
     /// From how many bytes an element-wise allreduce of a commutative operation goes by blocks
     /// (<see cref="AllreduceByBlocks"/>) rather than whole arrays, with at least <see cref="BlockAllreduceRanks"/>
-    /// ranks; measured in docs/benchmarks.md (it lost at 4 ranks up to 1 MB, and won at 8 ranks from 1 MB).
+    /// ranks; measured in docs/benchmarks.md (in place, it won at 4 ranks at 1 MB, as it won at 8 ranks from 1 MB).
     /// </summary>
     internal static int BlockAllreduceThreshold = 1024 * 1024;
 
     /// <summary>The fewest ranks for which an allreduce goes by blocks.</summary>
-    internal const int BlockAllreduceRanks = 8;
+    internal const int BlockAllreduceRanks = 4;
 
     /// <summary>Dissemination barrier: in round k each rank signals rank + 2^k and waits for rank - 2^k.</summary>
     public static void Barrier(Intracommunicator comm)
@@ -148,37 +148,37 @@ internal static class CollectiveAlgorithms
         return value;
     }
 
-    /// <summary>
-    /// Element-wise allreduce of arrays: by blocks (<see cref="AllreduceByBlocks"/>) when the operation is commutative,
-    /// the array is at least <see cref="BlockAllreduceThreshold"/> bytes and there are at least
-    /// <see cref="BlockAllreduceRanks"/> ranks (below that the extra rounds cost more than the bytes they save);
-    /// otherwise whole arrays by recursive doubling.
-    /// </summary>
+    /// <summary>Element-wise allreduce of arrays into a new array (<see cref="AllreduceInPlace"/> on a copy).</summary>
     public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative)
     {
-        if (GoesByBlocks(comm, values, commutative)) return AllreduceByBlocks(comm, values, op);
         var result = GC.AllocateUninitializedArray<T>(values.Length);
         values.CopyTo(result, 0);
-        AllreduceInPlace(comm, result, op);
+        AllreduceInPlace(comm, result, op, commutative);
         return result;
     }
 
     /// <summary>
-    /// Whether an element-wise allreduce of <paramref name="values"/> goes by blocks (<see cref="AllreduceByBlocks"/>):
-    /// a commutative operation on an array of <see cref="BlockAllreduceThreshold"/> bytes over
-    /// <see cref="BlockAllreduceRanks"/> ranks or more; otherwise by <see cref="AllreduceInPlace"/>.
+    /// Element-wise allreduce in place: <paramref name="result"/> holds this rank's values and ends holding the
+    /// combination. By blocks (<see cref="AllreduceByBlocks"/>) when the operation is commutative, the elements are of
+    /// a raw type, the array is at least <see cref="BlockAllreduceThreshold"/> bytes and there are at least
+    /// <see cref="BlockAllreduceRanks"/> ranks (below that the extra rounds cost more than the bytes they save);
+    /// otherwise whole arrays by recursive doubling (<see cref="AllreduceByDoubling"/>). Either allocates nothing
+    /// and touches no fresh memory (whose page faults, on a VM, cost more than the bytes' copies).
     /// </summary>
-    public static bool GoesByBlocks<T>(Intracommunicator comm, T[] values, bool commutative) =>
-        commutative && comm.Size >= BlockAllreduceRanks && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && values.Length >= comm.Size;
+    public static void AllreduceInPlace<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op, bool commutative)
+    {
+        bool byBlocks = commutative && comm.Size >= BlockAllreduceRanks && result.Length >= comm.Size
+            && (long)result.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
+        if (byBlocks) AllreduceByBlocks(comm, result, op);
+        else AllreduceByDoubling(comm, result, op);
+    }
 
     /// <summary>
-    /// <see cref="Allreduce"/>'s recursive doubling on an array, element by element and in place:
-    /// <paramref name="result"/> holds this rank's values and ends holding the combination. A partner's partial
+    /// <see cref="Allreduce"/>'s recursive doubling on an array, element by element and in place. A partner's partial
     /// combination is received into a pooled array (by the link itself: <see cref="ReceiveTarget"/>) and combined
-    /// into <paramref name="result"/>, so allreduces of a large array into the caller's own allocate nothing, and
-    /// touch no fresh memory (whose page faults, on a VM, cost more than the bytes' copies).
+    /// into <paramref name="result"/>.
     /// </summary>
-    public static void AllreduceInPlace<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
+    public static void AllreduceByDoubling<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
     {
         int rank = comm.Rank;
         var (powerOfTwo, remainder) = Fold(comm.Size);
@@ -187,117 +187,132 @@ internal static class CollectiveAlgorithms
         try
         {
             // As in Allreduce: ranks beyond the power of two fold into a partner first and get the result last.
-            int folded = rank - remainder;
-            if (rank < 2 * remainder)
-            {
-                if (rank % 2 == 0)
-                {
-                    Send(comm, result, rank + 1, AllreduceTag);
-                    folded = -1;
-                }
-                else
-                {
-                    ReceiveInto(comm, rank - 1, ref theirs, result.Length);
-                    Elementwise.Combine(theirs.AsSpan(0, result.Length), result, result, op, kind);
-                    folded = rank / 2;
-                }
-            }
+            int folded = FoldIn(comm, result, op, remainder, AllreduceTag, ref theirs);
             if (folded >= 0)
             {
                 for (int mask = 1; mask < powerOfTwo; mask <<= 1)
                 {
-                    int partnerFolded = folded ^ mask;
-                    int partner = partnerFolded < remainder ? partnerFolded * 2 + 1 : partnerFolded + remainder;
-                    var receive = comm.PostReceive(partner, AllreduceTag, comm.CollectiveContext, into: ReceiveTarget.Of(theirs));
-                    var send = comm.StartSend(result, partner, AllreduceTag, comm.CollectiveContext, synchronous: false);
-                    CheckCount(comm.DecodeInto(comm.Complete(receive), comm.CollectiveContext, ref theirs), result.Length);
-                    // The partner has this rank's partial (or its own copy of it) before it is overwritten.
-                    comm.Complete(send);
+                    int partner = Unfolded(folded ^ mask, remainder);
+                    CheckCount(ExchangeInto(comm, result, 0, result.Length, partner, AllreduceTag, ref theirs), result.Length, result.Length);
                     var other = theirs.AsSpan(0, result.Length);
                     if (partner < rank) Elementwise.Combine(other, result, result, op, kind);
                     else Elementwise.Combine(result, other, result, op, kind);
                 }
             }
-            if (rank < 2 * remainder)
-            {
-                if (rank % 2 == 1) Send(comm, result, rank - 1, AllreduceTag);
-                else ReceiveInto(comm, rank + 1, ref result, result.Length);
-            }
+            FoldOut(comm, ref result, remainder, AllreduceTag);
         }
         finally
         {
             ArrayPool<T>.Shared.Return(theirs, clearArray: RuntimeHelpers.IsReferenceOrContainsReferences<T>());
         }
+    }
 
-        static void ReceiveInto(Intracommunicator comm, int source, ref T[] into, int length) =>
-            CheckCount(comm.DecodeInto(comm.ReceiveMessage(source, AllreduceTag, comm.CollectiveContext, into: ReceiveTarget.Of(into)), comm.CollectiveContext, ref into), length);
-
-        static void CheckCount(int count, int length)
+    /// <summary>
+    /// Rabenseifner's allreduce for a commutative operation on an array of a raw type (MPICH's for long messages), in
+    /// place: the ranks beyond a power of two p fold into partners as in <see cref="Allreduce"/>; the array is cut
+    /// into p blocks; recursive halving leaves each of the p ranks with one block reduced over all of them (a
+    /// reduce-scatter), and recursive doubling hands the blocks round (an allgather). Each rank sends about
+    /// 2·(p-1)/p of the array instead of log2 p arrays, and combines (p-1)/p of it instead of log2 p arrays. Blocks
+    /// are sent straight from <paramref name="result"/> and received into one pooled array.
+    /// </summary>
+    public static void AllreduceByBlocks<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
+    {
+        var (powerOfTwo, remainder) = Fold(comm.Size);
+        var kind = Operation<T>.KindOf(op);
+        var theirs = ArrayPool<T>.Shared.Rent(result.Length);
+        try
         {
-            if (count != length)
-                throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths: this rank's has {length} elements, a peer's {count}.");
+            int folded = FoldIn(comm, result, op, remainder, BlockAllreduceTag, ref theirs);
+            if (folded >= 0)
+            {
+                // Block b is elements [start(b), start(b + 1)); this rank holds blocks [low, high) reduced over its subcube.
+                int Start(int block) => (int)((long)result.Length * block / powerOfTwo);
+                int low = 0, high = powerOfTwo;
+                for (int mask = powerOfTwo / 2; mask > 0; mask /= 2)
+                {
+                    int middle = (low + high) / 2;
+                    var (keepFrom, keepTo, giveFrom, giveTo) = (folded & mask) == 0 ? (low, middle, middle, high) : (middle, high, low, middle);
+                    int keep = Start(keepTo) - Start(keepFrom);
+                    CheckCount(ExchangeInto(comm, result, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, ref theirs), keep, result.Length);
+                    var mine = result.AsSpan(Start(keepFrom), keep);
+                    Elementwise.Combine<T>(mine, theirs.AsSpan(0, keep), mine, op, kind);
+                    (low, high) = (keepFrom, keepTo);
+                }
+                for (int mask = 1; mask < powerOfTwo; mask *= 2)
+                {
+                    int width = high - low;
+                    var (otherFrom, otherTo) = (folded & mask) == 0 ? (high, high + width) : (low - width, low);
+                    int other = Start(otherTo) - Start(otherFrom);
+                    CheckCount(ExchangeInto(comm, result, Start(low), Start(high), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, ref theirs), other, result.Length);
+                    theirs.AsSpan(0, other).CopyTo(result.AsSpan(Start(otherFrom)));
+                    (low, high) = (Math.Min(low, otherFrom), Math.Max(high, otherTo));
+                }
+            }
+            FoldOut(comm, ref result, remainder, BlockAllreduceTag);
+        }
+        finally
+        {
+            ArrayPool<T>.Shared.Return(theirs, clearArray: RuntimeHelpers.IsReferenceOrContainsReferences<T>());
         }
     }
 
     /// <summary>
-    /// Rabenseifner's allreduce for a commutative operation (MPICH's for long messages): the ranks beyond a power of
-    /// two p fold into partners as in <see cref="Allreduce"/>; the array is cut into p blocks; recursive halving
-    /// leaves each of the p ranks with one block reduced over all of them (a reduce-scatter), and recursive doubling
-    /// hands the blocks round (an allgather). Each rank sends about 2·(p-1)/p of the array instead of log2 p arrays.
+    /// The fold of <see cref="Fold"/> for an in-place array allreduce: an even rank below 2·<paramref name="remainder"/>
+    /// sends its array to its odd neighbour, which combines it in. Gives the rank's place among the power of two
+    /// that go on, or -1 for a rank that waits for the result (<see cref="FoldOut"/>).
     /// </summary>
-    public static T[] AllreduceByBlocks<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op)
+    private static int FoldIn<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op, int remainder, int tag, ref T[] theirs)
     {
         int rank = comm.Rank;
-        var (powerOfTwo, remainder) = Fold(comm.Size);
-        var result = (T[])values.Clone();
-
-        int folded = rank - remainder;
-        if (rank < 2 * remainder)
+        if (rank >= 2 * remainder) return rank - remainder;
+        if (rank % 2 == 0)
         {
-            if (rank % 2 == 0)
-            {
-                Send(comm, result, rank + 1, BlockAllreduceTag);
-                folded = -1;
-            }
-            else
-            {
-                Combine(result, 0, result.Length, Receive<T[]>(comm, rank - 1, BlockAllreduceTag), op);
-                folded = rank / 2;
-            }
+            Send(comm, result, rank + 1, tag);
+            return -1;
         }
+        CheckCount(ReceiveInto(comm, rank - 1, tag, ref theirs), result.Length, result.Length);
+        Elementwise.Combine(theirs.AsSpan(0, result.Length), result, result, op, Operation<T>.KindOf(op));
+        return rank / 2;
+    }
 
-        if (folded >= 0)
-        {
-            // Block b is elements [start(b), start(b + 1)); this rank holds blocks [low, high) reduced over its subcube.
-            int Start(int block) => (int)((long)result.Length * block / powerOfTwo);
-            int RankOf(int foldedRank) => foldedRank < remainder ? foldedRank * 2 + 1 : foldedRank + remainder;
-            int low = 0, high = powerOfTwo;
-            for (int mask = powerOfTwo / 2; mask > 0; mask /= 2)
-            {
-                int middle = (low + high) / 2;
-                bool keepLower = (folded & mask) == 0;
-                var (keepFrom, keepTo, giveFrom, giveTo) = keepLower ? (low, middle, middle, high) : (middle, high, low, middle);
-                var theirs = Exchange(comm, result[Start(giveFrom)..Start(giveTo)], RankOf(folded ^ mask), RankOf(folded ^ mask), BlockAllreduceTag);
-                Combine(result, Start(keepFrom), Start(keepTo) - Start(keepFrom), theirs, op);
-                (low, high) = (keepFrom, keepTo);
-            }
-            for (int mask = 1; mask < powerOfTwo; mask *= 2)
-            {
-                int width = high - low;
-                var (otherFrom, otherTo) = (folded & mask) == 0 ? (high, high + width) : (low - width, low);
-                var theirs = Exchange(comm, result[Start(low)..Start(high)], RankOf(folded ^ mask), RankOf(folded ^ mask), BlockAllreduceTag);
-                CheckLength(theirs, Start(otherTo) - Start(otherFrom), result.Length);
-                theirs.CopyTo(result, Start(otherFrom));
-                (low, high) = (Math.Min(low, otherFrom), Math.Max(high, otherTo));
-            }
-        }
+    /// <summary>Hands the result back to the ranks that <see cref="FoldIn"/> left waiting.</summary>
+    private static void FoldOut<T>(Intracommunicator comm, ref T[] result, int remainder, int tag)
+    {
+        int rank = comm.Rank;
+        if (rank >= 2 * remainder) return;
+        if (rank % 2 == 1) Send(comm, result, rank - 1, tag);
+        else CheckCount(ReceiveInto(comm, rank + 1, tag, ref result), result.Length, result.Length);
+    }
 
-        if (rank < 2 * remainder)
-        {
-            if (rank % 2 == 1) Send(comm, result, rank - 1, BlockAllreduceTag);
-            else result = Receive<T[]>(comm, rank + 1, BlockAllreduceTag);
-        }
-        return result;
+    /// <summary>The rank of the <paramref name="folded"/>-th of the power of two that remain after <see cref="FoldIn"/>.</summary>
+    private static int Unfolded(int folded, int remainder) => folded < remainder ? folded * 2 + 1 : folded + remainder;
+
+    /// <summary>
+    /// Sends elements [<paramref name="from"/>, <paramref name="to"/>) of <paramref name="array"/> (all of it, or part
+    /// of one of a raw type) to
+    /// <paramref name="partner"/> and receives the partner's elements into <paramref name="into"/> (by the link
+    /// itself, for a large array), at once; gives how many arrived. The send completes before this returns, so the
+    /// caller may then overwrite what it sent.
+    /// </summary>
+    private static int ExchangeInto<T>(Intracommunicator comm, T[] array, int from, int to, int partner, int tag, ref T[] into)
+    {
+        var receive = comm.PostReceive(partner, tag, comm.CollectiveContext, into: ReceiveTarget.Of(into));
+        var send = from == 0 && to == array.Length
+            ? comm.StartSend(array, partner, tag, comm.CollectiveContext, synchronous: false) // any element type
+            : comm.StartSend(array, from, to - from, partner, tag, comm.CollectiveContext);
+        int count = comm.DecodeInto(comm.Complete(receive), comm.CollectiveContext, ref into);
+        comm.Complete(send);
+        return count;
+    }
+
+    private static int ReceiveInto<T>(Intracommunicator comm, int source, int tag, ref T[] into) =>
+        comm.DecodeInto(comm.ReceiveMessage(source, tag, comm.CollectiveContext, into: ReceiveTarget.Of(into)), comm.CollectiveContext, ref into);
+
+    /// <summary>A peer's part of an array as long as this rank's has the length this rank's part has.</summary>
+    private static void CheckCount(int count, int expected, int arrayLength)
+    {
+        if (count != expected)
+            throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths: this rank's has {arrayLength} elements; a peer sent {count} where {expected} were due.");
     }
 
     /// <summary>
@@ -435,21 +450,6 @@ internal static class CollectiveAlgorithms
             block.CopyTo(result, receiveOffsets[source]);
         }
         return result;
-    }
-
-    /// <summary>Folds <paramref name="theirs"/>, a peer's <paramref name="length"/> elements from <paramref name="offset"/> on, into <paramref name="result"/>.</summary>
-    private static void Combine<T>(T[] result, int offset, int length, T[] theirs, ReductionOperation<T> op)
-    {
-        CheckLength(theirs, length, result.Length);
-        var mine = result.AsSpan(offset, length);
-        Elementwise.Combine<T>(mine, theirs, mine, op, Operation<T>.KindOf(op));
-    }
-
-    /// <summary>A peer's block of an array as long as this rank's has the length this rank's block has.</summary>
-    private static void CheckLength<T>(T[] theirs, int length, int arrayLength)
-    {
-        if (theirs.Length != length)
-            throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths: this rank's has {arrayLength} elements, a peer's block has {theirs.Length} where {length} were due.");
     }
 
     private static int[] Offsets(int[] counts)
