@@ -37,12 +37,16 @@ TLS_PATH = ("TLS beside h2c: two rank processes on an address beyond loopback (a
 # the scale for the row above.
 NATIVE_TLS_PATH = ("For scale, OpenSSL's own TLS beside plain TCP loopback (bench/native/tls_pingpong.py, no MPI)",
                    "tls-native", "tcp-native", [])
+# .NET's SslStream against plain sockets, two threads over TCP loopback, no MPI, at every size: what PMPI's rank
+# streams pay for TLS before PMPI adds anything.
+DOTNET_TLS_PATH = ("For scale, .NET's own TLS beside plain sockets: SslStream, two threads over TCP loopback (`Pmpi.Bench tlsfloor`, no MPI)",
+                   "tls-dotnet", "tcp-dotnet", [])
 COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
 LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60
 
 LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI shared memory", "network": "PMPI gRPC",
           "tls": "PMPI two processes, TLS"}
-PAIR_NAMES = {"h2c": ("TLS", "h2c"), "tcp-native": ("OpenSSL TLS", "TCP")}   # (ours, theirs) where not PMPI/Open MPI
+PAIR_NAMES = {"h2c": ("TLS", "h2c"), "tcp-native": ("OpenSSL TLS", "TCP"), "tcp-dotnet": ("SslStream", "socket")}   # (ours, theirs) where not PMPI/Open MPI
 
 
 def size_label(n):
@@ -140,7 +144,7 @@ class Report:
                     per_size[size].append(t)
             for size, times in per_size.items():
                 self.medians[kind, size] = statistics.median(times)
-        for title, pmpi, ref, goals in PINGPONG_PATHS + [TLS_PATH, NATIVE_TLS_PATH]:
+        for title, pmpi, ref, goals in PINGPONG_PATHS + [TLS_PATH, NATIVE_TLS_PATH, DOTNET_TLS_PATH]:
             pairs = self.paired(f"pingpong-{pmpi}", f"pingpong-{ref}", (int,))
             if not pairs:
                 continue

@@ -11,7 +11,7 @@
 #   TLS        (as root, with iproute2) the same two processes with their ranks on an address beyond loopback, so
 #              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes; and
 #              for scale, OpenSSL's own TLS beside plain TCP (bench/native/tls_pingpong.py): what encryption costs
-#              natively on this machine
+#              natively on this machine; and .NET's, SslStream beside plain sockets at every size (`Pmpi.Bench tlsfloor`)
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
 #              resident memory after init; PMPI's CLI published as deployed (its linux-x64 publish: Native AOT), the
@@ -160,6 +160,8 @@ tls() {
 }
 tcp_native() { run pingpong-tcp-native python3 "$repo/bench/native/tls_pingpong.py" tcp $quick_flag; }
 tls_native() { run pingpong-tls-native python3 "$repo/bench/native/tls_pingpong.py" tls $quick_flag; }
+tcp_dotnet() { run pingpong-tcp-dotnet dotnet "$bench_dll" tlsfloor tcp $quick_flag; }
+tls_dotnet() { run pingpong-tls-dotnet dotnet "$bench_dll" tlsfloor tls $quick_flag; }
 coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag; }
 coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 --jit-warmup $quick_flag --timeout "$child_timeout"; }
 
@@ -180,6 +182,7 @@ for ((round = 1; round <= rounds; round++)); do
   chain inproc sm procs network tcp
   [[ $with_tls -eq 1 ]] && chain h2c tls
   chain tcp_native tls_native
+  chain tcp_dotnet tls_dotnet
   chain coll_ompi coll_pmpi
   for n in $launch_counts; do
     hello_ompi() { run "launch-ompi-$n" "${ompi[@]}" -np "$n" ./hello; }

@@ -7,6 +7,7 @@
 //   hello [--device ...] [--ranks N]                           each rank's resident memory after init, for launch timing
 //   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
 //   baseline                                                   the floor: thread hand-off and memcpy, without PMPI
+//   tlsfloor tcp|tls [--quick]                                 .NET's TLS (SslStream) beside plain sockets, without PMPI
 //   experiments [--repeats N]                                  where the in-process half round trip goes
 //   matching [BenchmarkDotNet arguments]                       the matching engine alone (BenchmarkDotNet)
 using System.CommandLine;
@@ -94,6 +95,14 @@ linkedArray.SetAction(parse =>
 var baseline = new Command("baseline", "Thread hand-off and memory-copy speed without PMPI: the floor under the in-process device.");
 baseline.SetAction(_ => BaselineBenchmark.Run(Console.Out));
 
+var transport = new Argument<string>("transport") { Description = "tcp: plain sockets; tls: SslStream on each end." };
+transport.AcceptOnlyFromAmong("tcp", "tls");
+var tlsFloor = new Command("tlsfloor", "The ping-pong's sizes between two threads over TCP loopback, plain or through SslStream: what .NET's TLS costs here, without PMPI.")
+{
+    transport, quick,
+};
+tlsFloor.SetAction(parse => TlsFloorBenchmark.Run(Console.Out, parse.GetValue(transport) == "tls", parse.GetValue(quick)));
+
 var repeats = new Option<int>("--repeats") { Description = "Runs per experiment; the best is kept.", DefaultValueFactory = _ => 5 };
 var experiments = new Command("experiments", "Breaks the in-process half round trip down: one thread, engine alone, engine ping-pong by wait strategy.")
 {
@@ -113,7 +122,7 @@ matching.SetAction(parse =>
 
 var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh and docs/benchmarks.md).")
 {
-    pingpong, collectives, hello, linkedArray, baseline, experiments, matching,
+    pingpong, collectives, hello, linkedArray, baseline, tlsFloor, experiments, matching,
 };
 return root.Parse(args).Invoke();
 
