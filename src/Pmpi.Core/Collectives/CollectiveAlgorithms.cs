@@ -187,19 +187,19 @@ internal static class CollectiveAlgorithms
         try
         {
             // As in Allreduce: ranks beyond the power of two fold into a partner first and get the result last.
-            int folded = FoldIn(comm, result, op, remainder, AllreduceTag, ref theirs);
+            int folded = FoldIn(comm, result, op, remainder, AllreduceTag, theirs);
             if (folded >= 0)
             {
                 for (int mask = 1; mask < powerOfTwo; mask <<= 1)
                 {
                     int partner = Unfolded(folded ^ mask, remainder);
-                    CheckCount(ExchangeInto(comm, result, 0, result.Length, partner, AllreduceTag, ref theirs), result.Length, result.Length);
+                    CheckCount(ExchangeInto(comm, result, 0, result.Length, partner, AllreduceTag, theirs), result.Length, result.Length);
                     var other = theirs.AsSpan(0, result.Length);
                     if (partner < rank) Elementwise.Combine(other, result, result, op, kind);
                     else Elementwise.Combine(result, other, result, op, kind);
                 }
             }
-            FoldOut(comm, ref result, remainder, AllreduceTag);
+            FoldOut(comm, result, remainder, AllreduceTag);
         }
         finally
         {
@@ -222,7 +222,7 @@ internal static class CollectiveAlgorithms
         var theirs = ArrayPool<T>.Shared.Rent(result.Length);
         try
         {
-            int folded = FoldIn(comm, result, op, remainder, BlockAllreduceTag, ref theirs);
+            int folded = FoldIn(comm, result, op, remainder, BlockAllreduceTag, theirs);
             if (folded >= 0)
             {
                 // Block b is elements [start(b), start(b + 1)); this rank holds blocks [low, high) reduced over its subcube.
@@ -233,7 +233,7 @@ internal static class CollectiveAlgorithms
                     int middle = (low + high) / 2;
                     var (keepFrom, keepTo, giveFrom, giveTo) = (folded & mask) == 0 ? (low, middle, middle, high) : (middle, high, low, middle);
                     int keep = Start(keepTo) - Start(keepFrom);
-                    CheckCount(ExchangeInto(comm, result, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, ref theirs), keep, result.Length);
+                    CheckCount(ExchangeInto(comm, result, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, theirs), keep, result.Length);
                     var mine = result.AsSpan(Start(keepFrom), keep);
                     Elementwise.Combine<T>(mine, theirs.AsSpan(0, keep), mine, op, kind);
                     (low, high) = (keepFrom, keepTo);
@@ -243,12 +243,12 @@ internal static class CollectiveAlgorithms
                     int width = high - low;
                     var (otherFrom, otherTo) = (folded & mask) == 0 ? (high, high + width) : (low - width, low);
                     int other = Start(otherTo) - Start(otherFrom);
-                    CheckCount(ExchangeInto(comm, result, Start(low), Start(high), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, ref theirs), other, result.Length);
+                    CheckCount(ExchangeInto(comm, result, Start(low), Start(high), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, theirs), other, result.Length);
                     theirs.AsSpan(0, other).CopyTo(result.AsSpan(Start(otherFrom)));
                     (low, high) = (Math.Min(low, otherFrom), Math.Max(high, otherTo));
                 }
             }
-            FoldOut(comm, ref result, remainder, BlockAllreduceTag);
+            FoldOut(comm, result, remainder, BlockAllreduceTag);
         }
         finally
         {
@@ -261,7 +261,7 @@ internal static class CollectiveAlgorithms
     /// sends its array to its odd neighbour, which combines it in. Gives the rank's place among the power of two
     /// that go on, or -1 for a rank that waits for the result (<see cref="FoldOut"/>).
     /// </summary>
-    private static int FoldIn<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op, int remainder, int tag, ref T[] theirs)
+    private static int FoldIn<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op, int remainder, int tag, T[] theirs)
     {
         int rank = comm.Rank;
         if (rank >= 2 * remainder) return rank - remainder;
@@ -270,18 +270,18 @@ internal static class CollectiveAlgorithms
             Send(comm, result, rank + 1, tag);
             return -1;
         }
-        CheckCount(ReceiveInto(comm, rank - 1, tag, ref theirs), result.Length, result.Length);
+        CheckCount(ReceiveInto(comm, rank - 1, tag, theirs), result.Length, result.Length);
         Elementwise.Combine(theirs.AsSpan(0, result.Length), result, result, op, Operation<T>.KindOf(op));
         return rank / 2;
     }
 
     /// <summary>Hands the result back to the ranks that <see cref="FoldIn"/> left waiting.</summary>
-    private static void FoldOut<T>(Intracommunicator comm, ref T[] result, int remainder, int tag)
+    private static void FoldOut<T>(Intracommunicator comm, T[] result, int remainder, int tag)
     {
         int rank = comm.Rank;
         if (rank >= 2 * remainder) return;
         if (rank % 2 == 1) Send(comm, result, rank - 1, tag);
-        else CheckCount(ReceiveInto(comm, rank + 1, tag, ref result), result.Length, result.Length);
+        else CheckCount(ReceiveInto(comm, rank + 1, tag, result), result.Length, result.Length);
     }
 
     /// <summary>The rank of the <paramref name="folded"/>-th of the power of two that remain after <see cref="FoldIn"/>.</summary>
@@ -289,12 +289,11 @@ internal static class CollectiveAlgorithms
 
     /// <summary>
     /// Sends elements [<paramref name="from"/>, <paramref name="to"/>) of <paramref name="array"/> (all of it, or part
-    /// of one of a raw type) to
-    /// <paramref name="partner"/> and receives the partner's elements into <paramref name="into"/> (by the link
-    /// itself, for a large array), at once; gives how many arrived. The send completes before this returns, so the
-    /// caller may then overwrite what it sent.
+    /// of one of a raw type) to <paramref name="partner"/> and receives the partner's elements into
+    /// <paramref name="into"/> (by the link itself, for a large array), at once; gives how many arrived. The send
+    /// completes before this returns, so the caller may then overwrite what it sent.
     /// </summary>
-    private static int ExchangeInto<T>(Intracommunicator comm, T[] array, int from, int to, int partner, int tag, ref T[] into)
+    private static int ExchangeInto<T>(Intracommunicator comm, T[] array, int from, int to, int partner, int tag, T[] into)
     {
         var receive = comm.PostReceive(partner, tag, comm.CollectiveContext, into: ReceiveTarget.Of(into));
         var send = from == 0 && to == array.Length
@@ -305,7 +304,7 @@ internal static class CollectiveAlgorithms
         return count;
     }
 
-    private static int ReceiveInto<T>(Intracommunicator comm, int source, int tag, ref T[] into) =>
+    private static int ReceiveInto<T>(Intracommunicator comm, int source, int tag, T[] into) =>
         comm.DecodeInto(comm.ReceiveMessage(source, tag, comm.CollectiveContext, into: ReceiveTarget.Of(into)), comm.CollectiveContext, ref into);
 
     /// <summary>A peer's part of an array as long as this rank's has the length this rank's part has.</summary>
