@@ -13,6 +13,7 @@
 using System.CommandLine;
 using Pmpi;
 using BenchmarkDotNet.Running;
+using Pmpi.Bench;
 using Pmpi.Bench.Baselines;
 using Pmpi.Bench.Collectives;
 using Pmpi.Bench.Experiments;
@@ -30,7 +31,7 @@ var device = new Option<BenchDevice>("--device")
 var counters = new Option<bool>("--counters") { Description = "Also report, from both ranks, context switches, bytes allocated and gen-0 collections per round trip, as # lines (bench/counters.sh)." };
 var jitWarmup = new Option<bool>("--jit-warmup")
 {
-    Description = "Run the whole sweep once untimed first, so the timed sweep measures tiered-up (tier-1, PGO) code, not the JIT's warm-up.",
+    Description = "Run quick sweeps untimed first until one compiles no method on any rank, so the timed sweep measures steady-state (tier-1, PGO) code, not the JIT's warm-up.",
 };
 var timeout = new Option<int>("--timeout") { Description = "Abort the job after this many seconds.", DefaultValueFactory = _ => 600 };
 var quick = new Option<bool>("--quick") { Description = "A tenth of the iterations, as the native mirror's --quick." };
@@ -45,9 +46,8 @@ pingpong.SetAction(parse =>
     bool withCounters = parse.GetValue(counters), warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
     return RunJob(parse, 2, (world, launcher) =>
     {
-        if (world.Rank == 0)
-            Console.Out.WriteLine($"# PMPI {launcher}, 2 ranks{(warmup ? ", after an untimed sweep" : "")}: size\thalf_rtt_us\tMB/s");
-        if (warmup) PingPongBenchmark.Run(world, TextWriter.Null, counters: false, isQuick);
+        int sweeps = warmup ? JitWarmup.Run(() => PingPongBenchmark.Run(world, TextWriter.Null, counters: false, quick: true), MostOverRanks(world)) : 0;
+        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {launcher}, 2 ranks{AfterSweeps(sweeps)}: size\thalf_rtt_us\tMB/s");
         PingPongBenchmark.Run(world, Console.Out, withCounters, isQuick);
     });
 });
@@ -66,7 +66,8 @@ collectives.SetAction(parse =>
     if (parse.GetValue(blockAllreduceFrom) is { } from) Pmpi.Collectives.CollectiveAlgorithms.BlockAllreduceThreshold = from;
     return RunJob(parse, parse.GetValue(ranks), (world, _) =>
     {
-        if (warmup) CollectivesBenchmark.Run(world, TextWriter.Null, isQuick);
+        int sweeps = warmup ? JitWarmup.Run(() => CollectivesBenchmark.Run(world, TextWriter.Null, quick: true), MostOverRanks(world)) : 0;
+        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI, {world.Size} ranks{AfterSweeps(sweeps)}: operation\tsize\tus");
         CollectivesBenchmark.Run(world, Console.Out, isQuick);
     });
 });
@@ -141,3 +142,8 @@ int RunJob(ParseResult parse, int size, Action<Intracommunicator, string> body)
         return 2;
     }
 }
+
+// The largest of the ranks' values: JitWarmup's agreement on whether any rank still compiles.
+static Func<long, long> MostOverRanks(Intracommunicator world) => value => world.Allreduce(value, Operation<long>.Max);
+
+static string AfterSweeps(int sweeps) => sweeps == 0 ? "" : $", after {sweeps} untimed quick sweeps";

@@ -27,8 +27,11 @@ public static class TlsFloorBenchmark
         using (ping)
         using (pong)
         {
-            // An untimed sweep of a tenth first, so that the timed one runs tiered-up code, as `pingpong --jit-warmup`.
-            foreach (int size in PingPongBenchmark.Sizes) RoundTrips(ping, pong, size, PingPongBenchmark.IterationsFor(size, quick: true));
+            // Untimed quick sweeps first, so that the timed one runs steady-state code, as `pingpong --jit-warmup`.
+            JitWarmup.Run(() =>
+            {
+                foreach (int size in PingPongBenchmark.Sizes) RoundTrips(ping, pong, size, PingPongBenchmark.IterationsFor(size, quick: true));
+            }, mostOverRanks: compiling => compiling);
             foreach (int size in PingPongBenchmark.Sizes)
             {
                 int iterations = PingPongBenchmark.IterationsFor(size, quick);
