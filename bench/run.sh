@@ -18,7 +18,7 @@
 #              hello twice: ReadyToRun (`Pmpi.Bench hello`, as a rank usually ships) and Native AOT
 #              (bench/Pmpi.Bench.Hello, the same code, compiled ahead of time as the C hello is)
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
-# and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first run untimed quick sweeps
+# and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
 # until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2) rounds; --quick also runs a tenth of the
 # iterations and N = 1 4 16, and finishes in under 3 minutes once built. --write puts the tables into
 # docs/benchmarks.md between the bench markers and writes the plots beside it. Every child runs under `timeout`.

@@ -31,7 +31,7 @@ var device = new Option<BenchDevice>("--device")
 var counters = new Option<bool>("--counters") { Description = "Also report, from both ranks, context switches, bytes allocated and gen-0 collections per round trip, as # lines (bench/counters.sh)." };
 var jitWarmup = new Option<bool>("--jit-warmup")
 {
-    Description = "Run quick sweeps untimed first until one compiles no method on any rank, so the timed sweep measures steady-state (tier-1, PGO) code, not the JIT's warm-up.",
+    Description = "Repeat the sweep untimed first (the ping-pong's quick one) until the JIT has settled on every rank, so the timed sweep measures steady-state (tier-1, PGO) code, not the JIT's warm-up.",
 };
 var timeout = new Option<int>("--timeout") { Description = "Abort the job after this many seconds.", DefaultValueFactory = _ => 600 };
 var quick = new Option<bool>("--quick") { Description = "A tenth of the iterations, as the native mirror's --quick." };
@@ -66,7 +66,7 @@ collectives.SetAction(parse =>
     if (parse.GetValue(blockAllreduceFrom) is { } from) Pmpi.Collectives.CollectiveAlgorithms.BlockAllreduceThreshold = from;
     return RunJob(parse, parse.GetValue(ranks), (world, _) =>
     {
-        int sweeps = warmup ? JitWarmup.Run(() => CollectivesBenchmark.Run(world, TextWriter.Null, quick: true), MostOverRanks(world)) : 0;
+        int sweeps = warmup ? JitWarmup.Run(() => CollectivesBenchmark.Run(world, TextWriter.Null, isQuick), MostOverRanks(world)) : 0;
         if (world.Rank == 0) Console.Out.WriteLine($"# PMPI, {world.Size} ranks{AfterSweeps(sweeps)}: operation\tsize\tus");
         CollectivesBenchmark.Run(world, Console.Out, isQuick);
     });
@@ -146,4 +146,4 @@ int RunJob(ParseResult parse, int size, Action<Intracommunicator, string> body)
 // The largest of the ranks' values: JitWarmup's agreement on whether any rank still compiles.
 static Func<long, long> MostOverRanks(Intracommunicator world) => value => world.Allreduce(value, Operation<long>.Max);
 
-static string AfterSweeps(int sweeps) => sweeps == 0 ? "" : $", after {sweeps} untimed quick sweeps";
+static string AfterSweeps(int sweeps) => sweeps == 0 ? "" : $", after {sweeps} untimed sweeps";
