@@ -18,8 +18,6 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
 {
     // A partner on another core answers within microseconds.
     private static readonly long SpinTicks = SpinPolicy.Brief.Ticks;
-    // A rank thread that polled this recently is taken to be polling still.
-    private static readonly long PollingTicks = Stopwatch.Frequency / 1_000; // 1 ms
     private static readonly TimeSpan NapSlice = TimeSpan.FromMilliseconds(2);
     private static readonly TimeSpan SleepSlice = TimeSpan.FromMilliseconds(500);
 
@@ -28,7 +26,7 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
     private readonly int* _bellWord = (int*)NativeMemory.AllocZeroed(sizeof(int));
     private readonly Thread _thread;
     private ImmutableArray<SharedMemoryLink> _links = [];
-    private long _lastPolled;
+    private int _polled; // 1 once a rank thread polls, 0 again when the reader looks: no clock read in a poll
     private int _napping;
     private volatile bool _stopping;
 
@@ -51,13 +49,15 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
 
     public void Poll()
     {
-        Volatile.Write(ref _lastPolled, Stopwatch.GetTimestamp());
+        // Read before written: a spinning thread polls millions of times a second, and the reader looks at most
+        // once a nap, so the word's cache line stays with the poller.
+        if (Volatile.Read(ref _polled) == 0) Volatile.Write(ref _polled, 1);
         foreach (var link in _links) link.Poll();
     }
 
     public void Sleeping()
     {
-        Volatile.Write(ref _lastPolled, 0);
+        Volatile.Write(ref _polled, 0);
         // Full fence, paired with the one in Nap: either this side sees the nap, or the nap sees the bell's count.
         Interlocked.Increment(ref *_bellWord);
         if (Volatile.Read(ref _napping) != 0) _bell.Ring(_bellWord);
@@ -93,7 +93,8 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         {
             int rung = Volatile.Read(ref *_bellWord);
             long now = Stopwatch.GetTimestamp();
-            if (now - Volatile.Read(ref _lastPolled) < PollingTicks) Nap(rung);
+            // A rank thread that polled since the last look (at most a nap ago) is taken to be polling still.
+            if (Volatile.Read(ref _polled) == 1 && Interlocked.Exchange(ref _polled, 0) == 1) Nap(rung);
             else if (ReadAny())
             {
                 lastRead = now;
