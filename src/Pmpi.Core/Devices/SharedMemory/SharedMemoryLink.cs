@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using System.Collections.Concurrent;
+using System.Runtime.CompilerServices;
 using System.Text;
 using Pmpi.Matching;
 using Pmpi.Payloads;
@@ -59,6 +60,7 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     /// <summary>What the peer writes for this rank.</summary>
     public ByteRing Incoming => _segment.Incoming;
 
+    [SkipLocalsInit] // the header's kilobyte is written before it is read: not zeroed for every message
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
     {
         bool lend = payload.Bytes.Length >= LendMinimum && _segment.PeerReadsThisRank;
@@ -204,6 +206,7 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     }
 
     /// <summary>Reads one record, waiting for the rest of it as the peer writes it, and acts on it.</summary>
+    [SkipLocalsInit] // as in Send: the header is read into before it is looked at
     private void ReadRecord()
     {
         if (!_peerChecked)
