@@ -43,7 +43,8 @@ internal class Completion
 
     /// <summary>
     /// Waits until completed: spins first, polling <paramref name="engine"/>'s <see cref="MatchingEngine.Progress"/>
-    /// each time round as its <see cref="MatchingEngine.Spin"/> says, then blocks.
+    /// each time round as its <see cref="MatchingEngine.Spin"/> says, then sleeps on those links a while
+    /// (<see cref="IPolledLinks.SleepOn"/>), then blocks.
     /// </summary>
     public void Wait(MatchingEngine? engine = null)
     {
@@ -67,7 +68,7 @@ internal class Completion
             else if (spins < CloseSpins) Thread.SpinWait(1);
             else spinner.SpinOnce(sleep1Threshold: -1);
         }
-        if (IsCompleted) return;
+        if (IsCompleted || progress?.SleepOn(this) == true) return;
         progress?.Sleeping();
         lock (this)
         {

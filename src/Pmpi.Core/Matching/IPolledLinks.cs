@@ -11,4 +11,12 @@ internal interface IPolledLinks
 
     /// <summary>The calling thread stops polling to sleep: whoever else reads the links must not leave them to it.</summary>
     void Sleeping();
+
+    /// <summary>
+    /// Sleeps the calling thread, which waits for <paramref name="completion"/>, on the links themselves for a while,
+    /// reading what arrives, so that a message wakes the one thread that waits for it; whether
+    /// <paramref name="completion"/> completed. If not (or where the links cannot be slept on), the caller says it
+    /// is <see cref="Sleeping"/> and blocks.
+    /// </summary>
+    bool SleepOn(Completion completion);
 }

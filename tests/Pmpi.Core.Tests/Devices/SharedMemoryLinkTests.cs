@@ -228,6 +228,26 @@ public sealed unsafe class SharedMemoryLinkTests
     }
 
     [Fact]
+    public void Reader_SleepOnUntilNothingArrives_GivesUpLeavingTheReceiveToTheReader()
+    {
+        // Arrange: rank 0 waits for a message rank 1 sends only after the waiting thread stopped sleeping on the rings.
+        var (engines, zero, one) = NewPair();
+        using var readerOfZero = Reader(engines[0], zero);
+        using var readerOfOne = Reader(engines[1], one);
+        var receive = engines[0].Post(new Envelope(0, 1, 3));
+
+        // Act
+        bool completed = readerOfZero.SleepOn(receive);
+        readerOfZero.Sleeping();
+        one.Send(new Envelope(0, 1, 3), Payload([9, 8, 7]), synchronous: false);
+
+        // Assert
+        Assert.False(completed);
+        Assert.True(SpinWait.SpinUntil(() => receive.IsCompleted, Timeout), "The reader did not take the rings over.");
+        Assert.Equal([9, 8, 7], receive.Message!.Payload.ToArray());
+    }
+
+    [Fact]
     public void Link_PeerWritesARecordThatIsNotOne_AbortsTheRankNamingBoth()
     {
         // Arrange: rank 0's link, and rank 1's side of the same segment written by hand.

@@ -71,5 +71,11 @@ public sealed class SpinPolicyTests
         }
 
         public void Sleeping() => SleptOnce = true;
+
+        public bool SleepOn(Completion completion)
+        {
+            SleptOnce = true;
+            return false;
+        }
     }
 }

@@ -166,4 +166,11 @@ internal sealed class PolledTogether(IPolledLinks first, IPolledLinks second) : 
         first.Sleeping();
         second.Sleeping();
     }
+
+    /// <summary>Sleeps on the first links (the rings); the second's own threads read them meanwhile.</summary>
+    public bool SleepOn(Completion completion)
+    {
+        second.Sleeping();
+        return first.SleepOn(completion);
+    }
 }

@@ -89,6 +89,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         foreach (var call in _polled) call.PollingStopped();
     }
 
+    /// <summary>A socket's data is its reader thread's to take: a waiting thread does not sleep on it.</summary>
+    public bool SleepOn(Completion completion) => false;
+
     /// <summary>
     /// The peer's side of a stream ended. A broken message, a frame that is not one, or a break between two ranks
     /// that talk through the gateways aborts the rank; a direct stream that breaks between messages only fails the

@@ -12,7 +12,8 @@ namespace Pmpi.Devices.SharedMemory;
 /// (<see cref="IPolledLinks.Poll"/>), the reader stands down: it naps on a bell of its own without saying it sleeps
 /// on the rings, so a peer's send rings no doorbell and wakes no second thread to contend for the rank's core. The
 /// rank thread rings that bell when it stops polling to sleep (<see cref="IPolledLinks.Sleeping"/>); a rank thread
-/// that simply went back to computing is noticed when the nap ends.
+/// that simply went back to computing is noticed when the nap ends. Before that, a waiting rank thread sleeps on the
+/// rings itself for a while (<see cref="SleepOn"/>), and the reader stays down.
 /// </summary>
 internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
 {
@@ -20,10 +21,16 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
     private static readonly long SpinTicks = SpinPolicy.Brief.Ticks;
     private static readonly TimeSpan NapSlice = TimeSpan.FromMilliseconds(2);
     private static readonly TimeSpan SleepSlice = TimeSpan.FromMilliseconds(500);
+    // How long a waiting rank thread sleeps on the rings itself before it hands them to the reader: past the waits
+    // of a busy node (a peer's copy of a large message, a core other ranks hold), short of a wait for a computation.
+    private static readonly long RankSleepTicks = Stopwatch.Frequency / 100; // 10 ms
 
     private readonly MatchingEngine _engine;
     private readonly Doorbell _bell = Doorbell.Local();
     private readonly int* _bellWord = (int*)NativeMemory.AllocZeroed(sizeof(int));
+    private readonly Doorbell _waiterBell = Doorbell.Local(); // rung when an operation a rank thread sleeps on completes
+    private readonly int* _waiterWord = (int*)NativeMemory.AllocZeroed(sizeof(int));
+    private readonly Action _wakeWaiters;
     private readonly Thread _thread;
     private ImmutableArray<SharedMemoryLink> _links = [];
     private int _polled; // 1 once a rank thread polls, 0 again when the reader looks: no clock read in a poll
@@ -34,6 +41,11 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
     {
         _engine = engine;
         _thread = new Thread(Run) { IsBackground = true, Name = "PMPI shared memory" };
+        _wakeWaiters = () =>
+        {
+            Interlocked.Increment(ref *_waiterWord);
+            _waiterBell.Ring(_waiterWord);
+        };
     }
 
     /// <summary>Whether this rank has any same-node peer to read.</summary>
@@ -63,6 +75,28 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         if (Volatile.Read(ref _napping) != 0) _bell.Ring(_bellWord);
     }
 
+    /// <summary>
+    /// Sleeps the waiting rank thread on the incoming rings, and on a bell its operation rings as it completes
+    /// (completed by a network link's thread, an abort, another thread of the rank), for up to
+    /// <see cref="RankSleepTicks"/>; it reads what arrives itself. Meanwhile the reader naps, as it does while the
+    /// thread polls. A message then wakes one thread, where the reader would wake and then wake the rank thread.
+    /// </summary>
+    public bool SleepOn(Completion completion)
+    {
+        if (_links.IsEmpty) return false;
+        completion.OnCompleted(_wakeWaiters);
+        long start = Stopwatch.GetTimestamp();
+        while (!completion.IsCompleted)
+        {
+            long left = RankSleepTicks - (Stopwatch.GetTimestamp() - start);
+            if (left <= 0 || _stopping || _engine.AbortReason is not null) return false;
+            int rung = Volatile.Read(ref *_waiterWord);
+            Poll();
+            if (!completion.IsCompleted) SleepUntilData(_waiterBell, _waiterWord, rung, Stopwatch.GetElapsedTime(0, left));
+        }
+        return true;
+    }
+
     /// <summary>Stops the reader, then unmaps the links (each link's waits end first).</summary>
     public void Dispose()
     {
@@ -74,7 +108,9 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         if (!stopped) return;
         foreach (var link in _links) link.Dispose();
         _bell.Dispose();
+        _waiterBell.Dispose();
         NativeMemory.Free(_bellWord);
+        NativeMemory.Free(_waiterWord);
     }
 
     /// <summary>Wakes the reader from a nap or a sleep, so it looks at its links again.</summary>
@@ -101,7 +137,7 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
                 spinner.Reset();
             }
             else if (now - lastRead < SpinTicks) spinner.SpinOnce(sleep1Threshold: -1);
-            else SleepUntilData(rung);
+            else SleepUntilData(_bell, _bellWord, rung, SleepSlice);
         }
     }
 
@@ -121,19 +157,19 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         Volatile.Write(ref _napping, 0);
     }
 
-    /// <summary>Sleeps on the bell and every incoming ring, said to sleep, until one is rung.</summary>
-    private void SleepUntilData(int rung)
+    /// <summary>Sleeps on <paramref name="bell"/> and every incoming ring, said to sleep, until one is rung or <paramref name="slice"/> passes.</summary>
+    private void SleepUntilData(Doorbell bell, int* word, int rung, TimeSpan slice)
     {
         var links = _links;
         var watches = new Doorbell.Watch[links.Length + 1];
-        watches[0] = new Doorbell.Watch(_bell, _bellWord, rung);
+        watches[0] = new Doorbell.Watch(bell, word, rung);
         for (int i = 0; i < links.Length; i++) watches[i + 1] = links[i].Incoming.SleepUntilData();
         try
         {
             // Looked at again after saying so: a write between the last read and here has rung or changed a signal.
             // Data this reader did not read is another thread's, in the middle of reading it: let that thread run.
             if (links.Any(link => link.Incoming.HasData)) Thread.Yield();
-            else Doorbell.WaitAny(watches, SleepSlice);
+            else Doorbell.WaitAny(watches, slice);
         }
         finally
         {
