@@ -56,19 +56,31 @@ var blockAllreduceFrom = new Option<int?>("--block-allreduce-from")
 {
     Description = "Allreduce arrays of at least this many bytes by blocks (reduce-scatter + allgather), to measure where that pays.",
 };
+var blockBroadcastFrom = new Option<int?>("--block-broadcast-from")
+{
+    Description = "Broadcast arrays of at least this many bytes between nodes by blocks (scatter + ring), to measure where that pays (bench/nodes.sh).",
+};
+var sizes = new Option<int[]>("--sizes")
+{
+    Description = "Message sizes in bytes, instead of the native mirror's.",
+    AllowMultipleArgumentsPerToken = true,
+    DefaultValueFactory = _ => CollectivesBenchmark.Sizes,
+};
 var collectives = new Command("collectives", "Allreduce and Broadcast latency (us) per message size, as bench/native/collectives.c.")
 {
-    device, ranks, jitWarmup, quick, timeout, blockAllreduceFrom,
+    device, ranks, jitWarmup, quick, timeout, blockAllreduceFrom, blockBroadcastFrom, sizes,
 };
 collectives.SetAction(parse =>
 {
     bool warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
     if (parse.GetValue(blockAllreduceFrom) is { } from) Pmpi.Collectives.CollectiveAlgorithms.BlockAllreduceThreshold = from;
+    if (parse.GetValue(blockBroadcastFrom) is { } broadcastFrom) Pmpi.Collectives.CollectiveAlgorithms.BlockBroadcastThreshold = broadcastFrom;
+    int[] sweep = parse.GetValue(sizes)!;
     return RunJob(parse, parse.GetValue(ranks), (world, _) =>
     {
-        int sweeps = warmup ? JitWarmup.Run(() => CollectivesBenchmark.Run(world, TextWriter.Null, isQuick), MostOverRanks(world)) : 0;
+        int sweeps = warmup ? JitWarmup.Run(() => CollectivesBenchmark.Run(world, TextWriter.Null, sweep, isQuick), MostOverRanks(world)) : 0;
         if (world.Rank == 0) Console.Out.WriteLine($"# PMPI, {world.Size} ranks{AfterSweeps(sweeps)}: operation\tsize\tus");
-        CollectivesBenchmark.Run(world, Console.Out, isQuick);
+        CollectivesBenchmark.Run(world, Console.Out, sweep, isQuick);
     });
 });
 

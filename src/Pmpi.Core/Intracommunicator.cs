@@ -16,11 +16,13 @@ public class Intracommunicator : Communicator
     public const int Undefined = -1;
 
     private readonly Lazy<CommunicatorTopology?> _topology;
+    private readonly Lazy<bool> _spansNodes;
 
     internal Intracommunicator(RankRuntime runtime, int context, int[] members, int rank)
         : base(runtime, context, members, rank)
     {
         _topology = new(() => CommunicatorTopology.Of(this, runtime.Device.Places));
+        _spansNodes = new(() => CommunicatorTopology.SpansNodes(this, runtime.Device.Places));
     }
 
     // ---- Synchronisation and data movement ----
@@ -38,7 +40,10 @@ public class Intracommunicator : Communicator
     /// <summary>Makes <paramref name="value"/> on every rank equal the root's (MPI_Bcast; binomial tree, by node and domain when the communicator spans several).</summary>
     public void Broadcast<T>(ref T value, int root) => value = BroadcastValue(value, Checked(root));
 
-    /// <summary>Broadcasts an array; a non-root array of the root's length is filled in place, otherwise replaced.</summary>
+    /// <summary>
+    /// Broadcasts an array; a non-root array of the root's length is filled in place, otherwise replaced. A large
+    /// array of a raw type goes between nodes by blocks (scatter, then a ring).
+    /// </summary>
     public void Broadcast<T>(ref T[] values, int root)
     {
         if (Topology is null)
@@ -46,8 +51,9 @@ public class Intracommunicator : Communicator
             values = CollectiveAlgorithms.BroadcastInto(this, values, Checked(root));
             return;
         }
-        var received = BroadcastValue(values, Checked(root));
-        if (Rank != root && values is not null && values.Length == received.Length) received.CopyTo(values, 0);
+        var received = HierarchicalCollectives.Broadcast(this, Topology, values, Checked(root), CollectiveAlgorithms.BroadcastInto);
+        // A rank that the root's array was handed to on its way up to the leaders got it as a new array.
+        if (Rank != root && values is not null && !ReferenceEquals(values, received) && values.Length == received.Length) received.CopyTo(values, 0);
         else values = received;
     }
 
@@ -462,8 +468,11 @@ public class Intracommunicator : Communicator
     /// <summary>How this communicator's members sit on nodes and domains; null when one level is all there is.</summary>
     internal CommunicatorTopology? Topology => _topology.Value;
 
+    /// <summary>Whether this communicator's members run on more than one node (as far as the rank table says).</summary>
+    internal bool SpansNodes => _spansNodes.Value;
+
     private T BroadcastValue<T>(T value, int root) =>
-        Topology is { } levels ? HierarchicalCollectives.Broadcast(this, levels, value, root) : CollectiveAlgorithms.Broadcast(this, value, root);
+        Topology is { } levels ? HierarchicalCollectives.Broadcast(this, levels, value, root, CollectiveAlgorithms.Broadcast) : CollectiveAlgorithms.Broadcast(this, value, root);
 
     /// <summary>The levels a reduction by <paramref name="op"/> may climb: only a commutative one may be regrouped.</summary>
     private CommunicatorTopology? LevelsFor<T>(ReductionOperation<T> op) => Operation<T>.IsCommutative(op) ? Topology : null;

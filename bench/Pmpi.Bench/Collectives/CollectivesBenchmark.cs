@@ -19,14 +19,14 @@ public static class CollectivesBenchmark
         return quick ? iterations / 10 : iterations;
     }
 
-    /// <summary>The rank body: every rank times each operation and size; rank 0 writes the lines to <paramref name="output"/>.</summary>
-    public static void Run(Intracommunicator world, TextWriter output, bool quick)
+    /// <summary>The rank body: every rank times each operation and size of <paramref name="sizes"/>; rank 0 writes the lines to <paramref name="output"/>.</summary>
+    public static void Run(Intracommunicator world, TextWriter output, int[] sizes, bool quick)
     {
         ArgumentNullException.ThrowIfNull(world);
         ArgumentNullException.ThrowIfNull(output);
         foreach (var (name, isAllreduce) in new[] { ("allreduce", true), ("bcast", false) })
         {
-            foreach (int n in Sizes)
+            foreach (int n in sizes)
             {
                 double seconds = TimeOperation(world, isAllreduce, n, IterationsFor(n, quick));
                 if (world.Rank == 0)

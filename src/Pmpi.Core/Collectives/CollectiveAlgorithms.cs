@@ -14,7 +14,7 @@ internal static class CollectiveAlgorithms
 {
     // One tag per algorithm keeps a mismatched collective call visible as a type or tag error instead of a silent swap.
     internal const int BarrierTag = 1, BroadcastTag = 2, ReduceTag = 3, AllreduceTag = 4, GatherTag = 5, ScatterTag = 6,
-        AllgatherTag = 7, AlltoallTag = 8, ScanTag = 9, BlockAllreduceTag = 10;
+        AllgatherTag = 7, AlltoallTag = 8, ScanTag = 9, BlockAllreduceTag = 10, BlockBroadcastTag = 11;
 
     /// <summary>
     /// From how many bytes an element-wise allreduce of a commutative operation goes by blocks
@@ -22,6 +22,15 @@ internal static class CollectiveAlgorithms
     /// ranks; measured in docs/benchmarks.md (in place, it won at 4 ranks at 1 MB, as it won at 8 ranks from 1 MB).
     /// </summary>
     internal static int BlockAllreduceThreshold = 1024 * 1024;
+
+    /// <summary>
+    /// From how many bytes a broadcast of an array of a raw type goes by blocks (<see cref="BroadcastByBlocks"/>) when
+    /// the communicator spans nodes; measured in docs/benchmarks.md. On one node the binomial tree always won.
+    /// </summary>
+    internal static int BlockBroadcastThreshold = 256 * 1024;
+
+    /// <summary>The fewest ranks for which a broadcast goes by blocks (with two, there is nothing to share out).</summary>
+    internal const int BlockBroadcastRanks = 3;
 
     /// <summary>The fewest ranks for which an allreduce goes by blocks.</summary>
     internal const int BlockAllreduceRanks = 4;
@@ -44,19 +53,103 @@ internal static class CollectiveAlgorithms
 
     /// <summary>
     /// <see cref="Broadcast"/> of an array that a non-root's <paramref name="values"/> takes in place when it has the
-    /// root's length (<see cref="Communicator.DecodeArray"/>), so broadcasts into the callers' own arrays allocate nothing.
+    /// root's length (<see cref="Communicator.DecodeArray"/>), so broadcasts into the callers' own arrays allocate
+    /// nothing. The root chooses the algorithm, as only it knows the length: a large array of a raw type over ranks on
+    /// several nodes goes by blocks (<see cref="BroadcastByBlocks"/>), announced by the tag of the first message each
+    /// rank gets from its parent; anything else by the binomial tree.
     /// </summary>
     public static T[] BroadcastInto<T>(Intracommunicator comm, T[] values, int root)
     {
         int size = comm.Size, relative = Relative(comm.Rank, root, size), reach = Reach(relative, size);
-        if (relative != 0)
+        if (relative == 0)
+        {
+            if (GoesByBlocks(comm, values))
+            {
+                BroadcastByBlocks(comm, values, relative, reach, root);
+                return values;
+            }
+        }
+        else
         {
             // A rank without an array gets a new one, which a large array is read straight into.
-            var message = comm.ReceiveMessage(Absolute(relative - reach, root, size), BroadcastTag, comm.CollectiveContext, returnsNewArray: values is null);
-            values = comm.DecodeArray(message, comm.CollectiveContext, values);
+            int parent = Absolute(relative - reach, root, size);
+            var message = comm.ReceiveMessage(parent, Communicator.AnyTag, comm.CollectiveContext, returnsNewArray: values is null, into: ReceiveTarget.Of(values));
+            switch (message.Envelope.Tag)
+            {
+                case BlockBroadcastTag:
+                    int length = comm.Decode<int>(message, comm.CollectiveContext);
+                    if (values is null || values.Length != length) values = GC.AllocateUninitializedArray<T>(length);
+                    BroadcastByBlocks(comm, values, relative, reach, root);
+                    return values;
+                case BroadcastTag:
+                    values = comm.DecodeArray(message, comm.CollectiveContext, values);
+                    break;
+                default:
+                    message.Release();
+                    throw new MpiException(ErrorClass.InvalidTag, $"Broadcast from root {root}: rank {parent} sent collective message tag {message.Envelope.Tag}, of another collective; every member must call the same collectives in the same order.");
+            }
         }
         SendDown(comm, values, relative, reach, root);
         return values;
+    }
+
+    private static bool GoesByBlocks<T>(Intracommunicator comm, T[]? values) =>
+        values is not null && comm.Size >= BlockBroadcastRanks && values.Length >= comm.Size && comm.SpansNodes
+        && (long)values.Length * Unsafe.SizeOf<T>() >= BlockBroadcastThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
+
+    /// <summary>
+    /// Van de Geijn's broadcast (MPICH's for long messages) of an array of a raw type: cut into one block per rank
+    /// (relative to the root), the blocks are scattered down the binomial tree, each rank receiving its subtree's,
+    /// then passed round a ring until every rank has all. A rank skips in the ring the blocks its right neighbour got
+    /// in the scatter, so about the array crosses each link once and the root sends it once, not once per child;
+    /// the same bytes as the binomial tree in all, spread over every link. Before its subtree's blocks, each child is
+    /// sent the array's length (tagged, so it knows this algorithm was chosen).
+    /// </summary>
+    private static void BroadcastByBlocks<T>(Intracommunicator comm, T[] values, int relative, int reach, int root)
+    {
+        int size = comm.Size;
+        int Start(int block) => (int)((long)values.Length * block / size);
+        // The blocks rank relative gets in the scatter: its subtree's, [relative, relative + its reach).
+        bool Owns(int rank, int block) => block >= rank && block < rank + Reach(rank, size);
+        int subtreeFrom = Start(relative), subtreeLength = Start(Math.Min(relative + reach, size)) - subtreeFrom;
+        var theirs = ArrayPool<T>.Shared.Rent(relative == 0 ? values.Length / size + 1 : Math.Max(subtreeLength, values.Length / size + 1));
+        try
+        {
+            if (relative != 0)
+            {
+                CheckCount(ReceiveInto(comm, Absolute(relative - reach, root, size), BlockBroadcastTag, theirs), subtreeLength, values.Length);
+                theirs.AsSpan(0, subtreeLength).CopyTo(values.AsSpan(subtreeFrom));
+            }
+            for (int mask = reach >> 1; mask > 0; mask >>= 1)
+            {
+                int child = relative + mask;
+                if (child >= size) continue;
+                int dest = Absolute(child, root, size), end = Math.Min(child + mask, size);
+                Send(comm, values.Length, dest, BlockBroadcastTag);
+                comm.Complete(comm.StartSend(values, Start(child), Start(end) - Start(child), dest, BlockBroadcastTag, comm.CollectiveContext));
+            }
+
+            int right = (relative + 1) % size, left = (relative - 1 + size) % size;
+            for (int step = 0; step < size - 1; step++)
+            {
+                int sending = (relative - step + size) % size, receiving = (sending - 1 + size) % size;
+                var receive = Owns(relative, receiving) ? null
+                    : comm.PostReceive(Absolute(left, root, size), BlockBroadcastTag, comm.CollectiveContext, into: ReceiveTarget.Of(theirs));
+                var send = Owns(right, sending) ? null
+                    : comm.StartSend(values, Start(sending), Start(sending + 1) - Start(sending), Absolute(right, root, size), BlockBroadcastTag, comm.CollectiveContext);
+                if (receive is not null)
+                {
+                    int count = Start(receiving + 1) - Start(receiving);
+                    CheckCount(comm.DecodeInto(comm.Complete(receive), comm.CollectiveContext, ref theirs), count, values.Length);
+                    theirs.AsSpan(0, count).CopyTo(values.AsSpan(Start(receiving)));
+                }
+                if (send is not null) comm.Complete(send);
+            }
+        }
+        finally
+        {
+            ArrayPool<T>.Shared.Return(theirs);
+        }
     }
 
     /// <summary>Sends <paramref name="value"/> to this rank's children in the binomial tree, the farthest first.</summary>

@@ -97,6 +97,10 @@ internal sealed class CommunicatorTopology
         return new CommunicatorTopology(comm, [.. nodes.Select(node => Array.IndexOf(nodes, node))], [.. domains.Select(domain => Array.IndexOf(domains, domain))]);
     }
 
+    /// <summary>Whether <paramref name="comm"/>'s members run on more than one node; false where that is not known.</summary>
+    public static bool SpansNodes(Intracommunicator comm, ImmutableArray<RankPlace> places) =>
+        !places.IsDefaultOrEmpty && comm.Members.ToArray().Select(world => (places[world].Domain, places[world].Node)).Distinct().Count() > 1;
+
     /// <summary>
     /// The context of <paramref name="level"/> (0 node, 1 node leaders, 2 domain leaders) of the communicator whose
     /// context is <paramref name="parent"/>: negative, where context agreement never allocates, and distinct for

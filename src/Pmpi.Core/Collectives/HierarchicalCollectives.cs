@@ -13,15 +13,19 @@ internal static class HierarchicalCollectives
     /// <summary>Up to the domain leaders and back: no rank leaves before every rank has come.</summary>
     public static void Barrier(CommunicatorTopology levels) => Allreduce(levels, (byte)0, static (first, _) => first);
 
-    public static T Broadcast<T>(Intracommunicator comm, CommunicatorTopology levels, T value, int root)
+    /// <summary>
+    /// Climbs from the root to its domain's leader, then spreads by <paramref name="broadcast"/> (a flat algorithm:
+    /// <see cref="CollectiveAlgorithms.Broadcast"/>, or for an array <see cref="CollectiveAlgorithms.BroadcastInto"/>)
+    /// among domain leaders, to node leaders, to nodes.
+    /// </summary>
+    public static T Broadcast<T>(Intracommunicator comm, CommunicatorTopology levels, T value, int root, Func<Intracommunicator, T, int, T> broadcast)
     {
-        // The root's value climbs to its domain's leader, then spreads: among domain leaders, to node leaders, to nodes.
         int nodeLeader = levels.NodeLeaderOf(root), domainLeader = levels.DomainLeaderOf(root);
         value = Hand(comm, value, root, nodeLeader, CollectiveAlgorithms.BroadcastTag);
         value = Hand(comm, value, nodeLeader, domainLeader, CollectiveAlgorithms.BroadcastTag);
-        if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Broadcast(domainLeaders, value, levels.DomainIndexOf(root));
-        if (levels.NodeLeaders is { } nodeLeaders) value = CollectiveAlgorithms.Broadcast(nodeLeaders, value, 0);
-        return CollectiveAlgorithms.Broadcast(levels.Node, value, 0);
+        if (levels.DomainLeaders is { } domainLeaders) value = broadcast(domainLeaders, value, levels.DomainIndexOf(root));
+        if (levels.NodeLeaders is { } nodeLeaders) value = broadcast(nodeLeaders, value, 0);
+        return broadcast(levels.Node, value, 0);
     }
 
     public static T Reduce<T>(Intracommunicator comm, CommunicatorTopology levels, T value, ReductionOperation<T> op, int root)
