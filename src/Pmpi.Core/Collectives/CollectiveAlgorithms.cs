@@ -27,7 +27,7 @@ internal static class CollectiveAlgorithms
     /// From how many bytes a broadcast of an array of a raw type goes by blocks (<see cref="BroadcastByBlocks"/>) when
     /// the communicator spans nodes; measured in docs/benchmarks.md. On one node the binomial tree always won.
     /// </summary>
-    internal static int BlockBroadcastThreshold = 256 * 1024;
+    internal static int BlockBroadcastThreshold = 64 * 1024;
 
     /// <summary>The fewest ranks for which a broadcast goes by blocks (with two, there is nothing to share out).</summary>
     internal const int BlockBroadcastRanks = 3;
