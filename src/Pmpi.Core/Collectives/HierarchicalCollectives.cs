@@ -36,22 +36,33 @@ internal static class HierarchicalCollectives
         return comm.Rank == root ? value : default!;
     }
 
+    /// <summary>
+    /// Each node's values combined at its leader; the node leaders of each domain combine theirs by the flat
+    /// allreduce, then the domain leaders theirs across domains, whose result the node leaders of each domain get back
+    /// from theirs; then each node from its leader.
+    /// </summary>
     public static T Allreduce<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
     {
-        value = ReduceToDomainLeaders(levels, value, op);
+        value = CollectiveAlgorithms.Reduce(levels.Node, value, op, 0);
+        if (levels.NodeLeaders is { } nodeLeaders) value = CollectiveAlgorithms.Allreduce(nodeLeaders, value, op);
         if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Allreduce(domainLeaders, value, op);
-        if (levels.NodeLeaders is { } nodeLeaders) value = CollectiveAlgorithms.Broadcast(nodeLeaders, value, 0);
+        if (levels.NodeLeaders is { } leaders && levels.DomainSizes.Length > 1) value = CollectiveAlgorithms.Broadcast(leaders, value, 0);
         return CollectiveAlgorithms.Broadcast(levels.Node, value, 0);
     }
 
-    /// <summary>Element-wise over arrays: the domain leaders' level may go by blocks (<see cref="CollectiveAlgorithms.AllreduceElementwise"/>).</summary>
+    /// <summary>
+    /// <see cref="Allreduce{T}(CommunicatorTopology, T, ReductionOperation{T})"/> element-wise over arrays: among node
+    /// and domain leaders, who are on different nodes, a long array goes by blocks
+    /// (<see cref="CollectiveAlgorithms.AllreduceElementwise"/>) and is broadcast by blocks
+    /// (<see cref="CollectiveAlgorithms.BroadcastInto"/>). A rank's own array is never written.
+    /// </summary>
     public static T[] Allreduce<T>(CommunicatorTopology levels, T[] values, ReductionOperation<T> op)
     {
-        var elementwise = Elementwise.Of(op);
-        values = ReduceToDomainLeaders(levels, values, elementwise);
-        if (levels.DomainLeaders is { } domainLeaders) values = CollectiveAlgorithms.AllreduceElementwise(domainLeaders, values, op, commutative: true);
-        if (levels.NodeLeaders is { } nodeLeaders) values = CollectiveAlgorithms.Broadcast(nodeLeaders, values, 0);
-        return CollectiveAlgorithms.Broadcast(levels.Node, values, 0);
+        var combined = CollectiveAlgorithms.Reduce(levels.Node, values, Elementwise.Of(op), 0); // null but on node leaders
+        if (levels.NodeLeaders is { } nodeLeaders) combined = CollectiveAlgorithms.AllreduceElementwise(nodeLeaders, combined, op, commutative: true);
+        if (levels.DomainLeaders is { } domainLeaders) combined = CollectiveAlgorithms.AllreduceElementwise(domainLeaders, combined, op, commutative: true);
+        if (levels.NodeLeaders is { } leaders && levels.DomainSizes.Length > 1) combined = CollectiveAlgorithms.BroadcastInto(leaders, combined, 0);
+        return CollectiveAlgorithms.BroadcastInto(levels.Node, combined, 0);
     }
 
     /// <summary>Every rank's value in rank order at <paramref name="root"/>, null elsewhere: gathered node by node, then domain by domain.</summary>

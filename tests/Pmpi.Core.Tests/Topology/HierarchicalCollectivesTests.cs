@@ -1,3 +1,4 @@
+using Pmpi.Collectives;
 using Pmpi.Devices.InProcess;
 using Pmpi.Tests.Collectives;
 
@@ -63,6 +64,31 @@ public sealed class HierarchicalCollectivesTests
             Assert.Equal(rank == root ? Enumerable.Range(0, size).Select(i => $"r{i}").ToArray() : null, r.gathered);
             Assert.Equal(values, r.allgathered);
         }
+    }
+
+    [Theory]
+    [InlineData("4 nodes of 2 ranks, one domain", new[] { "n1", "n2", "n3", "n4", "n1", "n2", "n3", "n4" }, new[] { "", "", "", "", "", "", "", "" })]
+    [InlineData("2 domains of 2 nodes of 2 ranks", new[] { "a1", "a1", "a2", "a2", "b1", "b1", "b2", "b2" }, new[] { "a", "a", "a", "a", "b", "b", "b", "b" })]
+    [InlineData("5 nodes, one of 2 ranks", new[] { "n1", "n2", "n3", "n4", "n5", "n1" }, new[] { "d", "d", "d", "d", "d", "d" })]
+    public void Allreduce_LongArraysAcrossNodes_EveryRankGetsTheSumAndKeepsItsInput(string what, string[] nodes, string[] domains)
+    {
+        // Arrange: past the by-blocks threshold, so node and domain leaders go by blocks; sums of small integers are exact in any grouping.
+        int length = CollectiveAlgorithms.BlockAllreduceThreshold / sizeof(double) + 5;
+        double[] Input(int rank) => [.. Enumerable.Range(0, length).Select(i => (double)(rank * 3 + i % 1000))];
+
+        // Act
+        var results = Run([.. nodes.Zip(domains)], world =>
+        {
+            var input = Input(world.Rank);
+            var sum = world.Allreduce(input, Operation<double>.Add);
+            return (Sum: sum, InputKept: input.SequenceEqual(Input(world.Rank)));
+        });
+
+        // Assert
+        var inputs = Enumerable.Range(0, nodes.Length).Select(Input).ToArray();
+        var expected = Enumerable.Range(0, length).Select(i => inputs.Sum(input => input[i])).ToArray();
+        Assert.All(results, r => Assert.Equal(expected, r.Sum));
+        Assert.All(results, r => Assert.True(r.InputKept, what));
     }
 
     [Fact]
