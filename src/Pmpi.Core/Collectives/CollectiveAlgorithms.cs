@@ -260,11 +260,14 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static void AllreduceInPlace<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op, bool commutative)
     {
-        bool byBlocks = commutative && comm.Size >= BlockAllreduceRanks && result.Length >= comm.Size
-            && (long)result.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
-        if (byBlocks) AllreduceByBlocks(comm, result, op);
+        if (AllreduceGoesByBlocks(comm, result, commutative)) AllreduceByBlocks(comm, result, op);
         else AllreduceByDoubling(comm, result, op);
     }
+
+    /// <summary>Whether <see cref="AllreduceInPlace"/> combines <paramref name="values"/> by blocks.</summary>
+    public static bool AllreduceGoesByBlocks<T>(Intracommunicator comm, T[] values, bool commutative) =>
+        commutative && comm.Size >= BlockAllreduceRanks && values.Length >= comm.Size
+        && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
 
     /// <summary>
     /// <see cref="Allreduce"/>'s recursive doubling on an array, element by element and in place. A partner's partial

@@ -36,32 +36,36 @@ internal static class HierarchicalCollectives
         return comm.Rank == root ? value : default!;
     }
 
-    /// <summary>
-    /// Each node's values combined at its leader; the node leaders of each domain combine theirs by the flat
-    /// allreduce, then the domain leaders theirs across domains, whose result the node leaders of each domain get back
-    /// from theirs; then each node from its leader.
-    /// </summary>
     public static T Allreduce<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
     {
-        value = CollectiveAlgorithms.Reduce(levels.Node, value, op, 0);
-        if (levels.NodeLeaders is { } nodeLeaders) value = CollectiveAlgorithms.Allreduce(nodeLeaders, value, op);
+        value = ReduceToDomainLeaders(levels, value, op);
         if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Allreduce(domainLeaders, value, op);
-        if (levels.NodeLeaders is { } leaders && levels.DomainSizes.Length > 1) value = CollectiveAlgorithms.Broadcast(leaders, value, 0);
+        if (levels.NodeLeaders is { } nodeLeaders) value = CollectiveAlgorithms.Broadcast(nodeLeaders, value, 0);
         return CollectiveAlgorithms.Broadcast(levels.Node, value, 0);
     }
 
     /// <summary>
-    /// <see cref="Allreduce{T}(CommunicatorTopology, T, ReductionOperation{T})"/> element-wise over arrays: among node
-    /// and domain leaders, who are on different nodes, a long array goes by blocks
-    /// (<see cref="CollectiveAlgorithms.AllreduceElementwise"/>) and is broadcast by blocks
-    /// (<see cref="CollectiveAlgorithms.BroadcastInto"/>). A rank's own array is never written.
+    /// Element-wise over arrays. A long array, one the node leaders would allreduce by blocks
+    /// (<see cref="CollectiveAlgorithms.AllreduceGoesByBlocks"/>), they allreduce so among themselves, which sends
+    /// each link about twice the array; a shorter one they reduce to their domain's leader and get back by broadcast,
+    /// which measured faster (docs/benchmarks.md). The domain leaders' level may go by blocks too. A rank's own array
+    /// is never written.
     /// </summary>
     public static T[] Allreduce<T>(CommunicatorTopology levels, T[] values, ReductionOperation<T> op)
     {
-        var combined = CollectiveAlgorithms.Reduce(levels.Node, values, Elementwise.Of(op), 0); // null but on node leaders
-        if (levels.NodeLeaders is { } nodeLeaders) combined = CollectiveAlgorithms.AllreduceElementwise(nodeLeaders, combined, op, commutative: true);
+        var elementwise = Elementwise.Of(op);
+        var combined = CollectiveAlgorithms.Reduce(levels.Node, values, elementwise, 0); // null but on node leaders
+        var nodeLeaders = levels.NodeLeaders;
+        bool leadersByBlocks = nodeLeaders is not null && CollectiveAlgorithms.AllreduceGoesByBlocks(nodeLeaders, combined, commutative: true);
+        if (nodeLeaders is not null)
+        {
+            combined = leadersByBlocks
+                ? CollectiveAlgorithms.AllreduceElementwise(nodeLeaders, combined, op, commutative: true)
+                : CollectiveAlgorithms.Reduce(nodeLeaders, combined, elementwise, 0);
+        }
         if (levels.DomainLeaders is { } domainLeaders) combined = CollectiveAlgorithms.AllreduceElementwise(domainLeaders, combined, op, commutative: true);
-        if (levels.NodeLeaders is { } leaders && levels.DomainSizes.Length > 1) combined = CollectiveAlgorithms.BroadcastInto(leaders, combined, 0);
+        // The node leaders that did not take part in the last level get its result from their domain's leader.
+        if (nodeLeaders is not null && (!leadersByBlocks || levels.DomainSizes.Length > 1)) combined = CollectiveAlgorithms.BroadcastInto(nodeLeaders, combined, 0);
         return CollectiveAlgorithms.BroadcastInto(levels.Node, combined, 0);
     }
 
