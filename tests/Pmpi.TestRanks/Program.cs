@@ -24,6 +24,12 @@ if (scenario == "late" && isTarget)
     // Registers only after the given seconds: longer than the job's registration timeout.
     Thread.Sleep(TimeSpan.FromSeconds(Int(args[2])));
 }
+if (scenario == "linger")
+{
+    // A rank's grandchild on Windows (scenario "grandchild"), which only the rank's job object ends.
+    Thread.Sleep(TimeSpan.FromMinutes(5));
+    return;
+}
 if (scenario == "constructor")
 {
     ConstructorForm(ref args);
@@ -364,6 +370,13 @@ static void LongLine(int megabytes)
 // output pipes open, as a daemon started carelessly would.
 static void Grandchild(string pidFile)
 {
+    if (OperatingSystem.IsWindows())
+    {
+        // This program again, lingering: it inherits the rank's job object, as any process the rank starts.
+        using var lingering = System.Diagnostics.Process.Start(System.Environment.ProcessPath!, ["linger"]);
+        Console.WriteLine($"grandchild pid={lingering.Id}");
+        return;
+    }
     using var child = System.Diagnostics.Process.Start("/bin/sh", ["-c", $"setsid sh -c 'echo $$ > \"{pidFile}\"; exec sleep 300' &"]);
     var deadline = DateTime.UtcNow.AddSeconds(30);
     while (!File.Exists(pidFile) || File.ReadAllText(pidFile).Trim().Length == 0)

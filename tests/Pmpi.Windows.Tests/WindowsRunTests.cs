@@ -1,0 +1,78 @@
+using System.Diagnostics;
+
+namespace Pmpi.Windows.Tests;
+
+/// <summary>
+/// `pmpi run` of the Windows build on its embedded agent, under Wine: rank processes on one node talk through shared
+/// memory (mappings and event handles) or, when asked, through network links; a failing rank ends the job fast,
+/// naming it; and the job objects end every process a job started when `pmpi` itself is killed.
+/// </summary>
+public sealed class WindowsRunTests(WindowsBuild windows) : IClassFixture<WindowsBuild>
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(90);
+    private static readonly TimeSpan AbortRequirement = TimeSpan.FromSeconds(5);
+    private static readonly TimeSpan LoadAllowance = TimeSpan.FromSeconds(3);
+
+    [WineFact]
+    public Task Run_OverSharedMemory_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("shared", "shared memory");
+
+    [WineFact]
+    public Task Run_OverNetworkLinks_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("network", "direct");
+
+    [WineFact]
+    public async Task Run_RankThrows_JobEndsWithItsCodeNamingItAndNoRankSurvives()
+    {
+        // Act
+        await using var run = windows.Start("run", "--oversubscribe", "-n", "4", windows.TestRanks, "throw", "2");
+        await run.WaitForLineAsync(line => line == "[2] failing now", Timeout, "rank 2's last line");
+        var sinceFailure = Stopwatch.StartNew();
+        int code = await run.WaitForExitAsync(Timeout);
+        sinceFailure.Stop();
+
+        // Assert
+        Assert.True(code == 1, $"pmpi run exited with {code}, expected 1.\n{run.Transcript}");
+        Assert.Contains(run.Stderr, line => line.Contains("rank 2 failed (exit code 1)", StringComparison.Ordinal));
+        Assert.True(sinceFailure.Elapsed < AbortRequirement + LoadAllowance, $"The job took {sinceFailure.Elapsed.TotalSeconds:F1} s to end after rank 2 failed.\n{run.Transcript}");
+        Assert.Empty(windows.RankProcesses("throw"));
+    }
+
+    [WineFact]
+    public async Task Run_PmpiKilled_ItsRanksAndAProcessARankStartedEnd()
+    {
+        // Arrange: the rank starts a process of its own (this program again, lingering for minutes).
+        await using var run = windows.Start("run", "-n", "1", windows.TestRanks, "grandchild", "unused");
+        await run.WaitForLineAsync(line => line.StartsWith("[0] grandchild pid=", StringComparison.Ordinal), Timeout, "the grandchild's pid");
+        Assert.Single(windows.RankProcesses("grandchild"));
+        Assert.Single(windows.RankProcesses("linger"));
+
+        // Act: pmpi (the embedded agent) dies; the job objects it held close.
+        var (killed, transcript) = await ChildProcess.RunAsync("kill", ["-TERM", $"{run.Id}"], Timeout);
+        Assert.True(killed == 0, transcript);
+        await run.WaitForExitAsync(Timeout);
+        var clock = Stopwatch.StartNew();
+        while ((windows.RankProcesses("grandchild").Count > 0 || windows.RankProcesses("linger").Count > 0) && clock.Elapsed < TimeSpan.FromSeconds(10))
+            await Task.Delay(100);
+
+        // Assert
+        Assert.Empty(windows.RankProcesses("grandchild"));
+        Assert.Empty(windows.RankProcesses("linger"));
+    }
+
+    /// <summary>Four ranks on one node: a ring, Ssend both ways, a 4 MB message and collectives, over the given links.</summary>
+    private async Task RunDomainsScenario(string links, string route)
+    {
+        // Act
+        await using var routes = windows.Start("run", "--show-routes", "--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
+        int routesCode = await routes.WaitForExitAsync(Timeout);
+        await using var run = windows.Start("run", "--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
+        int code = await run.WaitForExitAsync(Timeout);
+
+        // Assert: every pair of distinct ranks on the route asked for, and the scenario's checks passed.
+        Assert.True(routesCode == 0, routes.Transcript);
+        var pairs = routes.Stdout.Where(line => line.Contains(" -> ", StringComparison.Ordinal) && !line.EndsWith(": self", StringComparison.Ordinal)).ToList();
+        Assert.Equal(12, pairs.Count);
+        Assert.All(pairs, line => Assert.EndsWith($": {route}", line, StringComparison.Ordinal));
+        Assert.True(code == 0, $"pmpi run --links {links} exited with {code}.\n{run.Transcript}");
+        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
+    }
+}
