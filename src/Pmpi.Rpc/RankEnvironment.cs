@@ -66,4 +66,10 @@ public static class RankEnvironment
     /// heartbeat pipe when it has joined its job: its registration, which the agent reports to the master.
     /// </summary>
     public const byte JoinedBeat = 2;
+
+    /// <summary>
+    /// What the runtime writes once on the heartbeat pipe when the rank finalized PMPI (MPI_Finalize): a rank that
+    /// joined its job and then ends without it, even with exit code 0, leaves its peers waiting, so the job fails.
+    /// </summary>
+    public const byte FinalizedBeat = 3;
 }

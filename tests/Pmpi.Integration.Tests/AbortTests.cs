@@ -56,4 +56,33 @@ public sealed class AbortTests
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
         }
     }
+
+    [Fact]
+    public async Task Run_RankExitsWithCode0WithoutFinalizing_JobFailsAtOnceNamingIt()
+    {
+        // Arrange: rank 1 ends its process with code 0 mid-run while the others wait for a message from anyone.
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "exit", "1", "0"]);
+        List<RankHello> hellos = [];
+        try
+        {
+            // Act
+            await run.WaitForLineAsync(line => line == "[1] failing now", PmpiCli.Timeout, "rank 1's last line");
+            var sinceExit = Stopwatch.StartNew();
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+            sinceExit.Stop();
+            hellos = RankHello.All(run.Stdout);
+
+            // Assert: a rank that joined and left without MPI_Finalize fails the job, as a non-zero exit would.
+            Assert.True(code == 1, $"pmpi run exited with {code}, expected 1.\n{run.Transcript}");
+            Assert.True(run.Stderr.Any(line => line.Contains("rank 1 failed (exit code 1): its process exited with code 0", StringComparison.Ordinal)
+                && line.Contains("without finalizing PMPI", StringComparison.Ordinal)), $"pmpi run did not say that rank 1 left without finalizing.\n{run.Transcript}");
+            Assert.True(sinceExit.Elapsed < AbortRequirement + LoadAllowance, $"The job took {sinceExit.Elapsed.TotalSeconds:F2} s to end after rank 1 exited.\n{run.Transcript}");
+            Assert.Empty(RankProcesses.Survivors(hellos[0].JobId, hellos.Select(h => h.ProcessId)));
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
 }

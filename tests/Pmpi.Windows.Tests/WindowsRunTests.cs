@@ -4,8 +4,8 @@ namespace Pmpi.Windows.Tests;
 
 /// <summary>
 /// `pmpi run` of the Windows build on its embedded agent, under Wine: rank processes on one node talk through shared
-/// memory (mappings and event handles) or, when asked, through network links; a failing rank ends the job fast,
-/// naming it; and the job objects end every process a job started when `pmpi` itself is killed.
+/// memory (mappings and event handles) or, when asked, through network links; a failing or killed rank ends the job
+/// fast, naming it; and the job objects end every process a job started when `pmpi` itself is killed.
 /// </summary>
 public sealed class WindowsRunTests(WindowsBuild windows) : IClassFixture<WindowsBuild>
 {
@@ -23,7 +23,7 @@ public sealed class WindowsRunTests(WindowsBuild windows) : IClassFixture<Window
     public async Task Run_RankThrows_JobEndsWithItsCodeNamingItAndNoRankSurvives()
     {
         // Act
-        await using var run = windows.Start("run", "--oversubscribe", "-n", "4", windows.TestRanks, "throw", "2");
+        await using var run = Run("--oversubscribe", "-n", "4", windows.TestRanks, "throw", "2");
         await run.WaitForLineAsync(line => line == "[2] failing now", Timeout, "rank 2's last line");
         var sinceFailure = Stopwatch.StartNew();
         int code = await run.WaitForExitAsync(Timeout);
@@ -31,16 +31,45 @@ public sealed class WindowsRunTests(WindowsBuild windows) : IClassFixture<Window
 
         // Assert
         Assert.True(code == 1, $"pmpi run exited with {code}, expected 1.\n{run.Transcript}");
-        Assert.Contains(run.Stderr, line => line.Contains("rank 2 failed (exit code 1)", StringComparison.Ordinal));
+        Assert.True(run.Stderr.Any(line => line.Contains("rank 2 failed (exit code 1)", StringComparison.Ordinal)), $"pmpi run did not report rank 2 as the failing rank.\n{run.Transcript}");
         Assert.True(sinceFailure.Elapsed < AbortRequirement + LoadAllowance, $"The job took {sinceFailure.Elapsed.TotalSeconds:F1} s to end after rank 2 failed.\n{run.Transcript}");
         Assert.Empty(windows.RankProcesses("throw"));
+    }
+
+    [WineFact]
+    public async Task Run_RankKilledMidMessage_JobEndsWithin5sNamingIt()
+    {
+        // Arrange: rank 0 streams 16 MB messages to rank 1 through their shared memory; their arguments tell them apart.
+        var file = Path.Combine(windows.Root, "stream.xml");
+        await File.WriteAllTextAsync(file, $"""
+            <computation name="stream" xmlns="urn:pmpi:computation:v1">
+              <ranks program="{windows.TestRanks}" args="stream sender"/>
+              <ranks program="{windows.TestRanks}" args="stream receiver"/>
+            </computation>
+            """);
+        await using var run = Run(WindowsBuild.WindowsPath(file));
+        await run.WaitForLineAsync(line => line == "[1] streaming", Timeout, "rank 1 receiving");
+        var receiver = Assert.Single(windows.RankProcesses("stream receiver"));
+
+        // Act: SIGKILL of the Linux process that is rank 1. Wine reports such an end as exit code 0, as if the rank
+        // had returned: the job still fails, because the rank did not finalize PMPI.
+        Process.GetProcessById(receiver).Kill();
+        var clock = Stopwatch.StartNew();
+        int code = await run.WaitForExitAsync(AbortRequirement + LoadAllowance + LoadAllowance);
+        clock.Stop();
+
+        // Assert
+        Assert.True(code != 0, $"pmpi run exited with 0 although rank 1 was killed.\n{run.Transcript}");
+        Assert.True(clock.Elapsed < AbortRequirement + LoadAllowance, $"pmpi run took {clock.Elapsed.TotalSeconds:F1} s to end after rank 1 was killed.\n{run.Transcript}");
+        Assert.True(run.Stderr.Any(line => line.Contains("rank 1 failed", StringComparison.Ordinal)), $"pmpi run did not report rank 1 as the failing rank.\n{run.Transcript}");
+        Assert.Empty(windows.RankProcesses("stream"));
     }
 
     [WineFact]
     public async Task Run_PmpiKilled_ItsRanksAndAProcessARankStartedEnd()
     {
         // Arrange: the rank starts a process of its own (this program again, lingering for minutes).
-        await using var run = windows.Start("run", "-n", "1", windows.TestRanks, "grandchild", "unused");
+        await using var run = Run("-n", "1", windows.TestRanks, "grandchild", "unused");
         await run.WaitForLineAsync(line => line.StartsWith("[0] grandchild pid=", StringComparison.Ordinal), Timeout, "the grandchild's pid");
         Assert.Single(windows.RankProcesses("grandchild"));
         Assert.Single(windows.RankProcesses("linger"));
@@ -58,13 +87,19 @@ public sealed class WindowsRunTests(WindowsBuild windows) : IClassFixture<Window
         Assert.Empty(windows.RankProcesses("linger"));
     }
 
+    /// <summary>
+    /// `pmpi.exe run <paramref name="arguments"/>`. Every Windows call of every Wine process goes through one
+    /// wineserver, so on a loaded machine a process can stall for seconds: heartbeats may be silent for 30 s, not 5.
+    /// </summary>
+    private ChildProcess Run(params string[] arguments) => windows.Start(["run", "--heartbeat-timeout", "30", .. arguments]);
+
     /// <summary>Four ranks on one node: a ring, Ssend both ways, a 4 MB message and collectives, over the given links.</summary>
     private async Task RunDomainsScenario(string links, string route)
     {
         // Act
-        await using var routes = windows.Start("run", "--show-routes", "--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
+        await using var routes = Run("--show-routes", "--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
         int routesCode = await routes.WaitForExitAsync(Timeout);
-        await using var run = windows.Start("run", "--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
+        await using var run = Run("--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
         int code = await run.WaitForExitAsync(Timeout);
 
         // Assert: every pair of distinct ranks on the route asked for, and the scenario's checks passed.

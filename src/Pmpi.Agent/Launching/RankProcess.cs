@@ -65,17 +65,21 @@ public sealed class RankProcess : IDisposable
     private readonly Timer? _heartbeatCheck;
     private readonly TaskCompletionSource<TimeSpan> _unresponsive = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource<bool> _joined = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource _heartbeatEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _lastHeartbeat;
+    private bool _finalized;
 
     private RankProcess(Process process, RankContainment containment, AnonymousPipeServerStream? heartbeat, TimeSpan? heartbeatTimeout, Task stdout, Task stderr)
     {
         _process = process;
         _containment = containment;
         _heartbeat = heartbeat;
+        HasHeartbeat = heartbeat is not null && heartbeatTimeout is not null;
         Exited = WaitForExit(stdout, stderr);
         if (heartbeat is null || heartbeatTimeout is not { } timeout)
         {
             _joined.TrySetResult(false);
+            _heartbeatEnded.TrySetResult();
             return;
         }
         new Thread(() => ListenForHeartbeats(heartbeat)) { IsBackground = true, Name = $"PMPI heartbeat of process {process.Id}" }.Start();
@@ -101,6 +105,15 @@ public sealed class RankProcess : IDisposable
     /// The pipe is read to its end once the rank exits, so a rank that joined is known to have by then.
     /// </summary>
     public Task<bool> Joined => _joined.Task;
+
+    /// <summary>Whether the rank was started with a heartbeat pipe, on which its runtime reports joining and finalizing.</summary>
+    public bool HasHeartbeat { get; }
+
+    /// <summary>
+    /// Whether the rank's runtime reported on its heartbeat pipe that it finalized PMPI; known once <see cref="Exited"/>
+    /// completed (the pipe is read to its end first). Always false for a rank without a heartbeat pipe.
+    /// </summary>
+    public bool Finalized => Volatile.Read(ref _finalized);
 
     /// <summary>
     /// Starts the rank; <paramref name="onOutput"/> receives every line (or piece of a long line) in order per stream,
@@ -249,6 +262,7 @@ public sealed class RankProcess : IDisposable
             {
                 Volatile.Write(ref _lastHeartbeat, Stopwatch.GetTimestamp());
                 if (beats.AsSpan(0, read).Contains(RankEnvironment.JoinedBeat)) _joined.TrySetResult(true);
+                if (beats.AsSpan(0, read).Contains(RankEnvironment.FinalizedBeat)) Volatile.Write(ref _finalized, true);
             }
         }
         catch (Exception e) when (e is IOException or ObjectDisposedException)
@@ -256,6 +270,7 @@ public sealed class RankProcess : IDisposable
             // The rank ended or the process object was disposed: nothing left to listen to.
         }
         _joined.TrySetResult(false);
+        _heartbeatEnded.TrySetResult();
     }
 
     private void CheckHeartbeat(TimeSpan timeout)
@@ -274,7 +289,7 @@ public sealed class RankProcess : IDisposable
         _containment.Kill(_process);
         try
         {
-            await Task.WhenAll(stdout, stderr).WaitAsync(OutputAfterExit).ConfigureAwait(false);
+            await Task.WhenAll(stdout, stderr, _heartbeatEnded.Task).WaitAsync(OutputAfterExit).ConfigureAwait(false);
         }
         catch (TimeoutException)
         {

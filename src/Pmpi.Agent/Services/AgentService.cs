@@ -328,7 +328,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         }
         AgentLog.RankExited(logger, jobId, rank, processId, code);
         // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
-        if (!_stopping) await Send(events, new LaunchEvent { Exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled } }, cancellationToken).ConfigureAwait(false);
+        var exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled };
+        if (process.HasHeartbeat) exited.Finalized = process.Finalized;
+        if (!_stopping) await Send(events, new LaunchEvent { Exited = exited }, cancellationToken).ConfigureAwait(false);
     }
 
     private static RpcException ShuttingDown(LaunchRequest request) =>

@@ -411,6 +411,8 @@ internal sealed class JobRun
                             Fail(exited.Rank, exited.ExitCode, exited.Killed ? "its agent killed it" : $"its process exited with code {exited.ExitCode}{(IsRegistered(exited.Rank) ? "" : " before registering with the master")}");
                         else if (!IsRegistered(exited.Rank))
                             Fail(exited.Rank, 1, $"its process exited with code 0 on {name} before registering with the master (a rank program must call Pmpi.Environment.Run)");
+                        else if (exited.HasFinalized && !exited.Finalized)
+                            Fail(exited.Rank, 1, $"its process exited with code 0 on {name} without finalizing PMPI (Environment.Run returning, or its Environment disposed), so the ranks still running could wait for it forever");
                         await Publish(new JobEvent { Exited = exited }).ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Unresponsive:

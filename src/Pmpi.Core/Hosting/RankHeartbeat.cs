@@ -44,6 +44,9 @@ internal static partial class RankHeartbeat
     /// </summary>
     public static bool ReportJoined() => Write(Rpc.RankEnvironment.JoinedBeat);
 
+    /// <summary>Tells the agent that this rank finalized PMPI, so its exit ends nothing a peer waits for.</summary>
+    public static void ReportFinalized() => Write(Rpc.RankEnvironment.FinalizedBeat);
+
     private static void Beat()
     {
         while (Write(Rpc.RankEnvironment.Beat)) Thread.Sleep(Interval);

@@ -68,6 +68,7 @@ internal sealed class RankSession
         {
             Runtime.World.Barrier();
             foreach (var connected in Runtime.Connected) connected.Barrier();
+            if (IsLaunched) RankHeartbeat.ReportFinalized();
         }
         finally
         {
