@@ -11,6 +11,9 @@ namespace Pmpi.Windows.Tests;
 /// </summary>
 public sealed class WindowsBuild : IAsyncLifetime
 {
+    /// <summary>The test collection that shares one build (publishing takes a minute) and runs its classes one at a time.</summary>
+    public const string Collection = "Windows build under Wine";
+
     private static readonly TimeSpan PublishTimeout = TimeSpan.FromMinutes(10);
     private static readonly string? Wine = new[] { "/usr/bin/wine", "/usr/bin/wine64" }.FirstOrDefault(File.Exists);
 
@@ -109,11 +112,15 @@ public sealed class WindowsBuild : IAsyncLifetime
         Assert.True(code == 0, $"publishing {project} for win-x64 failed (exit {code}):\n{transcript}");
     }
 
-    private static string DotnetHost =>
+    /// <summary>The dotnet host running the tests.</summary>
+    internal static string DotnetHost =>
         System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host && File.Exists(host) ? host
         : System.Environment.ProcessPath is { } current && Path.GetFileNameWithoutExtension(current) == "dotnet" ? current
         : "dotnet";
 }
+
+[CollectionDefinition(WindowsBuild.Collection)]
+public sealed class WindowsBuildCollection : ICollectionFixture<WindowsBuild>;
 
 /// <summary>A fact that runs PMPI's Windows build under Wine; shown as skipped, saying why, where it cannot.</summary>
 public sealed class WineFactAttribute : FactAttribute

@@ -7,7 +7,8 @@ namespace Pmpi.Windows.Tests;
 /// memory (mappings and event handles) or, when asked, through network links; a failing or killed rank ends the job
 /// fast, naming it; and the job objects end every process a job started when `pmpi` itself is killed.
 /// </summary>
-public sealed class WindowsRunTests(WindowsBuild windows) : IClassFixture<WindowsBuild>
+[Collection(WindowsBuild.Collection)]
+public sealed class WindowsRunTests(WindowsBuild windows)
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(90);
     private static readonly TimeSpan AbortRequirement = TimeSpan.FromSeconds(5);

@@ -59,11 +59,17 @@ public sealed record NodeDefinition(string Name, string Agent, string? Domain, i
 /// <summary>A group of ranks running one program: one "app" of an MPMD launch.</summary>
 /// <param name="Index">Position among the computation's groups, from 0; what MPI_COMM_WORLD's MPI_APPNUM attribute holds.</param>
 /// <param name="Program">The program path as written in the file.</param>
-/// <param name="ProgramPath">The program's full path, resolved against the computation file's directory.</param>
+/// <param name="ProgramPath">
+/// The program's full path, resolved against the computation file's directory; as written when it is a path of the
+/// other system, for a node of that system (see computation.xsd).
+/// </param>
 /// <param name="Count">Number of ranks, at least 1.</param>
 /// <param name="Arguments">Command-line arguments, the same for every rank of the group.</param>
 /// <param name="Node">The node every rank of the group is pinned to, or null to let placement choose.</param>
-/// <param name="WorkingDirectory">Full path of the ranks' working directory (group, else computation, else file directory).</param>
+/// <param name="WorkingDirectory">
+/// Full path of the ranks' working directory (group, else computation, else file directory); empty for a program of
+/// the other system without one, which its node's agent runs in the program's directory.
+/// </param>
 /// <param name="Environment">
 /// Effective environment variables: the computation's, overridden by the group's. Sorted by name so launches are
 /// reproducible.

@@ -297,7 +297,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (request.MasterGateway.Length > 0) environment[RankEnvironment.MasterGateway] = request.MasterGateway;
         if (request.NodeLocal) environment[RankEnvironment.NodeLocal] = "1";
         if (request.WorldFirst > 0) environment[RankEnvironment.WorldFirst] = request.WorldFirst.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        var directory = string.IsNullOrEmpty(rank.WorkingDirectory) ? System.Environment.CurrentDirectory : rank.WorkingDirectory;
+        // No directory given (a program named for this node's system by a submitter on another): the program's own.
+        var directory = rank.WorkingDirectory.Length > 0 ? rank.WorkingDirectory
+            : Path.IsPathFullyQualified(rank.Program) ? Path.GetDirectoryName(rank.Program)! : System.Environment.CurrentDirectory;
         return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment) { HeartbeatTimeout = options.HeartbeatTimeout };
     }
 

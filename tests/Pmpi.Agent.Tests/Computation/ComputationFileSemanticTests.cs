@@ -281,6 +281,54 @@ public class ComputationFileSemanticTests
         AssertSingleError(exception, xml, "program=\"bin/missing.dll\"", $"program 'bin/missing.dll' not found (looked for {missing})");
     }
 
+    /// <summary>A full path of the other family of systems than this one: a Windows path here on Linux, and the reverse.</summary>
+    private static readonly string[] ForeignPrograms = OperatingSystem.IsWindows()
+        ? ["/opt/ranks/app"]
+        : [@"C:\ranks\app.exe", "D:/ranks/app.exe", @"\\server\share\app.exe"];
+
+    [Fact]
+    public void Parse_ProgramOfTheOtherSystemPinnedToANode_IsPassedAsWrittenWithNoDirectory()
+    {
+        foreach (var program in ForeignPrograms)
+        {
+            // Arrange: nothing exists on this machine, where such a path means nothing.
+            string xml = $"""
+                <computation name="c" xmlns="urn:pmpi:computation:v1">
+                  <node name="here" agent="a:1" slots="2"/>
+                  <node name="there" agent="b:1" slots="2"/>
+                  <ranks program="{program}" count="2" node="there"/>
+                </computation>
+                """;
+
+            // Act
+            var computation = ComputationFile.Parse(xml, FileName, _ => false);
+
+            // Assert: the node's agent gets the path as written, and runs it in its own directory there.
+            var group = Assert.Single(computation.Ranks);
+            Assert.Equal(program, group.ProgramPath);
+            Assert.Equal("", group.WorkingDirectory);
+        }
+    }
+
+    [Fact]
+    public void Parse_ProgramOfTheOtherSystemNotPinned_PointsAtProgramAndSaysToPinIt()
+    {
+        // Arrange
+        string program = ForeignPrograms[0];
+        string xml = $"""
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="n" agent="a:1" slots="2"/>
+              <ranks program="{program}" count="2"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml, _ => false);
+
+        // Assert
+        AssertSingleError(exception, xml, "program=", $"program '{program}' is a path on {(OperatingSystem.IsWindows() ? "Unix" : "Windows")} nodes, which this machine cannot check or run; pin these ranks to the node that has it with node=\"...\"");
+    }
+
     [Theory]
     [InlineData("0")]
     [InlineData("-3")]

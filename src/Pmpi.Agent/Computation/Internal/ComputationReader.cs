@@ -31,7 +31,7 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
         var nodes = ReadNodes(root, domains);
         var sharedEnvironment = ReadEnvironment(root.Elements(Ns + "env"), ImmutableSortedDictionary<string, string>.Empty);
         bool oversubscribe = root.Attribute("oversubscribe") is { } o && XmlConvert.ToBoolean(o.Value);
-        string workingDirectory = root.Attribute("workdir") is { } w ? Path.GetFullPath(w.Value, baseDirectory) : baseDirectory;
+        string workingDirectory = root.Attribute("workdir") is { } w ? ForeignPath.Resolve(w.Value, baseDirectory) : baseDirectory;
 
         var nodesByName = new Dictionary<string, NodeDefinition>(StringComparer.Ordinal);
         foreach (var node in nodes) nodesByName.TryAdd(node.Name, node);
@@ -151,8 +151,13 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
         int nodeCount)
     {
         var program = element.Attribute("program")!;
-        string programPath = Path.GetFullPath(program.Value, baseDirectory);
-        if (!programExists(programPath))
+        string programPath = ForeignPath.Resolve(program.Value, baseDirectory);
+        bool foreign = ForeignPath.Is(program.Value);
+        if (foreign && element.Attribute("node") is null)
+        {
+            Error(program, $"program '{program.Value}' is a path on {ForeignPath.System} nodes, which this machine cannot check or run; pin these ranks to the node that has it with node=\"...\"");
+        }
+        else if (!foreign && !programExists(programPath))
         {
             Error(program, $"program '{program.Value}' not found (looked for {programPath}); paths are relative to the computation file's directory");
         }
@@ -193,7 +198,8 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
             arguments.Add(arg.Value);
         }
 
-        string workingDirectory = element.Attribute("workdir") is { } w ? Path.GetFullPath(w.Value, baseDirectory) : sharedWorkingDirectory;
+        // A program on a node of the other system runs in its own directory there unless told otherwise (empty: the agent's choice).
+        string workingDirectory = element.Attribute("workdir") is { } w ? ForeignPath.Resolve(w.Value, baseDirectory) : foreign ? "" : sharedWorkingDirectory;
         var environment = ReadEnvironment(element.Elements(Ns + "env"), sharedEnvironment);
 
         return new RanksDefinition(index, program.Value, programPath, count, arguments.ToImmutable(), node, workingDirectory, environment, At(element));
