@@ -5,7 +5,8 @@ namespace Pmpi.Windows.Tests;
 /// <summary>
 /// One computation across a Linux node and a Windows node: a `pmpi agent` of the Linux build and one of the Windows
 /// build under Wine, each running two ranks of its own build of the same program. The computation file names the
-/// Windows program by its Windows path, which the Linux submitter passes to the Windows node as written.
+/// Windows program by its Windows path, which the Linux submitter passes to the Windows node as written. `pmpi nodes`
+/// then describes both.
 /// </summary>
 [Collection(WindowsBuild.Collection)]
 public sealed partial class MixedSystemsTests(WindowsBuild windows)
@@ -35,6 +36,8 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
         int routesCode = await routes.WaitForExitAsync(Timeout);
         await using var run = ChildProcess.Start(WindowsBuild.DotnetHost, [Beside("pmpi.dll"), "run", "--master", linuxAgent, "--insecure", "--heartbeat-timeout", "30", file]);
         int code = await run.WaitForExitAsync(Timeout);
+        await using var nodes = ChildProcess.Start(WindowsBuild.DotnetHost, [Beside("pmpi.dll"), "nodes", "--insecure", linuxAgent, windowsAddress]);
+        int nodesCode = await nodes.WaitForExitAsync(Timeout);
 
         // Assert: shared memory within each node, the network between them; every rank's checks passed, and each
         // node ran its own build (a Windows rank process is a Wine process here).
@@ -45,6 +48,10 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
         Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}\n--- Linux agent ---\n{linux.Transcript}\n--- Windows agent ---\n{windowsAgent.Transcript}");
         Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
         Assert.Equal(4, run.Stdout.Count(line => line.Contains(" hello rank=", StringComparison.Ordinal)));
+        // Each agent describes its own system: the Windows one through the Windows calls of its node information.
+        Assert.True(nodesCode == 0, nodes.Transcript);
+        Assert.Contains(nodes.Stdout, line => line.Contains("Microsoft Windows", StringComparison.Ordinal));
+        Assert.Contains(nodes.Stdout, line => line.Contains(File.ReadLines("/etc/os-release").First(l => l.StartsWith("PRETTY_NAME=", StringComparison.Ordinal))["PRETTY_NAME=".Length..].Trim('"'), StringComparison.Ordinal));
     }
 
     /// <summary>host:port from the agent's "pmpi agent listening on http://host:port/" line.</summary>
