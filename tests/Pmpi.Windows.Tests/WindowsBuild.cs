@@ -65,8 +65,8 @@ public sealed class WindowsBuild : IAsyncLifetime
     public async Task InitializeAsync()
     {
         if (Unavailable() is not null) return;
-        await Publish("CliProject", "pmpi");
-        await Publish("TestRanksProject", "ranks");
+        await PublishAsync("CliProject", "pmpi");
+        await PublishAsync("TestRanksProject", "ranks");
         // The first Wine program creates the prefix (about ten seconds); later ones start at once.
         var (code, transcript) = await ChildProcess.RunAsync(Wine!, [Pmpi, "--version"], PublishTimeout, WineEnvironment);
         Assert.True(code == 0, $"pmpi.exe --version under Wine failed (exit {code}):\n{transcript}");
@@ -102,7 +102,11 @@ public sealed class WindowsBuild : IAsyncLifetime
         ["DISPLAY"] = null,
     };
 
-    private async Task Publish(string projectKey, string directory)
+    /// <summary>
+    /// Publishes the project the test assembly's metadata <paramref name="projectKey"/> names, self-contained for
+    /// win-x64, into <paramref name="directory"/> under <see cref="Root"/>; returns that directory as a Linux path.
+    /// </summary>
+    internal async Task<string> PublishAsync(string projectKey, string directory)
     {
         var project = typeof(WindowsBuild).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == projectKey).Value!;
         // Its own artifacts path, so this build's obj/ never meets the solution's (built for linux-x64) or a concurrent publish.
@@ -110,6 +114,7 @@ public sealed class WindowsBuild : IAsyncLifetime
             ["publish", project, "-c", "Release", "-r", "win-x64", "--self-contained", "-o", Path.Combine(Root, directory),
              "--artifacts-path", Path.Combine(Root, "artifacts"), "-nologo"], PublishTimeout);
         Assert.True(code == 0, $"publishing {project} for win-x64 failed (exit {code}):\n{transcript}");
+        return Path.Combine(Root, directory);
     }
 
     /// <summary>The dotnet host running the tests.</summary>
