@@ -4,8 +4,8 @@ namespace Pmpi.Windows.Tests;
 
 /// <summary>
 /// `pmpi run` of the Windows build on its embedded agent, under Wine: rank processes on one node talk through shared
-/// memory (mappings and event handles) or, when asked, through network links; a failing or killed rank ends the job
-/// fast, naming it; and the job objects end every process a job started when `pmpi` itself is killed.
+/// memory (mappings and event handles) or, when asked, through network links; ranks spawn more; a failing or killed
+/// rank ends the job fast, naming it; and the job objects end every process a job started when `pmpi` itself is killed.
 /// </summary>
 [Collection(WindowsBuild.Collection)]
 public sealed class WindowsRunTests(WindowsBuild windows)
@@ -19,6 +19,21 @@ public sealed class WindowsRunTests(WindowsBuild windows)
 
     [WineFact]
     public Task Run_OverNetworkLinks_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("network", "direct");
+
+    [WineFact]
+    public async Task Run_TwoRanksSpawnThree_ParentsAndChildrenTalkInAMergedWorld()
+    {
+        // Act: the children's program is found beside the parents' (MPI_Comm_spawn).
+        await using var run = Run("--oversubscribe", "-n", "2", windows.TestRanks, "spawn", "3", "Pmpi.TestRanks.exe", "spawned");
+        int code = await run.WaitForExitAsync(Timeout);
+
+        // Assert: each parent got the children's messages meant for it, and all five share a merged world.
+        Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains("[0] spawn rank=0 children=3 got=[0,4] merged=0/5 sum=10 parent=none", run.Stdout);
+        Assert.Contains("[1] spawn rank=1 children=3 got=[1] merged=1/5 sum=10 parent=none", run.Stdout);
+        for (int child = 0; child < 3; child++)
+            Assert.Contains($"[{2 + child}] spawned rank={child} size=3 parents=2 token=1002 sum=3 merged={2 + child}/5 sum=10 same=True disposed=null", run.Stdout);
+    }
 
     [WineFact]
     public async Task Run_RankThrows_JobEndsWithItsCodeNamingItAndNoRankSurvives()
