@@ -72,4 +72,10 @@ public static class RankEnvironment
     /// joined its job and then ends without it, even with exit code 0, leaves its peers waiting, so the job fails.
     /// </summary>
     public const byte FinalizedBeat = 3;
+
+    /// <summary>
+    /// What the runtime writes first on the heartbeat pipe: that it will write <see cref="FinalizedBeat"/>. An agent
+    /// holds a rank to finalizing only then, so a rank program built with an older PMPI, which does not, still runs.
+    /// </summary>
+    public const byte ReportsFinalizeBeat = 4;
 }

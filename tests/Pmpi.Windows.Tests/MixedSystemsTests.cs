@@ -26,7 +26,7 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
         // Act
         await using var routes = Pmpi("run", "--show-routes", file);
         int routesCode = await routes.WaitForExitAsync(Timeout);
-        await using var run = Pmpi("run", "--master", agents.Linux, "--insecure", "--heartbeat-timeout", "30", file);
+        await using var run = Pmpi("run", "--master", agents.Linux, "--insecure", file);
         int code = await run.WaitForExitAsync(Timeout);
         await using var nodes = Pmpi("nodes", "--insecure", agents.Linux, agents.Windows);
         int nodesCode = await nodes.WaitForExitAsync(Timeout);
@@ -59,7 +59,7 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
             """);
 
         // Act
-        await using var run = Pmpi("run", "--master", agents.Linux, "--insecure", "--heartbeat-timeout", "30", file);
+        await using var run = Pmpi("run", "--master", agents.Linux, "--insecure", file);
         int code = await run.WaitForExitAsync(TimeSpan.FromMinutes(3));
 
         // Assert: every worker reported in its language, and the master's check of the product against its own
@@ -114,7 +114,7 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
         {
             var agents = new Agents { WindowsSlots = windowsSlots };
             agents._linux = Pmpi("agent", "--port", "0", "--slots", "2", "--insecure");
-            agents._windows = windows.Start("agent", "--port", "0", "--slots", $"{windowsSlots}", "--insecure", "--heartbeat-timeout", "30");
+            agents._windows = windows.Start("agent", "--port", "0", "--slots", $"{windowsSlots}", "--insecure");
             try
             {
                 agents.Linux = await ListeningAddress(agents._linux);

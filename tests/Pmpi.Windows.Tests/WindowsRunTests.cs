@@ -15,16 +15,41 @@ public sealed class WindowsRunTests(WindowsBuild windows)
     private static readonly TimeSpan LoadAllowance = TimeSpan.FromSeconds(3);
 
     [WineFact]
-    public Task Run_OverSharedMemory_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("shared", "shared memory");
+    public Task Run_EightRanksOverSharedMemory_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("shared", "shared memory", ranks: 8);
 
     [WineFact]
-    public Task Run_OverNetworkLinks_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("network", "direct");
+    public Task Run_FourRanksOverNetworkLinks_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("network", "direct", ranks: 4);
+
+    [WineFact]
+    public async Task Run_EightRanksWaiting_EveryRanksOutputArrivesWhileTheyRun()
+    {
+        // Arrange: eight ranks print a line, then wait for a file before they end.
+        const int ranks = 8;
+        var proceed = Path.Combine(windows.Root, "proceed");
+        await using var run = windows.Start("run", "--oversubscribe", "-n", $"{ranks}", windows.TestRanks, "await", WindowsBuild.WindowsPath(proceed));
+
+        // Act: the ranks print their lines together, after a barrier; all must arrive at once, while the ranks run.
+        // An agent whose output readers each held a thread of its pool (pipes are synchronous handles on Windows)
+        // forwarded them one by one as its pool grew: 7 s for eight ranks on an idle machine, over 20 s on a busy one.
+        await run.WaitForLineAsync(line => line.EndsWith("] waiting", StringComparison.Ordinal), Timeout, "a rank's line");
+        var sinceFirst = Stopwatch.StartNew();
+        for (int rank = 0; rank < ranks; rank++)
+            await run.WaitForLineAsync(line => line == $"[{rank}] waiting", Timeout, $"rank {rank}'s line");
+        sinceFirst.Stop();
+        await File.WriteAllTextAsync(proceed, "");
+        int code = await run.WaitForExitAsync(Timeout);
+
+        // Assert
+        Assert.True(sinceFirst.Elapsed < AbortRequirement, $"The ranks' lines took {sinceFirst.Elapsed.TotalSeconds:F1} s to arrive after the first.\n{run.Transcript}");
+        Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains("[0] allreduce=36 gather=1,2,3,4,5,6,7,8", run.Stdout);
+    }
 
     [WineFact]
     public async Task Run_TwoRanksSpawnThree_ParentsAndChildrenTalkInAMergedWorld()
     {
         // Act: the children's program is found beside the parents' (MPI_Comm_spawn).
-        await using var run = Run("--oversubscribe", "-n", "2", windows.TestRanks, "spawn", "3", "Pmpi.TestRanks.exe", "spawned");
+        await using var run = windows.Start("run", "--oversubscribe", "-n", "2", windows.TestRanks, "spawn", "3", "Pmpi.TestRanks.exe", "spawned");
         int code = await run.WaitForExitAsync(Timeout);
 
         // Assert: each parent got the children's messages meant for it, and all five share a merged world.
@@ -39,7 +64,7 @@ public sealed class WindowsRunTests(WindowsBuild windows)
     public async Task Run_RankThrows_JobEndsWithItsCodeNamingItAndNoRankSurvives()
     {
         // Act
-        await using var run = Run("--oversubscribe", "-n", "4", windows.TestRanks, "throw", "2");
+        await using var run = windows.Start("run", "--oversubscribe", "-n", "4", windows.TestRanks, "throw", "2");
         await run.WaitForLineAsync(line => line == "[2] failing now", Timeout, "rank 2's last line");
         var sinceFailure = Stopwatch.StartNew();
         int code = await run.WaitForExitAsync(Timeout);
@@ -63,7 +88,7 @@ public sealed class WindowsRunTests(WindowsBuild windows)
               <ranks program="{windows.TestRanks}" args="stream receiver"/>
             </computation>
             """);
-        await using var run = Run(WindowsBuild.WindowsPath(file));
+        await using var run = windows.Start("run", WindowsBuild.WindowsPath(file));
         await run.WaitForLineAsync(line => line == "[1] streaming", Timeout, "rank 1 receiving");
         var receiver = Assert.Single(windows.RankProcesses("stream receiver"));
 
@@ -85,7 +110,7 @@ public sealed class WindowsRunTests(WindowsBuild windows)
     public async Task Run_PmpiKilled_ItsRanksAndAProcessARankStartedEnd()
     {
         // Arrange: the rank starts a process of its own (this program again, lingering for minutes).
-        await using var run = Run("-n", "1", windows.TestRanks, "grandchild", "unused");
+        await using var run = windows.Start("run", "-n", "1", windows.TestRanks, "grandchild", "unused");
         await run.WaitForLineAsync(line => line.StartsWith("[0] grandchild pid=", StringComparison.Ordinal), Timeout, "the grandchild's pid");
         Assert.Single(windows.RankProcesses("grandchild"));
         Assert.Single(windows.RankProcesses("linger"));
@@ -103,27 +128,22 @@ public sealed class WindowsRunTests(WindowsBuild windows)
         Assert.Empty(windows.RankProcesses("linger"));
     }
 
-    /// <summary>
-    /// `pmpi.exe run <paramref name="arguments"/>`. Every Windows call of every Wine process goes through one
-    /// wineserver, so on a loaded machine a process can stall for seconds: heartbeats may be silent for 30 s, not 5.
-    /// </summary>
-    private ChildProcess Run(params string[] arguments) => windows.Start(["run", "--heartbeat-timeout", "30", .. arguments]);
-
-    /// <summary>Four ranks on one node: a ring, Ssend both ways, a 4 MB message and collectives, over the given links.</summary>
-    private async Task RunDomainsScenario(string links, string route)
+    /// <summary>Ranks on one node: a ring, Ssend both ways, a 4 MB message and collectives, over the given links.</summary>
+    private async Task RunDomainsScenario(string links, string route, int ranks)
     {
         // Act
-        await using var routes = Run("--show-routes", "--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
+        await using var routes = windows.Start("run", "--show-routes", "--links", links, "--oversubscribe", "-n", $"{ranks}", windows.TestRanks, "domains");
         int routesCode = await routes.WaitForExitAsync(Timeout);
-        await using var run = Run("--links", links, "--oversubscribe", "-n", "4", windows.TestRanks, "domains");
+        await using var run = windows.Start("run", "--links", links, "--oversubscribe", "-n", $"{ranks}", windows.TestRanks, "domains");
         int code = await run.WaitForExitAsync(Timeout);
 
         // Assert: every pair of distinct ranks on the route asked for, and the scenario's checks passed.
         Assert.True(routesCode == 0, routes.Transcript);
         var pairs = routes.Stdout.Where(line => line.Contains(" -> ", StringComparison.Ordinal) && !line.EndsWith(": self", StringComparison.Ordinal)).ToList();
-        Assert.Equal(12, pairs.Count);
+        Assert.Equal(ranks * (ranks - 1), pairs.Count);
         Assert.All(pairs, line => Assert.EndsWith($": {route}", line, StringComparison.Ordinal));
         Assert.True(code == 0, $"pmpi run --links {links} exited with {code}.\n{run.Transcript}");
-        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", run.Stdout);
+        var all = Enumerable.Range(1, ranks).ToList();
+        Assert.Contains($"[0] ring={ranks} ssend=ok big=ok allreduce={all.Sum()} gather={string.Join(',', all)}", run.Stdout);
     }
 }

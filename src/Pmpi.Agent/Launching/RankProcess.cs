@@ -67,6 +67,7 @@ public sealed class RankProcess : IDisposable
     private readonly TaskCompletionSource<bool> _joined = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _heartbeatEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _lastHeartbeat;
+    private bool _reportsFinalize;
     private bool _finalized;
 
     private RankProcess(Process process, RankContainment containment, AnonymousPipeServerStream? heartbeat, TimeSpan? heartbeatTimeout, Task stdout, Task stderr)
@@ -74,7 +75,6 @@ public sealed class RankProcess : IDisposable
         _process = process;
         _containment = containment;
         _heartbeat = heartbeat;
-        HasHeartbeat = heartbeat is not null && heartbeatTimeout is not null;
         Exited = WaitForExit(stdout, stderr);
         if (heartbeat is null || heartbeatTimeout is not { } timeout)
         {
@@ -106,13 +106,14 @@ public sealed class RankProcess : IDisposable
     /// </summary>
     public Task<bool> Joined => _joined.Task;
 
-    /// <summary>Whether the rank was started with a heartbeat pipe, on which its runtime reports joining and finalizing.</summary>
-    public bool HasHeartbeat { get; }
-
     /// <summary>
-    /// Whether the rank's runtime reported on its heartbeat pipe that it finalized PMPI; known once <see cref="Exited"/>
-    /// completed (the pipe is read to its end first). Always false for a rank without a heartbeat pipe.
+    /// Whether the rank's runtime said on its heartbeat pipe that it reports finalizing PMPI (one older than that, or
+    /// a rank without a heartbeat pipe, does not). Known, as <see cref="Finalized"/>, once <see cref="Exited"/>
+    /// completed: the pipe is read to its end first.
     /// </summary>
+    public bool ReportsFinalize => Volatile.Read(ref _reportsFinalize);
+
+    /// <summary>Whether the rank's runtime reported on its heartbeat pipe that it finalized PMPI.</summary>
     public bool Finalized => Volatile.Read(ref _finalized);
 
     /// <summary>
@@ -174,8 +175,8 @@ public sealed class RankProcess : IDisposable
             // The rank exited already (nothing left to contain), or the cgroup refused it: its session still holds it.
         }
         process.StandardInput.Close(); // ranks read no input; an open pipe would keep a reader waiting forever
-        var stdout = ForwardAsync(process.StandardOutput, OutputStream.Stdout, onOutput);
-        var stderr = ForwardAsync(process.StandardError, OutputStream.Stderr, onOutput);
+        var stdout = ForwardOnThread(process.StandardOutput, OutputStream.Stdout, onOutput, $"PMPI stdout of process {process.Id}");
+        var stderr = ForwardOnThread(process.StandardError, OutputStream.Stderr, onOutput, $"PMPI stderr of process {process.Id}");
         return new RankProcess(process, containment, heartbeat, start.HeartbeatTimeout, stdout, stderr);
     }
 
@@ -208,16 +209,42 @@ public sealed class RankProcess : IDisposable
     }
 
     /// <summary>
-    /// Forwards a stream line by line, cutting lines at <see cref="MaxLineLength"/>, so neither a flood of lines nor
-    /// one endless line makes the agent hold more than a piece per stream.
+    /// Runs <see cref="Forward"/> on a thread of its own; the task completes when the stream ends. On Windows a rank's
+    /// pipes are synchronous handles, whose asynchronous reads each hold a thread-pool thread until output comes: an
+    /// agent running many ranks starved its pool that way (measured under Wine: of 8 ranks, only 2 had their output
+    /// forwarded after 20 s, and the agent's heartbeats stalled). A thread per stream costs the same everywhere.
     /// </summary>
-    private static async Task ForwardAsync(StreamReader reader, OutputStream stream, Func<OutputPiece, ValueTask> onOutput)
+    private static Task ForwardOnThread(StreamReader reader, OutputStream stream, Func<OutputPiece, ValueTask> onOutput, string name)
+    {
+        var forwarded = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        new Thread(() =>
+        {
+            try
+            {
+                Forward(reader, stream, onOutput);
+                forwarded.TrySetResult();
+            }
+            catch (Exception e)
+            {
+                forwarded.TrySetException(e);
+            }
+        })
+        { IsBackground = true, Name = name }.Start();
+        return forwarded.Task;
+    }
+
+    /// <summary>
+    /// Forwards a stream line by line, cutting lines at <see cref="MaxLineLength"/>, so neither a flood of lines nor
+    /// one endless line makes the agent hold more than a piece per stream: each piece waits until
+    /// <paramref name="onOutput"/> took it before the pipe is read again.
+    /// </summary>
+    private static void Forward(StreamReader reader, OutputStream stream, Func<OutputPiece, ValueTask> onOutput)
     {
         var read = new char[4096];
         var line = new char[MaxLineLength];
         int length = 0, count;
         bool continuing = false; // a piece of the current line went out already
-        while ((count = await reader.ReadAsync(read).ConfigureAwait(false)) > 0)
+        while ((count = reader.Read(read)) > 0)
         {
             int at = 0;
             while (at < count)
@@ -234,7 +261,7 @@ public sealed class RankProcess : IDisposable
                     {
                         // A piece never ends between the halves of a surrogate pair: the high half starts the next one.
                         int piece = char.IsHighSurrogate(line[length - 1]) ? length - 1 : length;
-                        await onOutput(new(stream, new string(line, 0, piece), Continues: true)).ConfigureAwait(false);
+                        Deliver(onOutput(new(stream, new string(line, 0, piece), Continues: true)));
                         continuing = true;
                         length -= piece;
                         if (length > 0) line[0] = line[piece];
@@ -242,14 +269,21 @@ public sealed class RankProcess : IDisposable
                 }
                 if (newline < 0) break;
                 int text = length > 0 && line[length - 1] == '\r' ? length - 1 : length;
-                await onOutput(new(stream, new string(line, 0, text), Continues: false)).ConfigureAwait(false);
+                Deliver(onOutput(new(stream, new string(line, 0, text), Continues: false)));
                 continuing = false;
                 length = 0;
                 at = newline + 1;
             }
         }
         // A last line without newline, or the end of one whose pieces said it goes on.
-        if (length > 0 || continuing) await onOutput(new(stream, new string(line, 0, length), Continues: false)).ConfigureAwait(false);
+        if (length > 0 || continuing) Deliver(onOutput(new(stream, new string(line, 0, length), Continues: false)));
+    }
+
+    /// <summary>Waits, on the forwarding thread, until the consumer took a piece.</summary>
+    private static void Deliver(ValueTask taken)
+    {
+        if (taken.IsCompletedSuccessfully) taken.GetAwaiter().GetResult();
+        else taken.AsTask().GetAwaiter().GetResult();
     }
 
     private void ListenForHeartbeats(AnonymousPipeServerStream heartbeat)
@@ -262,6 +296,7 @@ public sealed class RankProcess : IDisposable
             {
                 Volatile.Write(ref _lastHeartbeat, Stopwatch.GetTimestamp());
                 if (beats.AsSpan(0, read).Contains(RankEnvironment.JoinedBeat)) _joined.TrySetResult(true);
+                if (beats.AsSpan(0, read).Contains(RankEnvironment.ReportsFinalizeBeat)) Volatile.Write(ref _reportsFinalize, true);
                 if (beats.AsSpan(0, read).Contains(RankEnvironment.FinalizedBeat)) Volatile.Write(ref _finalized, true);
             }
         }

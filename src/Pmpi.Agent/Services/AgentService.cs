@@ -331,7 +331,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         AgentLog.RankExited(logger, jobId, rank, processId, code);
         // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
         var exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled };
-        if (process.HasHeartbeat) exited.Finalized = process.Finalized;
+        if (process.ReportsFinalize) exited.Finalized = process.Finalized;
         if (!_stopping) await Send(events, new LaunchEvent { Exited = exited }, cancellationToken).ConfigureAwait(false);
     }
 

@@ -35,6 +35,7 @@ internal static partial class RankHeartbeat
         // Processes this rank starts must not inherit the pipe: one that outlived the rank would hold it open.
         if (!OperatingSystem.IsWindows()) _ = FileControl(int.Parse(handle, System.Globalization.CultureInfo.InvariantCulture), SetFileDescriptorFlags, CloseOnExec);
         lock (s_lock) s_pipe = pipe;
+        Write(Rpc.RankEnvironment.ReportsFinalizeBeat);
         new Thread(Beat) { IsBackground = true, Name = "PMPI heartbeat" }.Start();
     }
 
