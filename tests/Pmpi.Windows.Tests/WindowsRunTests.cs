@@ -4,8 +4,9 @@ namespace Pmpi.Windows.Tests;
 
 /// <summary>
 /// `pmpi run` of the Windows build on its embedded agent, under Wine: rank processes on one node talk through shared
-/// memory (mappings and event handles) or, when asked, through network links; ranks spawn more; a failing or killed
-/// rank ends the job fast, naming it; and the job objects end every process a job started when `pmpi` itself is killed.
+/// memory (mappings and event handles) or, when asked, through network links; ranks spawn more; a failing, killed or
+/// frozen rank ends the job fast, naming it; and the job objects end every process a job started when `pmpi` itself
+/// is killed.
 /// </summary>
 [Collection(WindowsBuild.Collection)]
 public sealed class WindowsRunTests(WindowsBuild windows)
@@ -13,6 +14,7 @@ public sealed class WindowsRunTests(WindowsBuild windows)
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(90);
     private static readonly TimeSpan AbortRequirement = TimeSpan.FromSeconds(5);
     private static readonly TimeSpan LoadAllowance = TimeSpan.FromSeconds(3);
+    private static readonly TimeSpan FrozenLimit = TimeSpan.FromSeconds(15);
 
     [WineFact]
     public Task Run_EightRanksOverSharedMemory_RingSsendBigMessageAndCollectivesPass() => RunDomainsScenario("shared", "shared memory", ranks: 8);
@@ -104,6 +106,37 @@ public sealed class WindowsRunTests(WindowsBuild windows)
         Assert.True(clock.Elapsed < AbortRequirement + LoadAllowance, $"pmpi run took {clock.Elapsed.TotalSeconds:F1} s to end after rank 1 was killed.\n{run.Transcript}");
         Assert.True(run.Stderr.Any(line => line.Contains("rank 1 failed", StringComparison.Ordinal)), $"pmpi run did not report rank 1 as the failing rank.\n{run.Transcript}");
         Assert.Empty(windows.RankProcesses("stream"));
+    }
+
+    [WineFact]
+    public async Task Run_RankFrozen_JobEndsWithin15sNamingIt()
+    {
+        // Arrange: two ranks wait in a receive; their arguments tell them apart.
+        var file = Path.Combine(windows.Root, "frozen.xml");
+        await File.WriteAllTextAsync(file, $"""
+            <computation name="frozen" xmlns="urn:pmpi:computation:v1">
+              <ranks program="{windows.TestRanks}" args="block running"/>
+              <ranks program="{windows.TestRanks}" args="block frozen"/>
+            </computation>
+            """);
+        await using var run = windows.Start("run", WindowsBuild.WindowsPath(file));
+        for (int rank = 0; rank < 2; rank++)
+            await run.WaitForLineAsync(line => line == $"[{rank}] blocking", Timeout, $"rank {rank} waiting");
+        var frozen = Assert.Single(windows.RankProcesses("block frozen"));
+
+        // Act: SIGSTOP freezes every thread of rank 1, its runtime's heartbeat on the Windows pipe among them.
+        var (stopped, transcript) = await ChildProcess.RunAsync("kill", ["-STOP", $"{frozen}"], Timeout);
+        Assert.True(stopped == 0, transcript);
+        var clock = Stopwatch.StartNew();
+        int code = await run.WaitForExitAsync(FrozenLimit + LoadAllowance);
+        clock.Stop();
+
+        // Assert: the heartbeat timeout (5 s) named it, and the agent's job object ended the stopped process.
+        Assert.True(code != 0, $"pmpi run exited with 0 although rank 1 was frozen.\n{run.Transcript}");
+        Assert.True(clock.Elapsed < FrozenLimit, $"pmpi run took {clock.Elapsed.TotalSeconds:F1} s to end after rank 1 froze.\n{run.Transcript}");
+        Assert.True(run.Stderr.Any(line => line.Contains("rank 1 failed", StringComparison.Ordinal) && line.Contains("no heartbeat", StringComparison.Ordinal)),
+            $"pmpi run did not report rank 1 as frozen.\n{run.Transcript}");
+        Assert.Empty(windows.RankProcesses("block"));
     }
 
     [WineFact]
