@@ -29,7 +29,7 @@ public sealed class WindowsBuild : IAsyncLifetime
     /// <summary>Why the Windows build cannot run here, or null.</summary>
     public static string? Unavailable() =>
         !OperatingSystem.IsLinux() ? "Runs PMPI's Windows build under Wine, on Linux."
-        : Wine is null ? "Needs Wine (Debian's wine64, which .ci/apt-packages installs)."
+        : Wine is null ? "Needs Wine (Debian's wine and wine64, which .ci/apt-packages installs)."
         : null;
 
     /// <summary>A Linux path as a Windows program under Wine names it: drive Z: is the Linux root.</summary>
