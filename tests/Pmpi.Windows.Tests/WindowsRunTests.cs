@@ -82,15 +82,8 @@ public sealed class WindowsRunTests(WindowsBuild windows)
     [WineFact]
     public async Task Run_RankKilledMidMessage_JobEndsWithin5sNamingIt()
     {
-        // Arrange: rank 0 streams 16 MB messages to rank 1 through their shared memory; their arguments tell them apart.
-        var file = Path.Combine(windows.Root, "stream.xml");
-        await File.WriteAllTextAsync(file, $"""
-            <computation name="stream" xmlns="urn:pmpi:computation:v1">
-              <ranks program="{windows.TestRanks}" args="stream sender"/>
-              <ranks program="{windows.TestRanks}" args="stream receiver"/>
-            </computation>
-            """);
-        await using var run = windows.Start("run", WindowsBuild.WindowsPath(file));
+        // Arrange: rank 0 streams 16 MB messages to rank 1 through their shared memory.
+        await using var run = await StartTwoRanks("stream", "sender", "receiver");
         await run.WaitForLineAsync(line => line == "[1] streaming", Timeout, "rank 1 receiving");
         var receiver = Assert.Single(windows.RankProcesses("stream receiver"));
 
@@ -111,22 +104,14 @@ public sealed class WindowsRunTests(WindowsBuild windows)
     [WineFact]
     public async Task Run_RankFrozen_JobEndsWithin15sNamingIt()
     {
-        // Arrange: two ranks wait in a receive; their arguments tell them apart.
-        var file = Path.Combine(windows.Root, "frozen.xml");
-        await File.WriteAllTextAsync(file, $"""
-            <computation name="frozen" xmlns="urn:pmpi:computation:v1">
-              <ranks program="{windows.TestRanks}" args="block running"/>
-              <ranks program="{windows.TestRanks}" args="block frozen"/>
-            </computation>
-            """);
-        await using var run = windows.Start("run", WindowsBuild.WindowsPath(file));
+        // Arrange: two ranks wait in a receive.
+        await using var run = await StartTwoRanks("block", "running", "frozen");
         for (int rank = 0; rank < 2; rank++)
             await run.WaitForLineAsync(line => line == $"[{rank}] blocking", Timeout, $"rank {rank} waiting");
         var frozen = Assert.Single(windows.RankProcesses("block frozen"));
 
         // Act: SIGSTOP freezes every thread of rank 1, its runtime's heartbeat on the Windows pipe among them.
-        var (stopped, transcript) = await ChildProcess.RunAsync("kill", ["-STOP", $"{frozen}"], Timeout);
-        Assert.True(stopped == 0, transcript);
+        await Signals.SendAsync("STOP", frozen);
         var clock = Stopwatch.StartNew();
         int code = await run.WaitForExitAsync(FrozenLimit + LoadAllowance);
         clock.Stop();
@@ -149,8 +134,7 @@ public sealed class WindowsRunTests(WindowsBuild windows)
         Assert.Single(windows.RankProcesses("linger"));
 
         // Act: pmpi (the embedded agent) dies; the job objects it held close.
-        var (killed, transcript) = await ChildProcess.RunAsync("kill", ["-TERM", $"{run.Id}"], Timeout);
-        Assert.True(killed == 0, transcript);
+        await Signals.TerminateAsync(run.Id);
         await run.WaitForExitAsync(Timeout);
         var clock = Stopwatch.StartNew();
         while ((windows.RankProcesses("grandchild").Count > 0 || windows.RankProcesses("linger").Count > 0) && clock.Elapsed < TimeSpan.FromSeconds(10))
@@ -159,6 +143,22 @@ public sealed class WindowsRunTests(WindowsBuild windows)
         // Assert
         Assert.Empty(windows.RankProcesses("grandchild"));
         Assert.Empty(windows.RankProcesses("linger"));
+    }
+
+    /// <summary>
+    /// Starts `pmpi run` of two ranks of <paramref name="scenario"/>, whose extra argument (<paramref name="first"/>,
+    /// <paramref name="second"/>, ignored by the scenario) tells their processes apart (<see cref="WindowsBuild.RankProcesses"/>).
+    /// </summary>
+    private async Task<ChildProcess> StartTwoRanks(string scenario, string first, string second)
+    {
+        var file = Path.Combine(windows.Root, $"{scenario}.xml");
+        await File.WriteAllTextAsync(file, $"""
+            <computation name="{scenario}" xmlns="urn:pmpi:computation:v1">
+              <ranks program="{windows.TestRanks}" args="{scenario} {first}"/>
+              <ranks program="{windows.TestRanks}" args="{scenario} {second}"/>
+            </computation>
+            """);
+        return windows.Start("run", WindowsBuild.WindowsPath(file));
     }
 
     /// <summary>Ranks on one node: a ring, Ssend both ways, a 4 MB message and collectives, over the given links.</summary>
