@@ -38,8 +38,9 @@ public static partial class ComputationFile
     /// </summary>
     /// <param name="path">The file; errors name it as given.</param>
     /// <param name="programExists">
-    /// Decides whether a resolved program path exists. Defaults to <see cref="File.Exists(string)"/>; tests and a master
-    /// that stages programs elsewhere pass their own.
+    /// Decides whether a resolved program path exists, asked only of a computation without nodes, whose ranks run on
+    /// this machine (with nodes, each node's agent checks its ranks' programs when it launches them). Defaults to
+    /// <see cref="File.Exists(string)"/>; tests pass their own.
     /// </param>
     /// <returns>The validated computation.</returns>
     /// <exception cref="ComputationFileException">The file is malformed, invalid or inconsistent.</exception>
@@ -58,7 +59,7 @@ public static partial class ComputationFile
     /// </summary>
     /// <param name="text">The XML.</param>
     /// <param name="fileName">The name errors carry and relative paths start from.</param>
-    /// <param name="programExists">Decides whether a resolved program path exists. Defaults to <see cref="File.Exists(string)"/>.</param>
+    /// <param name="programExists">As for <see cref="Load"/>.</param>
     /// <returns>The validated computation.</returns>
     /// <exception cref="ComputationFileException">The text is malformed, invalid or inconsistent.</exception>
     public static ComputationDefinition Parse(string text, string fileName, Func<string, bool>? programExists = null)

@@ -117,6 +117,17 @@ public sealed class RankProcess : IDisposable
     public bool Finalized => Volatile.Read(ref _finalized);
 
     /// <summary>
+    /// Why this machine cannot start the rank, or null: a program given by its full path, or the working directory,
+    /// is not here. A program named without a path is left to the search path.
+    /// </summary>
+    public static string? WhyNotStartable(int rank, string program, string workingDirectory)
+    {
+        if (Path.IsPathFullyQualified(program) && !File.Exists(program)) return $"rank {rank}'s program '{program}' is not on this machine";
+        if (!Directory.Exists(workingDirectory)) return $"rank {rank}'s working directory '{workingDirectory}' is not on this machine";
+        return null;
+    }
+
+    /// <summary>
     /// Starts the rank; <paramref name="onOutput"/> receives every line (or piece of a long line) in order per stream,
     /// and the stream is not read again until the returned task completes.
     /// </summary>
@@ -134,9 +145,8 @@ public sealed class RankProcess : IDisposable
             UseShellExecute = false,
         };
         bool managed = start.Program.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
-        // Checked here because a wrapper such as setsid would start, and only then fail to run the program.
-        if (!managed && Path.IsPathRooted(start.Program) && !File.Exists(start.Program))
-            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{start.Program}': no such file.");
+        // Checked here because a wrapper such as setsid (or the dotnet host) would start, and only then fail to run the program.
+        if (WhyNotStartable(start.Rank, start.Program, start.WorkingDirectory) is { } reason) throw new InvalidOperationException(reason);
         var containment = RankContainment.Create($"pmpi-{System.Environment.ProcessId}-rank{start.Rank}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}");
         (info.FileName, var prefix) = containment.Wrap(managed ? DotnetHost : start.Program);
         foreach (var argument in prefix) info.ArgumentList.Add(argument);

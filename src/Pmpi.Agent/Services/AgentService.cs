@@ -141,6 +141,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
         var token = Admit(request, call);
         if (_stopping) throw ShuttingDown(request);
+        // Programs are checked where they run, all before any starts: the master's machine may not have them.
+        var missing = request.Ranks.Select(rank => RankProcess.WhyNotStartable(rank.Rank, rank.Program, WorkingDirectoryOf(rank))).OfType<string>().ToArray();
+        if (missing.Length > 0)
+        {
+            var reason = $"{string.Join("; ", missing)}; no rank of job {request.JobId} was started here";
+            AgentLog.LaunchFailed(logger, request.JobId, reason);
+            throw new RpcException(StatusCode.FailedPrecondition, reason);
+        }
         TakeSlots(request);
         var processes = new ConcurrentBag<RankProcess>();
         if (!_jobs.TryAdd(LaunchKey(request.JobId, request.WorldFirst), new LaunchedJob(request.JobId, token, processes, responses)))
@@ -297,11 +305,12 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (request.MasterGateway.Length > 0) environment[RankEnvironment.MasterGateway] = request.MasterGateway;
         if (request.NodeLocal) environment[RankEnvironment.NodeLocal] = "1";
         if (request.WorldFirst > 0) environment[RankEnvironment.WorldFirst] = request.WorldFirst.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        // No directory given (a program named for this node's system by a submitter on another): the program's own.
-        var directory = rank.WorkingDirectory.Length > 0 ? rank.WorkingDirectory
-            : Path.IsPathFullyQualified(rank.Program) ? Path.GetDirectoryName(rank.Program)! : System.Environment.CurrentDirectory;
-        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], directory, environment) { HeartbeatTimeout = options.HeartbeatTimeout };
+        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], WorkingDirectoryOf(rank), environment) { HeartbeatTimeout = options.HeartbeatTimeout };
     }
+
+    /// <summary>The rank's working directory; when none is given (a program named for this node's system by a submitter on another), the program's own.</summary>
+    private static string WorkingDirectoryOf(RankLaunch rank) => rank.WorkingDirectory.Length > 0 ? rank.WorkingDirectory
+        : Path.IsPathFullyQualified(rank.Program) ? Path.GetDirectoryName(rank.Program)! : System.Environment.CurrentDirectory;
 
     /// <summary>Reports that a rank given its table at launch joined its job: its registration, made through this agent.</summary>
     private static async Task ReportJoinedAsync(RankProcess process, int rank, ChannelWriter<LaunchEvent> events, CancellationToken cancellationToken)

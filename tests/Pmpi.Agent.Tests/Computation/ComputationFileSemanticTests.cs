@@ -281,6 +281,24 @@ public class ComputationFileSemanticTests
         AssertSingleError(exception, xml, "program=\"bin/missing.dll\"", $"program 'bin/missing.dll' not found (looked for {missing})");
     }
 
+    [Fact]
+    public void Parse_ProgramMissingHereInAComputationWithNodes_IsLeftToTheNodesAgents()
+    {
+        // Arrange: the ranks run on the nodes, whose agents check their programs; this machine need not have them.
+        const string xml = """
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="n" agent="n:1" slots="2"/>
+              <ranks program="bin/only-on-n.dll" count="2"/>
+            </computation>
+            """;
+
+        // Act
+        var computation = ComputationFile.Parse(xml, FileName, _ => false);
+
+        // Assert
+        Assert.Equal(Path.GetFullPath("bin/only-on-n.dll"), computation.Ranks[0].ProgramPath);
+    }
+
     /// <summary>A full path of the other family of systems than this one: a Windows path here on Linux, and the reverse.</summary>
     private static readonly string[] ForeignPrograms = OperatingSystem.IsWindows()
         ? ["/opt/ranks/app"]
@@ -376,7 +394,8 @@ public class ComputationFileSemanticTests
             <computation name="c" xmlns="urn:pmpi:computation:v1">
               <node name="n1" agent="a:1" domain="nowhere"/>
               <node name="n1" agent="b:1"/>
-              <ranks program="missing.dll" count="0" node="n9"/>
+              <ranks program="app.dll" count="0" node="n9"/>
+              <ranks program="other.dll" count="0"/>
             </computation>
             """;
 
@@ -388,9 +407,9 @@ public class ComputationFileSemanticTests
             [
                 Locate(xml, "domain=\"nowhere\""),
                 Locate(xml, "name=\"n1\" agent=\"b:1\""),
-                Locate(xml, "program=\"missing.dll\""),
-                Locate(xml, "count=\"0\""),
+                Locate(xml, "count=\"0\" node"),
                 Locate(xml, "node=\"n9\""),
+                Locate(xml, "count=\"0\"/>"),
             ],
             exception.Errors.Select(e => e.Location));
         string[] lines = exception.Message.Split(System.Environment.NewLine);

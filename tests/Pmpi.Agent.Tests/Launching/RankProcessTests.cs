@@ -56,8 +56,18 @@ public class RankProcessTests
 
         var error = Assert.Throws<InvalidOperationException>(() => RankProcess.Start(start, _ => ValueTask.CompletedTask));
 
-        Assert.Contains("Rank 4", error.Message);
-        Assert.Contains("/nonexistent/rank-program", error.Message);
+        Assert.Equal("rank 4's program '/nonexistent/rank-program' is not on this machine", error.Message);
+    }
+
+    [Fact]
+    public void Start_MissingWorkingDirectory_ThrowsNamingIt()
+    {
+        var directory = Path.Combine(Path.GetTempPath(), $"pmpi-absent-{Guid.NewGuid():N}");
+        var start = new RankStart(2, "echo", [], directory, new Dictionary<string, string>());
+
+        var error = Assert.Throws<InvalidOperationException>(() => RankProcess.Start(start, _ => ValueTask.CompletedTask));
+
+        Assert.Equal($"rank 2's working directory '{directory}' is not on this machine", error.Message);
     }
 
     [LinuxFact]

@@ -157,8 +157,10 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
         {
             Error(program, $"program '{program.Value}' is a path on {ForeignPath.System} nodes, which this machine cannot check or run; pin these ranks to the node that has it with node=\"...\"");
         }
-        else if (!foreign && !programExists(programPath))
+        else if (!foreign && nodeCount == 0 && !programExists(programPath))
         {
+            // The local agent's ranks, on this machine. A node's agent checks its ranks' programs itself when it launches
+            // them: the machine that reads the file need not have them.
             Error(program, $"program '{program.Value}' not found (looked for {programPath}); paths are relative to the computation file's directory");
         }
 

@@ -1,0 +1,97 @@
+using System.Xml.Linq;
+using Pmpi.Integration.Tests.Infrastructure;
+
+namespace Pmpi.Integration.Tests;
+
+/// <summary>
+/// A rank's program is checked where it runs: by its node's agent, before that agent starts any rank of the job. The
+/// master's machine need not have it, as on a campus whose nodes share no file system with the submitter.
+/// </summary>
+public sealed class NodeProgramTests
+{
+    private static readonly XNamespace Ns = "urn:pmpi:computation:v1";
+
+    /// <summary>What Pmpi.TestRanks.dll needs beside it to run.</summary>
+    private static readonly string[] TestRanksFiles =
+        ["Pmpi.TestRanks.dll", "Pmpi.TestRanks.runtimeconfig.json", "Pmpi.TestRanks.deps.json", "Pmpi.Core.dll", "Pmpi.Rpc.dll", "Google.Protobuf.dll"];
+
+    [MountNamespaceFact]
+    public async Task Run_ProgramThatOnlyItsNodeHas_RunsThere()
+    {
+        // Arrange: node b's agent runs in a mount namespace of its own, in which a tmpfs over an empty directory holds
+        // the test ranks; the master (`pmpi run`'s, on this machine's file system) sees the directory empty.
+        using var scratch = new ScratchDirectory();
+        var nodeOnly = Directory.CreateDirectory(Path.Combine(scratch.Path, "node-only")).FullName;
+        var staging = Directory.CreateDirectory(Path.Combine(scratch.Path, "staging")).FullName;
+        foreach (var name in TestRanksFiles) File.Copy(Path.Combine(AppContext.BaseDirectory, name), Path.Combine(staging, name));
+        string[] ownMounts = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            "mount -t tmpfs -o size=64m pmpi-node-only \"$1\" && cp -R \"$2\"/. \"$1\" && shift 2 && exec \"$@\"", "sh", nodeOnly, staging];
+        await using var nodeA = await AgentProcess.StartAsync("node-a", slots: 2);
+        await using var nodeB = await AgentProcess.StartAsync("node-b", slots: 2, launcher: ownMounts);
+        var program = Path.Combine(nodeOnly, "Pmpi.TestRanks.dll");
+        Assert.False(File.Exists(program), $"{program} is visible outside node b's mount namespace: the test would prove nothing.");
+        var file = scratch.Write("node-only.xml", TwoNodes(nodeA, nodeB,
+            Ranks(PmpiCli.TestRanksDll, 2, "a", "collectives"),
+            Ranks(program, 2, "b", "collectives")));
+
+        // Act
+        await using var run = PmpiCli.Start(["run", file]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+            Assert.Equal(["node-a", "node-a", "node-b", "node-b"], hellos.OrderBy(h => h.Rank).Select(h => h.Agent));
+            Assert.Contains("[0] allreduce=10 gather=1,2,3,4", run.Stdout);
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    [Fact]
+    public async Task Run_ProgramMissingOnItsNode_FailsNamingNodeRankAndPathAndStartsNothingThere()
+    {
+        // Arrange: node b gets rank 0 (a program it has, which would leave a marker file) and rank 1 (one it lacks).
+        await using var nodeA = await AgentProcess.StartAsync("node-a", slots: 2);
+        await using var nodeB = await AgentProcess.StartAsync("node-b", slots: 2);
+        using var scratch = new ScratchDirectory();
+        var marker = Path.Combine(scratch.Path, "started-on-b");
+        var missing = Path.Combine(scratch.Path, "absent", "app.dll");
+        var file = scratch.Write("missing.xml", TwoNodes(nodeA, nodeB,
+            Ranks(PmpiCli.TestRanksDll, 1, "b", "marker", marker),
+            Ranks(missing, 1, "b"),
+            Ranks(PmpiCli.TestRanksDll, 1, "a", "collectives")));
+
+        // Act
+        await using var run = PmpiCli.Start(["run", file]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            Assert.True(code != 0, $"pmpi run exited with 0 though rank 1's program is nowhere.\n{run.Transcript}");
+            Assert.True(run.Stderr.Any(line => line.Contains($"the agent of node 'b' at {nodeB.Endpoint} failed: rank 1's program '{missing}' is not on this machine; no rank of job ", StringComparison.Ordinal)),
+                $"pmpi run did not name the node, the rank and the missing program.\n{run.Transcript}");
+            Assert.False(File.Exists(marker), $"Node b started rank 0 though it could not start rank 1.\n{run.Transcript}");
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    private static string TwoNodes(AgentProcess a, AgentProcess b, params XElement[] ranks) => new XDocument(
+        new XElement(Ns + "computation", new XAttribute("name", "node-programs"), new XAttribute("timeout", "00:02:00"),
+            new XElement(Ns + "node", new XAttribute("name", "a"), new XAttribute("agent", a.Endpoint), new XAttribute("slots", 2)),
+            new XElement(Ns + "node", new XAttribute("name", "b"), new XAttribute("agent", b.Endpoint), new XAttribute("slots", 2)),
+            ranks)).ToString();
+
+    private static XElement Ranks(string program, int count, string node, params string[] arguments) =>
+        new(Ns + "ranks", new XAttribute("program", program), new XAttribute("count", count), new XAttribute("node", node),
+            arguments.Select(argument => new XElement(Ns + "arg", argument)));
+}
