@@ -40,6 +40,42 @@ public sealed class GatewayTests
     }
 
     [Fact]
+    public async Task Spawn_RootInOneDomain_ChildrenTalkToParentsOfBothDomainsThroughTheGateways()
+    {
+        // Arrange: ranks 0-1 on a1 (domain a), 2-3 on b1 (domain b); the root (3) spawns 3 children on b1, whose agent
+        // has room for them. The gateways learn the new world before its ranks register through b's.
+        await using var gatewayA = await GatewayProcess.StartAsync("a");
+        await using var gatewayB = await GatewayProcess.StartAsync("b");
+        await using var agentA = await AgentProcess.StartAsync("node-a", slots: 2, domain: "a");
+        await using var agentB = await AgentProcess.StartAsync("node-b", slots: 5, domain: "b");
+        using var scratch = new ScratchDirectory();
+        var file = scratch.Write("spawn.xml", TwoDomains(gatewayA.Endpoint, gatewayB.Endpoint, agentA.Endpoint, agentB.Endpoint, "spawn", "3"));
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", agentA.Address.ToString(), file]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: each child sent to its parent (children 0 and 1 to ranks 0 and 1, in domain a) and took part in
+        // collectives of all seven; their domains do not reach each other, so only the gateways carried that, and
+        // neither refused a stream (as they would one for ranks they did not know).
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            await SpawnTests.AssertSpawnedAsync(run, code, hellos, parents: 4, children: 3);
+            Assert.Equal(["node-a", "node-a", "node-b", "node-b", "node-b", "node-b", "node-b"], hellos.OrderBy(hello => hello.Tag).Select(hello => hello.Agent));
+            var a = await gatewayA.StatusAsync();
+            var b = await gatewayB.StatusAsync();
+            Assert.True(a.StreamsRelayed > 0 && b.StreamsRelayed > 0, $"streams relayed: a {a.StreamsRelayed}, b {b.StreamsRelayed}");
+            Assert.Equal((0L, 0L), (a.StreamsRefused, b.StreamsRefused));
+            Assert.Equal((0, 0), (a.Jobs, b.Jobs));
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(hello => hello.ProcessId));
+        }
+    }
+
+    [Fact]
     public async Task Run_AllreduceAcrossTwoDomains_OnlyTheDomainLeadersCrossTheGateways()
     {
         // Arrange: ranks 0-3 on node a1 in domain a, 4-7 on b1 in domain b; an Allreduce of 1 MB of doubles, once by

@@ -92,7 +92,7 @@ public sealed class SpawnTests
     }
 
     /// <summary>Every parent and child printed what the intercommunicator carried, in a merged world of all of them, and no rank outlived the job.</summary>
-    private static async Task AssertSpawnedAsync(ChildProcess run, int code, List<RankHello> hellos, int parents, int children)
+    internal static async Task AssertSpawnedAsync(ChildProcess run, int code, List<RankHello> hellos, int parents, int children)
     {
         Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
         int all = parents + children;

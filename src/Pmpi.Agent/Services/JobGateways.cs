@@ -91,13 +91,16 @@ internal sealed class JobGateways
     /// </summary>
     private bool Reaches(string from, string to) => from.Length == 0 || to.Length == 0 || from == to || _reachable.Contains((from, to));
 
-    /// <summary>Registers the job with every gateway: the master's own first, then the others at once.</summary>
+    /// <summary>
+    /// Registers the job with every gateway: the master's own first, then the others at once. <paramref name="spawned"/>
+    /// are the tickets of the worlds its ranks spawned, whose ranks follow the first world's in <paramref name="table"/>.
+    /// </summary>
     /// <returns>Null when all accepted it; otherwise why the first one did not, naming its domain and address.</returns>
-    public async Task<string?> RegisterAsync((ByteString Ticket, ByteString Signature) ticket, RankTable table, CancellationToken cancellationToken)
+    public async Task<string?> RegisterAsync((ByteString Ticket, ByteString Signature) ticket, IEnumerable<SignedTicket> spawned, RankTable table, CancellationToken cancellationToken)
     {
         var request = new RegisterJobRequest
         {
-            Ticket = ticket.Ticket, TicketSignature = ticket.Signature, Table = table,
+            Ticket = ticket.Ticket, TicketSignature = ticket.Signature, Table = table, Spawned = { spawned },
             MasterAddress = _master.ToString(), MasterDomain = _masterDomain, MasterGateway = _masterGateway,
         };
         int own = OwnCount;

@@ -47,6 +47,8 @@ internal sealed class JobRun
     private readonly List<RankAssignment> _assignments;
     private readonly List<RankEntry?> _table;
     private readonly List<World> _worlds = [];
+    private readonly List<SignedTicket> _spawnedTickets = []; // under _lock: each spawned world's, in its order
+    private readonly SemaphoreSlim _registering = new(1, 1); // one registration with the gateways at a time: a later table never gives way to an earlier
     private readonly List<Task> _launchesRunning = [];
     private readonly CancellationTokenSource _end = new();
     private readonly Lock _lock = new();
@@ -119,7 +121,7 @@ internal sealed class JobRun
         await ProgressAsync().ConfigureAwait(false);
 
         // The gateways relay only for jobs registered with them: before any rank can dial one.
-        if (await _gateways.RegisterAsync(_ticket, _layout, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
+        if (await _gateways.RegisterAsync(_ticket, [], _layout, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
         foreach (var group in _launches) Track(LaunchAsync(group.Key, [.. group], FirstWorld, _ticket));
         await LaunchesEndedAsync().ConfigureAwait(false);
         await _gateways.RemoveAsync().ConfigureAwait(false);
@@ -182,7 +184,7 @@ internal sealed class JobRun
     /// <summary>Records a rank's registration; returns its world, or null when it had registered already.</summary>
     private World? Record(RankEntry entry)
     {
-        RankTable? complete = null;
+        bool complete;
         World world;
         lock (_lock)
         {
@@ -190,15 +192,11 @@ internal sealed class JobRun
             _table[entry.Rank] = entry;
             _registered++;
             world = _worlds.Last(candidate => candidate.First <= entry.Rank);
-            if (++world.Registered == world.Size) complete = TableFor(world);
+            complete = ++world.Registered == world.Size;
         }
         // Outside the lock: the gateways are called before the table is handed out. A spawned world's table goes to
         // its root first, and to its own ranks once the spawning ranks have linked to them (Linked).
-        if (complete is not null)
-        {
-            if (world.Spawned is null) _ = PublishTableAsync(world, complete);
-            else world.Complete.TrySetResult(complete);
-        }
+        if (complete) _ = world.Spawned is null ? PublishTableAsync(world) : PublishSpawnedAsync(world);
         return world;
     }
 
@@ -212,8 +210,6 @@ internal sealed class JobRun
     {
         if (request.Count < 1) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn {request.Count} ranks; a spawn starts at least one.");
         if (request.Program.Length == 0) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn ranks without naming their program.");
-        if (!_gateways.IsEmpty)
-            throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id} spans domains through gateways, which relay only the ranks it started with: its ranks cannot spawn more.");
         // The job key alone must not run any program on a node: a spawn runs only programs beside the computation's own.
         var directories = _computation.Ranks.Select(group => Path.GetDirectoryName(group.ProgramPath)).Distinct().ToList();
         var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
@@ -224,6 +220,7 @@ internal sealed class JobRun
         await FirstWorld.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
         World world;
         RankAssignment root;
+        (ByteString Ticket, ByteString Signature) signed;
         var spawned = new List<RankAssignment>();
         lock (_lock)
         {
@@ -250,11 +247,18 @@ internal sealed class JobRun
             }
             world = new World(first, request.Count, new SpawnedWorld { First = first, Size = request.Count, Parents = { request.Parents }, Context = request.Context });
             _worlds.Add(world);
+            var ticket = JobTickets.CreateSpawned(_jobTicket, world.First, world.Size);
+            ticket.Agents.Add(new AgentRanks { Agent = AgentOf(root).Authority, Ranks = { spawned.Select(assignment => assignment.WorldRank) } });
+            signed = JobTickets.Sign(_security, ticket);
+            _spawnedTickets.Add(new SignedTicket { Ticket = signed.Ticket, Signature = signed.Signature });
         }
-        var agent = AgentOf(root);
-        var ticket = JobTickets.CreateSpawned(_jobTicket, world.First, world.Size);
-        ticket.Agents.Add(new AgentRanks { Agent = agent.Authority, Ranks = { spawned.Select(assignment => assignment.WorldRank) } });
-        Track(LaunchAsync(agent, spawned, world, JobTickets.Sign(_security, ticket)));
+        // The gateways learn the new ranks before they register through them, as they learned the first world's.
+        if (await RegisterWithGatewaysAsync(world).ConfigureAwait(false) is { } refused)
+        {
+            Fail(-1, 1, refused);
+            throw new RpcException(StatusCode.Unavailable, $"Rank {request.Rank} asked to spawn {request.Count} ranks, but {refused}.");
+        }
+        Track(LaunchAsync(AgentOf(root), spawned, world, signed));
         await ProgressAsync().ConfigureAwait(false);
         using var deadline = new Timer(_ => FailUnregistered(world), null, _registrationTimeout, Timeout.InfiniteTimeSpan);
         return await world.Complete.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -271,7 +275,13 @@ internal sealed class JobRun
         world.Released.TrySetResult(world.Complete.Task.Result);
     }
 
-    /// <summary>Every rank's entry (a rank still starting has its place and no endpoint), and the spawned world the table is for.</summary>
+    /// <summary><see cref="TableFor"/>, taking the lock.</summary>
+    private RankTable TableOf(World world)
+    {
+        lock (_lock) return TableFor(world);
+    }
+
+    /// <summary>Every rank's entry (a rank still starting has its place and no endpoint), and the spawned world the table is for (under <see cref="_lock"/>).</summary>
     private RankTable TableFor(World world)
     {
         var table = new RankTable { Reach = { _layout.Reach }, NetworkLinks = _layout.NetworkLinks, Unbound = _layout.Unbound, Spawned = world.Spawned };
@@ -280,10 +290,45 @@ internal sealed class JobRun
     }
 
     /// <summary>Hands the complete table to the first world's ranks, once the gateways know every endpoint in their domains.</summary>
-    private async Task PublishTableAsync(World world, RankTable table)
+    private async Task PublishTableAsync(World world)
     {
-        if (await _gateways.RegisterAsync(_ticket, table, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
-        else world.Released.TrySetResult(table);
+        if (await RegisterWithGatewaysAsync(world).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
+        else world.Released.TrySetResult(TableOf(world));
+    }
+
+    /// <summary>Hands a spawned world's complete table to its root, once the gateways (if any) know its ranks' endpoints.</summary>
+    private async Task PublishSpawnedAsync(World world)
+    {
+        if (await RegisterWithGatewaysAsync(world).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
+        else world.Complete.TrySetResult(TableOf(world));
+    }
+
+    /// <summary>
+    /// Registers the job's table as it stands, with every spawned world's ticket, with its gateways (none: nothing to
+    /// do); why one refused, or null.
+    /// </summary>
+    private async Task<string?> RegisterWithGatewaysAsync(World world)
+    {
+        if (_gateways.IsEmpty) return null;
+        try
+        {
+            await _registering.WaitAsync(_end.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            return null; // the job ended meanwhile, for a reason already reported
+        }
+        try
+        {
+            RankTable table;
+            SignedTicket[] spawned;
+            lock (_lock) (table, spawned) = (TableFor(world), [.. _spawnedTickets]);
+            return await _gateways.RegisterAsync(_ticket, spawned, table, _end.Token).ConfigureAwait(false);
+        }
+        finally
+        {
+            _registering.Release();
+        }
     }
 
     /// <summary>Ends the job when ranks of the first world are still missing at the registration deadline, naming them.</summary>

@@ -40,8 +40,9 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
 
     /// <summary>
     /// Registers a job, or replaces the table of one registered with the same ticket. A new registration needs a ticket
-    /// signed with the cluster key and unexpired; its table must have one entry per rank of the ticket, each at its
-    /// index, and a rank or the master in this gateway's domain.
+    /// signed with the cluster key and unexpired; its table must have one entry per rank of the ticket and of the
+    /// worlds its ranks spawned (<see cref="SpawnedRanks"/>), each at its index, and a rank or the master in this
+    /// gateway's domain.
     /// </summary>
     /// <exception cref="RpcException">PERMISSION_DENIED for a bad ticket; INVALID_ARGUMENT or FAILED_PRECONDITION for a table that does not fit.</exception>
     public RegisteredJob Register(RegisterJobRequest request)
@@ -56,8 +57,9 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
             if (known is null) throw new RpcException(StatusCode.PermissionDenied, failure);
             ticket = JobTicket.Parser.ParseFrom(known.Ticket);
         }
-        if (table.Ranks.Count != ticket.WorldSize)
-            throw new RpcException(StatusCode.InvalidArgument, $"The rank table of job {ticket.JobId} has {table.Ranks.Count} entries for {ticket.WorldSize} ranks.");
+        long ranks = ticket.WorldSize + SpawnedRanks(request, ticket, (known ?? (_jobs.TryGetValue(ticket.JobId, out var registered) ? registered : null))?.Registration);
+        if (table.Ranks.Count != ranks)
+            throw new RpcException(StatusCode.InvalidArgument, $"The rank table of job {ticket.JobId} has {table.Ranks.Count} entries for {ranks} ranks.");
         for (int rank = 0; rank < table.Ranks.Count; rank++)
         {
             if (table.Ranks[rank].Rank != rank)
@@ -85,4 +87,30 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
     }
 
     public bool Remove(string jobId) => _jobs.TryRemove(jobId, out _);
+
+    /// <summary>
+    /// How many ranks the worlds that the job's ranks spawned add, from their tickets: each signed with the cluster
+    /// key, of the job (its id and nonce) and starting where the worlds before it end; unexpired unless
+    /// <paramref name="previous"/> carried it already.
+    /// </summary>
+    private long SpawnedRanks(RegisterJobRequest request, JobTicket job, RegisterJobRequest? previous)
+    {
+        long spawned = 0;
+        foreach (var signed in request.Spawned)
+        {
+            var repeated = previous?.Spawned.FirstOrDefault(known => CryptographicOperations.FixedTimeEquals(known.Ticket.Span, signed.Ticket.Span)
+                && CryptographicOperations.FixedTimeEquals(known.Signature.Span, signed.Signature.Span));
+            JobTicket? world;
+            if (repeated is not null) world = JobTicket.Parser.ParseFrom(repeated.Ticket);
+            else if (!JobTickets.TryVerify(security, signed.Ticket, signed.Signature, out world, out var failure))
+                throw new RpcException(StatusCode.PermissionDenied, $"A spawned world's ticket of job {job.JobId}: {failure}");
+            if (world.JobId != job.JobId || !world.Nonce.Equals(job.Nonce))
+                throw new RpcException(StatusCode.InvalidArgument, $"A spawned world's ticket registered for job {job.JobId} is of another job (its id or nonce differs).");
+            long next = job.WorldSize + spawned;
+            if (world.WorldFirst != next || world.WorldSize < 1)
+                throw new RpcException(StatusCode.InvalidArgument, $"The ticket of a world spawned in job {job.JobId} is for {world.WorldSize} ranks from rank {world.WorldFirst}; the job's next world starts at rank {next}.");
+            spawned += world.WorldSize;
+        }
+        return spawned;
+    }
 }
