@@ -47,6 +47,21 @@ public sealed partial class FirewalledDomainsTests
         var after = await CountersAsync(network);
         Assert.All(after, pair => Assert.True(pair.Value.StreamsRelayed > counters[pair.Key].StreamsRelayed, $"{pair.Key} relayed no stream of the matrix multiply"));
 
+        // Act and Assert 2b: rank 3 (campus-b) spawns a child on b1, which talks to the parents of campus-a too: only
+        // through the gateways, which learn the new world before it starts.
+        var spawn = scratch.Write("spawn.xml", File.ReadAllText(domains).Replace("<arg>domains</arg>", "<arg>spawn</arg><arg>1</arg>", StringComparison.Ordinal));
+        var spawning = network.Pmpi(network.Control, "run", "--master", $"https://127.0.0.1:{AgentPort}", spawn);
+        int spawnCode = await spawning.WaitForExitAsync(RunTimeout);
+        var spawned = RankHello.All(spawning.Stdout);
+        try
+        {
+            await SpawnTests.AssertSpawnedAsync(spawning, spawnCode, spawned, parents: 4, children: 1);
+        }
+        finally
+        {
+            if (spawned.Count > 0) RankProcesses.Kill(spawned[0].JobId, spawned.Select(hello => hello.ProcessId));
+        }
+
         // Act 3: every rank meets the others once (through the gateways) and waits; campus-b's gateway stops; they go on.
         var go = Path.Combine(scratch.Path, "go");
         var waiting = scratch.Write("waiting.xml", File.ReadAllText(domains).Replace("<arg>domains</arg>", $"<arg>await</arg><arg>{go}</arg>", StringComparison.Ordinal));
