@@ -121,7 +121,7 @@ internal sealed class JobRun
         await ProgressAsync().ConfigureAwait(false);
 
         // The gateways relay only for jobs registered with them: before any rank can dial one.
-        if (await _gateways.RegisterAsync(_ticket, [], _layout, _end.Token).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
+        if (await RegisterWithGatewaysAsync(FirstWorld).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
         foreach (var group in _launches) Track(LaunchAsync(group.Key, [.. group], FirstWorld, _ticket));
         await LaunchesEndedAsync().ConfigureAwait(false);
         await _gateways.RemoveAsync().ConfigureAwait(false);
