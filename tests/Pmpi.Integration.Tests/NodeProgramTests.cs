@@ -1,4 +1,3 @@
-using System.Xml.Linq;
 using Pmpi.Integration.Tests.Infrastructure;
 
 namespace Pmpi.Integration.Tests;
@@ -9,8 +8,6 @@ namespace Pmpi.Integration.Tests;
 /// </summary>
 public sealed class NodeProgramTests
 {
-    private static readonly XNamespace Ns = "urn:pmpi:computation:v1";
-
     /// <summary>What Pmpi.TestRanks.dll needs beside it to run.</summary>
     private static readonly string[] TestRanksFiles =
         ["Pmpi.TestRanks.dll", "Pmpi.TestRanks.runtimeconfig.json", "Pmpi.TestRanks.deps.json", "Pmpi.Core.dll", "Pmpi.Rpc.dll", "Google.Protobuf.dll"];
@@ -30,9 +27,9 @@ public sealed class NodeProgramTests
         await using var nodeB = await AgentProcess.StartAsync("node-b", slots: 2, launcher: ownMounts);
         var program = Path.Combine(nodeOnly, "Pmpi.TestRanks.dll");
         Assert.False(File.Exists(program), $"{program} is visible outside node b's mount namespace: the test would prove nothing.");
-        var file = scratch.Write("node-only.xml", TwoNodes(nodeA, nodeB,
-            Ranks(PmpiCli.TestRanksDll, 2, "a", "collectives"),
-            Ranks(program, 2, "b", "collectives")));
+        var file = scratch.Write("node-only.xml", Computation.Of("node-programs", TimeSpan.FromMinutes(2), [("a", nodeA.Endpoint, 2), ("b", nodeB.Endpoint, 2)],
+            Computation.Ranks(PmpiCli.TestRanksDll, 2, "a", "collectives"),
+            Computation.Ranks(program, 2, "b", "collectives")));
 
         // Act
         await using var run = PmpiCli.Start(["run", file]);
@@ -61,10 +58,10 @@ public sealed class NodeProgramTests
         using var scratch = new ScratchDirectory();
         var marker = Path.Combine(scratch.Path, "started-on-b");
         var missing = Path.Combine(scratch.Path, "absent", "app.dll");
-        var file = scratch.Write("missing.xml", TwoNodes(nodeA, nodeB,
-            Ranks(PmpiCli.TestRanksDll, 1, "b", "marker", marker),
-            Ranks(missing, 1, "b"),
-            Ranks(PmpiCli.TestRanksDll, 1, "a", "collectives")));
+        var file = scratch.Write("missing.xml", Computation.Of("node-programs", TimeSpan.FromMinutes(2), [("a", nodeA.Endpoint, 2), ("b", nodeB.Endpoint, 2)],
+            Computation.Ranks(PmpiCli.TestRanksDll, 1, "b", "marker", marker),
+            Computation.Ranks(missing, 1, "b"),
+            Computation.Ranks(PmpiCli.TestRanksDll, 1, "a", "collectives")));
 
         // Act
         await using var run = PmpiCli.Start(["run", file]);
@@ -84,14 +81,4 @@ public sealed class NodeProgramTests
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
         }
     }
-
-    private static string TwoNodes(AgentProcess a, AgentProcess b, params XElement[] ranks) => new XDocument(
-        new XElement(Ns + "computation", new XAttribute("name", "node-programs"), new XAttribute("timeout", "00:02:00"),
-            new XElement(Ns + "node", new XAttribute("name", "a"), new XAttribute("agent", a.Endpoint), new XAttribute("slots", 2)),
-            new XElement(Ns + "node", new XAttribute("name", "b"), new XAttribute("agent", b.Endpoint), new XAttribute("slots", 2)),
-            ranks)).ToString();
-
-    private static XElement Ranks(string program, int count, string node, params string[] arguments) =>
-        new(Ns + "ranks", new XAttribute("program", program), new XAttribute("count", count), new XAttribute("node", node),
-            arguments.Select(argument => new XElement(Ns + "arg", argument)));
 }

@@ -196,7 +196,7 @@ internal sealed class JobRun
         }
         // Outside the lock: the gateways are called before the table is handed out. A spawned world's table goes to
         // its root first, and to its own ranks once the spawning ranks have linked to them (Linked).
-        if (complete) _ = world.Spawned is null ? PublishTableAsync(world) : PublishSpawnedAsync(world);
+        if (complete) _ = PublishTableAsync(world);
         return world;
     }
 
@@ -289,18 +289,14 @@ internal sealed class JobRun
         return table;
     }
 
-    /// <summary>Hands the complete table to the first world's ranks, once the gateways know every endpoint in their domains.</summary>
+    /// <summary>
+    /// Hands a world's complete table out, once the gateways (if any) know every endpoint in their domains: to the
+    /// first world's ranks, or to a spawned world's root.
+    /// </summary>
     private async Task PublishTableAsync(World world)
     {
         if (await RegisterWithGatewaysAsync(world).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
-        else world.Released.TrySetResult(TableOf(world));
-    }
-
-    /// <summary>Hands a spawned world's complete table to its root, once the gateways (if any) know its ranks' endpoints.</summary>
-    private async Task PublishSpawnedAsync(World world)
-    {
-        if (await RegisterWithGatewaysAsync(world).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
-        else world.Complete.TrySetResult(TableOf(world));
+        else (world.Spawned is null ? world.Released : world.Complete).TrySetResult(TableOf(world));
     }
 
     /// <summary>

@@ -57,7 +57,8 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
             if (known is null) throw new RpcException(StatusCode.PermissionDenied, failure);
             ticket = JobTicket.Parser.ParseFrom(known.Ticket);
         }
-        long ranks = ticket.WorldSize + SpawnedRanks(request, ticket, (known ?? (_jobs.TryGetValue(ticket.JobId, out var registered) ? registered : null))?.Registration);
+        var previous = known ?? (_jobs.TryGetValue(ticket.JobId, out var registered) ? registered : null);
+        long ranks = ticket.WorldSize + SpawnedRanks(request, ticket, previous?.Registration);
         if (table.Ranks.Count != ranks)
             throw new RpcException(StatusCode.InvalidArgument, $"The rank table of job {ticket.JobId} has {table.Ranks.Count} entries for {ranks} ranks.");
         for (int rank = 0; rank < table.Ranks.Count; rank++)

@@ -12,12 +12,20 @@ internal static class Computation
         Of(name, TimeSpan.FromMinutes(2), count, scenario, nodes);
 
     /// <summary>The same with the computation's own <paramref name="timeout"/>.</summary>
-    public static string Of(string name, TimeSpan timeout, int count, string[] scenario, params (string Name, string Agent, int Slots)[] nodes)
+    public static string Of(string name, TimeSpan timeout, int count, string[] scenario, params (string Name, string Agent, int Slots)[] nodes) =>
+        Of(name, timeout, nodes, Ranks(PmpiCli.TestRanksDll, count, node: null, scenario));
+
+    /// <summary>A computation of the given groups of ranks (<see cref="Ranks"/>) on the given nodes.</summary>
+    public static string Of(string name, TimeSpan timeout, (string Name, string Agent, int Slots)[] nodes, params XElement[] groups)
     {
         var root = new XElement(Ns + "computation", new XAttribute("name", name), new XAttribute("timeout", timeout.ToString("c", System.Globalization.CultureInfo.InvariantCulture)),
             nodes.Select(node => new XElement(Ns + "node", new XAttribute("name", node.Name), new XAttribute("agent", node.Agent), new XAttribute("slots", node.Slots))),
-            new XElement(Ns + "ranks", new XAttribute("program", PmpiCli.TestRanksDll), new XAttribute("count", count),
-                scenario.Select(argument => new XElement(Ns + "arg", argument))));
+            groups);
         return new XDocument(root).ToString();
     }
+
+    /// <summary>A group of <paramref name="count"/> ranks of <paramref name="program"/>, pinned to <paramref name="node"/> when given.</summary>
+    public static XElement Ranks(string program, int count, string? node, params string[] arguments) =>
+        new(Ns + "ranks", new XAttribute("program", program), new XAttribute("count", count), node is null ? null : new XAttribute("node", node),
+            arguments.Select(argument => new XElement(Ns + "arg", argument)));
 }
