@@ -11,7 +11,10 @@
 # reverses from one round to the next; the table gives per size the median half round trip and bandwidth of each and
 # the median ratio with its min–max over the rounds. Goals (issue 10): latency at most 2x direct; at least 70% of
 # direct bandwidth at 1 MB and up. --h2c runs every daemon with --insecure (cleartext, loopback only), which takes
-# TLS out of the gateway path. Every child runs under `timeout`; every process started here is killed on exit.
+# TLS out of the gateway path. For scale, each round also runs bench/native/relay_pingpong.c directly and through two
+# relay processes that forward bytes and nothing else, copying them or splicing them inside the kernel: what any
+# relay pair costs on this machine. Needs a C compiler (cc). Every child runs under `timeout`; every process started
+# here is killed on exit.
 set -euo pipefail
 
 quick=0
@@ -24,7 +27,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
     --h2c) h2c=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gateway.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -49,6 +52,8 @@ for project in bench/Pmpi.Bench src/Pmpi.Cli; do
   timeout 600 dotnet build "$repo/$project" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
     || { cat "$work/build.log" >&2; echo "gateway.sh: building $project failed." >&2; exit 1; }
 done
+command -v cc >/dev/null || { echo "gateway.sh: cc not found. Install a C compiler first: apt-get install -y gcc" >&2; exit 1; }
+timeout 120 cc -O2 -o "$work/relay_pingpong" "$repo/bench/native/relay_pingpong.c"
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
 pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
 if [[ $h2c -eq 1 ]]; then
@@ -102,8 +107,15 @@ run() {
     >"$work/$route.$round" 2>"$work/$route.$round.err" \
     || { tail -5 "$work/$route.$round.err" >&2; echo "gateway.sh: $route in round $round failed." >&2; : >"$work/$route.$round"; }
 }
+# floor MODE: the native ping-pong, direct or through two byte relays (relayed: copying; spliced: in the kernel).
+floor() {
+  echo "gateway.sh: [round $round/$rounds] native $1" >&2
+  timeout "$child_timeout" "$work/relay_pingpong" "$1" $quick_flag >"$work/native-$1.$round" 2>"$work/native-$1.$round.err" \
+    || { tail -5 "$work/native-$1.$round.err" >&2; echo "gateway.sh: native $1 in round $round failed." >&2; : >"$work/native-$1.$round"; }
+}
 for ((round = 1; round <= rounds; round++)); do
-  if (( round % 2 )); then run direct; run gateways; else run gateways; run direct; fi
+  if (( round % 2 )); then run direct; run gateways; floor direct; floor relayed; floor spliced
+  else floor spliced; floor relayed; floor direct; run gateways; run direct; fi
 done
 dotnet "$pmpi_dll" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
 
@@ -121,20 +133,27 @@ def load(route, r):
     except FileNotFoundError:
         pass
     return rows
-pairs = [(load("direct", r), load("gateways", r)) for r in range(1, rounds + 1)]
-pairs = [(d, g) for d, g in pairs if d and g]
-if not pairs:
-    sys.exit("gateway.sh: no round produced both runs.")
 def span(values):
     return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
-print(f"| size | direct half RTT µs | gateways half RTT µs | latency ratio (goal ≤ 2) | direct MB/s | gateways MB/s | bandwidth ratio (goal ≥ 0.7 from 1 MB) |")
-print("|---|---|---|---|---|---|---|")
-for size in sorted(pairs[0][0]):
-    both = [(d[size], g[size]) for d, g in pairs if size in d and size in g]
-    lat = [g[0] / d[0] for d, g in both]
-    bw = [d[0] / g[0] for d, g in both]  # same bytes per round trip: the bandwidth ratio is the inverse of the latency ratio
-    label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB" if size >= 1024 else f"{size} B"
-    print(f"| {label} | {statistics.median(d[0] for d, _ in both):.1f} | {statistics.median(g[0] for _, g in both):.1f} | {span(lat)} | "
-          f"{statistics.median(d[1] for d, _ in both):.0f} | {statistics.median(g[1] for _, g in both):.0f} | {span(bw)} |")
-print(f"\n{len(pairs)} of {rounds} rounds produced both runs.")
+def table(direct, relayed, names):
+    pairs = [(load(direct, r), load(relayed, r)) for r in range(1, rounds + 1)]
+    pairs = [(d, g) for d, g in pairs if d and g]
+    if not pairs:
+        sys.exit(f"gateway.sh: no round produced both {direct} and {relayed}.")
+    print(f"| size | {names[0]} half RTT µs | {names[1]} half RTT µs | latency ratio (goal ≤ 2) | {names[0]} MB/s | {names[1]} MB/s | bandwidth ratio (goal ≥ 0.7 from 1 MB) |")
+    print("|---|---|---|---|---|---|---|")
+    for size in sorted(pairs[0][0]):
+        both = [(d[size], g[size]) for d, g in pairs if size in d and size in g]
+        lat = [g[0] / d[0] for d, g in both]
+        bw = [d[0] / g[0] for d, g in both]  # same bytes per round trip: the bandwidth ratio is the inverse of the latency ratio
+        label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB" if size >= 1024 else f"{size} B"
+        print(f"| {label} | {statistics.median(d[0] for d, _ in both):.1f} | {statistics.median(g[0] for _, g in both):.1f} | {span(lat)} | "
+              f"{statistics.median(d[1] for d, _ in both):.0f} | {statistics.median(g[1] for _, g in both):.0f} | {span(bw)} |")
+    print(f"\n{len(pairs)} of {rounds} rounds produced both runs.\n")
+print("PMPI: two ranks directly, and through the gateway pair\n")
+table("direct", "gateways", ("direct", "gateways"))
+print("For scale, the floor of any relay pair here: bench/native/relay_pingpong.c over TCP, directly and through two relays that copy the bytes on\n")
+table("native-direct", "native-relayed", ("TCP direct", "TCP relayed"))
+print("The same through two relays that splice the bytes on inside the kernel (no framing, TLS or checks possible)\n")
+table("native-direct", "native-spliced", ("TCP direct", "TCP spliced"))
 PY

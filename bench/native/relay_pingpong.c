@@ -1,0 +1,178 @@
+/* Ping-pong of two processes over TCP loopback, directly or through two relay processes that forward bytes and
+ * nothing else: the floor of any relay path on this machine, for scale beside PMPI's gateway pair (bench/gateway.sh).
+ * A relay here is as cheap as one can be: one thread, poll on its two sockets, and either read up to 256 KB and
+ * write it on ("relayed", what any relay that looks at the bytes must do at least) or move them from socket to
+ * socket inside the kernel with splice(2) ("spliced": no copy through the relay, so no framing, TLS or checks are
+ * possible); no framing, no TLS, no checks either way. One line per size, "size<TAB>half_rtt_us<TAB>MB/s", with
+ * pingpong.c's sizes, iterations and warm-up.
+ * Usage: relay_pingpong direct|relayed|spliced [--quick]   (--quick: a tenth of the iterations) */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const int sizes[] = {1, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20, 16 << 20};
+enum { SIZE_COUNT = sizeof sizes / sizeof sizes[0], RELAY_BLOCK = 256 * 1024 };
+
+static int iterations_for(int n, int quick) {
+  int iters = n <= 8192 ? 20000 : (n <= 65536 ? 5000 : 200);
+  return quick ? iters / 10 : iters;
+}
+
+static void fail(const char *what) {
+  perror(what);
+  exit(1);
+}
+
+static void no_delay(int fd) {
+  int one = 1;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) fail("setsockopt TCP_NODELAY");
+}
+
+/* A listening socket on 127.0.0.1 and a free port, which *port receives. */
+static int listen_loopback(int *port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t length = sizeof address;
+  if (fd < 0 || bind(fd, (struct sockaddr *)&address, sizeof address) != 0 || listen(fd, 1) != 0) fail("listen");
+  if (getsockname(fd, (struct sockaddr *)&address, &length) != 0) fail("getsockname");
+  *port = ntohs(address.sin_port);
+  return fd;
+}
+
+static int dial_loopback(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0) fail("connect");
+  no_delay(fd);
+  return fd;
+}
+
+static int accept_one(int listener) {
+  int fd = accept(listener, NULL, NULL);
+  if (fd < 0) fail("accept");
+  no_delay(fd);
+  close(listener);
+  return fd;
+}
+
+static void read_exactly(int fd, char *buffer, int n) {
+  for (int got = 0; got < n;) {
+    ssize_t k = read(fd, buffer + got, n - got);
+    if (k <= 0) fail("read");
+    got += k;
+  }
+}
+
+static void write_all(int fd, const char *buffer, ssize_t n) {
+  for (ssize_t put = 0; put < n;) {
+    ssize_t k = write(fd, buffer + put, n - put);
+    if (k <= 0) fail("write");
+    put += k;
+  }
+}
+
+/* A child that dies with its parent, so nothing outlives a killed run. */
+static pid_t child(void) {
+  pid_t pid = fork();
+  if (pid < 0) fail("fork");
+  if (pid == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail("prctl");
+  return pid;
+}
+
+/* Moves what arrived on `from` to `to` through a pipe, inside the kernel; 0 once `from` closed. */
+static ssize_t splice_on(int from, int to, int pipe_ends[2]) {
+  ssize_t k = splice(from, NULL, pipe_ends[1], NULL, RELAY_BLOCK, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+  for (ssize_t left = k; left > 0;) {
+    ssize_t moved = splice(pipe_ends[0], NULL, to, NULL, left, SPLICE_F_MOVE);
+    if (moved <= 0) fail("splice");
+    left -= moved;
+  }
+  return k;
+}
+
+/* Forwards whatever arrives on either socket to the other until one end closes. */
+static void relay(int listener, int next_port, int spliced) {
+  int in = accept_one(listener), out = dial_loopback(next_port);
+  char *buffer = malloc(RELAY_BLOCK);
+  int pipes[2][2];
+  if (spliced && (pipe(pipes[0]) != 0 || pipe(pipes[1]) != 0)) fail("pipe");
+  struct pollfd fds[2] = {{.fd = in, .events = POLLIN}, {.fd = out, .events = POLLIN}};
+  for (;;) {
+    if (poll(fds, 2, -1) < 0) fail("poll");
+    for (int i = 0; i < 2; i++) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t k = spliced ? splice_on(fds[i].fd, fds[1 - i].fd, pipes[i]) : read(fds[i].fd, buffer, RELAY_BLOCK);
+      if (k <= 0) exit(0);
+      if (!spliced) write_all(fds[1 - i].fd, buffer, k);
+    }
+  }
+}
+
+static void echo(int listener, int quick, char *buffer) {
+  int fd = accept_one(listener);
+  for (int s = 0; s < SIZE_COUNT; s++) {
+    int iters = iterations_for(sizes[s], quick);
+    for (int i = 0; i < iters + iters / 10; i++) {
+      read_exactly(fd, buffer, sizes[s]);
+      write_all(fd, buffer, sizes[s]);
+    }
+  }
+  exit(0);
+}
+
+int main(int argc, char **argv) {
+  int spliced = argc > 1 && strcmp(argv[1], "spliced") == 0;
+  int relayed = spliced || (argc > 1 && strcmp(argv[1], "relayed") == 0), quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+  if (argc < 2 || (!relayed && strcmp(argv[1], "direct") != 0)) {
+    fprintf(stderr, "usage: relay_pingpong direct|relayed|spliced [--quick]\n");
+    return 2;
+  }
+  char *buffer = calloc(1, sizes[SIZE_COUNT - 1]);
+  int port, listener = listen_loopback(&port);
+  if (child() == 0) echo(listener, quick, buffer);
+  close(listener);
+  if (relayed) {
+    /* The pinger dials relay 1, which dials relay 2, which dials the echo: three TCP hops instead of one. */
+    for (int hop = 0; hop < 2; hop++) {
+      int relay_port, relay_listener = listen_loopback(&relay_port);
+      if (child() == 0) relay(relay_listener, port, spliced);
+      close(relay_listener);
+      port = relay_port;
+    }
+  }
+  int fd = dial_loopback(port);
+  for (int s = 0; s < SIZE_COUNT; s++) {
+    int n = sizes[s], iters = iterations_for(n, quick);
+    for (int i = 0; i < iters / 10; i++) {
+      write_all(fd, buffer, n);
+      read_exactly(fd, buffer, n);
+    }
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (int i = 0; i < iters; i++) {
+      write_all(fd, buffer, n);
+      read_exactly(fd, buffer, n);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    double seconds = (end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9;
+    double half_rtt_us = seconds / iters / 2 * 1e6;
+    printf("%d\t%.2f\t%.2f\n", n, half_rtt_us, n / half_rtt_us);
+    fflush(stdout);
+  }
+  close(fd);
+  while (wait(NULL) > 0) {
+  }
+  return 0;
+}
