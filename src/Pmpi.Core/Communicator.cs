@@ -143,7 +143,11 @@ public abstract class Communicator : IDisposable
     /// Receives an array into <paramref name="values"/>, which is allocated when null; a message longer than the
     /// array throws <see cref="ErrorClass.Truncate"/>, a shorter one fills its front (see the status' count).
     /// </summary>
-    public void Receive<T>(int source, int tag, ref T[] values) => Receive(source, tag, ref values, out _);
+    public void Receive<T>(int source, int tag, ref T[] values)
+    {
+        if (source == ProcNull) return;
+        DecodeInto(ReceiveMessage(source, tag, Context, returnsNewArray: IsNull(values), ReceiveTarget.Of(values)), Context, ref values);
+    }
 
     /// <summary>Receives an array into <paramref name="values"/> and reports the status.</summary>
     public void Receive<T>(int source, int tag, ref T[] values, out CompletedStatus status)

@@ -186,6 +186,8 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
     public override OutgoingPayload Encode(TElement[] value, PayloadSettings settings)
     {
         ArgumentNullException.ThrowIfNull(value);
+        // Bytes are memory as they are; other elements need a manager that shows them as bytes.
+        if (typeof(TElement) == typeof(byte)) return new(Type, Unsafe.As<byte[]>(value), null);
         return new(Type, new ArrayBytes(value, value.Length * Unsafe.SizeOf<TElement>()).Memory, null);
     }
 
