@@ -268,6 +268,39 @@ public sealed unsafe class SharedMemoryLinkTests
         Assert.Contains("Shared memory from rank 1 to rank 0 is corrupt: a record of kind 7", engine.AbortReason.Message);
     }
 
+    [Theory]
+    [InlineData(0, 0, 8, "a payload type 0/0")]
+    [InlineData(19, 0, 8, "a payload type 19/0")]
+    [InlineData(1, 2, 8, "a payload type 1/2")]
+    [InlineData(1, 1, -1, "a payload of -1 bytes")]
+    [InlineData(1, 1, (long)int.MaxValue + 1, "a payload of 2147483648 bytes")]
+    public void Link_PeerWritesADataRecordWithABadTypeOrLength_AbortsTheRankNamingIt(int code, byte array, long length, string named)
+    {
+        // Arrange: rank 0's link, and a data record from rank 1 written by hand (kind, context, source, tag, ack id,
+        // type code, array flag, no type name, payload length), each with one field out of range.
+        string key = Guid.NewGuid().ToString("N");
+        var engine = new MatchingEngine();
+        var zero = new SharedMemoryLink(key, engine, rank: 0, peer: 1);
+        using var reader = Reader(engine, zero);
+        using var one = PairSegment.Open(key, 1, 0, () => false);
+        var record = new byte[36];
+        record[0] = 1;
+        BitConverter.TryWriteBytes(record.AsSpan(21), code);
+        record[25] = array;
+        BitConverter.TryWriteBytes(record.AsSpan(26), ushort.MaxValue);
+        BitConverter.TryWriteBytes(record.AsSpan(28), length);
+
+        // Act
+        one.Outgoing.Write(record);
+        var deadline = DateTime.UtcNow + Timeout;
+        while (engine.AbortReason is null && DateTime.UtcNow < deadline) Thread.Sleep(10);
+
+        // Assert
+        Assert.NotNull(engine.AbortReason);
+        Assert.Equal(ErrorClass.Transport, engine.AbortReason.ErrorClass);
+        Assert.Contains($"Shared memory from rank 1 to rank 0 is corrupt: {named}", engine.AbortReason.Message);
+    }
+
     [LinuxFact]
     public void Segment_PeerNeverMapsIt_ItsNameGoesWhenTheMakerEnds()
     {

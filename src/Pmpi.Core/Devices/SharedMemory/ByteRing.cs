@@ -210,7 +210,7 @@ internal sealed unsafe class ByteRing : IDisposable
     {
         int at = (int)(_position & (Capacity - 1)), first = Math.Min(bytes.Length, Capacity - at);
         bytes[..first].CopyTo(new Span<byte>(_data + at, first));
-        bytes[first..].CopyTo(new Span<byte>(_data, bytes.Length - first));
+        if (first < bytes.Length) bytes[first..].CopyTo(new Span<byte>(_data, bytes.Length - first));
         _position += bytes.Length;
     }
 
@@ -218,7 +218,7 @@ internal sealed unsafe class ByteRing : IDisposable
     {
         int at = (int)(_position & (Capacity - 1)), first = Math.Min(destination.Length, Capacity - at);
         new ReadOnlySpan<byte>(_data + at, first).CopyTo(destination);
-        new ReadOnlySpan<byte>(_data, destination.Length - first).CopyTo(destination[first..]);
+        if (first < destination.Length) new ReadOnlySpan<byte>(_data, destination.Length - first).CopyTo(destination[first..]);
         _position += destination.Length;
     }
 

@@ -26,8 +26,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     // (or, synchronous, once matched); an acknowledgement the id of the send it completes.
     private const byte DataRecord = 1, AckRecord = 2, LentRecord = 3, SynchronousLentRecord = 4;
     private const int MaxTypeName = 1024;
-    private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2; // kind, context, source, tag, ack id, type code, array, name length
-    private const int MaxHeader = FixedHeader + MaxTypeName + 8 + 8; // ... type name, payload length, lent address
+    private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2 + 8; // kind, context, source, tag, ack id, type code, array, name length, payload length
+    private const int MaxHeader = FixedHeader + MaxTypeName + 8; // ... type name, lent address
     private const int AckLength = 1 + 8; // kind, ack id
 
     /// <summary>
@@ -77,10 +77,9 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         BinaryPrimitives.WriteInt32LittleEndian(header[21..], (int)payload.Type.Code);
         header[25] = payload.Type.IsArray ? (byte)1 : (byte)0;
         BinaryPrimitives.WriteUInt16LittleEndian(header[26..], payload.Type.TypeName is null ? ushort.MaxValue : (ushort)name.Length);
+        BinaryPrimitives.WriteInt64LittleEndian(header[28..], payload.Bytes.Length);
         name.CopyTo(header[FixedHeader..]);
         int length = FixedHeader + name.Length;
-        BinaryPrimitives.WriteInt64LittleEndian(header[length..], payload.Bytes.Length);
-        length += 8;
         // A lent payload stays pinned, and a rented one the link's, until the peer acknowledges its copy.
         var awaited = new AwaitedAck(operation, lend ? payload.Bytes.Pin() : default, lend ? payload.Rented : null);
         if (lend)
@@ -233,8 +232,10 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         var envelope = new Envelope(BinaryPrimitives.ReadInt32LittleEndian(header[1..]), BinaryPrimitives.ReadInt32LittleEndian(header[5..]), BinaryPrimitives.ReadInt32LittleEndian(header[9..]));
         long ackId = BinaryPrimitives.ReadInt64LittleEndian(header[13..]);
         var code = (PayloadCode)BinaryPrimitives.ReadInt32LittleEndian(header[21..]);
-        if (!Enum.IsDefined(code) || header[25] > 1) throw new InvalidDataException($"a payload type {(int)code}/{header[25]}");
+        if (code is < PayloadCode.Byte or > PayloadCode.Fields || header[25] > 1) throw new InvalidDataException($"a payload type {(int)code}/{header[25]}");
         int nameLength = BinaryPrimitives.ReadUInt16LittleEndian(header[26..]);
+        long length = BinaryPrimitives.ReadInt64LittleEndian(header[28..]);
+        if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
         string? typeName = null;
         if (nameLength != ushort.MaxValue)
         {
@@ -242,9 +243,6 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
             ring.ReadExactly(header[FixedHeader..(FixedHeader + nameLength)]);
             typeName = Encoding.UTF8.GetString(header[FixedHeader..(FixedHeader + nameLength)]);
         }
-        ring.ReadExactly(header[..8]);
-        long length = BinaryPrimitives.ReadInt64LittleEndian(header);
-        if (length < 0 || length > Array.MaxLength) throw new InvalidDataException($"a payload of {length} bytes");
         long address = 0;
         if (kind != DataRecord)
         {
