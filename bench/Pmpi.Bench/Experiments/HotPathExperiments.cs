@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using Pmpi.Devices.SharedMemory;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 
@@ -22,6 +23,7 @@ public static class HotPathExperiments
         Report(output, "1 rank, Send(byte[8]) to self + Receive(ref buf): per message", repeats, SelfSendReceive);
         Report(output, "1 thread, engine Deliver + Post (unexpected) + Release: per message", repeats, () => EngineAlone(postFirst: false));
         Report(output, "1 thread, engine Post + Deliver (posted) + Release: per message", repeats, () => EngineAlone(postFirst: true));
+        Report(output, "1 thread, both links of a shared-memory pair, Post + Send(byte[8]) + Poll + Release: per message", repeats, SharedMemoryAlone);
         Report(output, "2 threads, engines, Completion.Wait: half round trip", repeats, () => EnginePingPong(busySpin: false));
         Report(output, "2 threads, engines, busy spin on IsCompleted: half round trip", repeats, () => EnginePingPong(busySpin: true));
         Report(output, "2 threads, engines, Completion.Wait, payload rented+copied in, copied out+returned (as eager Send): half round trip", repeats, () => EnginePingPong(busySpin: false, pooled: true));
@@ -86,6 +88,26 @@ public static class HotPathExperiments
                 engine.Deliver(new Message(envelope, Bytes, payload));
                 receive = engine.Post(envelope);
             }
+            receive.Message!.Release();
+        }
+        return Per(start, allocated, Rounds);
+    }
+
+    // One thread plays both ranks of a same-node pair: the software of the shared-memory path, with no hand-off.
+    private static (double, double) SharedMemoryAlone()
+    {
+        string jobKey = Convert.ToHexString(System.Security.Cryptography.RandomNumberGenerator.GetBytes(16));
+        var receiver = new MatchingEngine();
+        using var sending = new SharedMemoryLink(jobKey, new MatchingEngine(), 0, 1);
+        using var receiving = new SharedMemoryLink(jobKey, receiver, 1, 0);
+        var envelope = new Envelope(0, 0, 0);
+        var payload = new OutgoingPayload(Bytes, new byte[8], null);
+        long allocated = GC.GetAllocatedBytesForCurrentThread(), start = Stopwatch.GetTimestamp();
+        for (int i = 0; i < Rounds; i++)
+        {
+            var receive = receiver.Post(envelope);
+            sending.Send(envelope, payload, synchronous: false);
+            receiving.Poll();
             receive.Message!.Release();
         }
         return Per(start, allocated, Rounds);
