@@ -381,7 +381,7 @@ internal sealed class MatchingEngine
     }
 
     /// <summary>
-    /// A queue's (source, tag), either a wildcard for a receive. Hashed by hand: a tuple's hash mixes through
+    /// A queue's (source, tag); in a receive's key either may be a wildcard. Hashed by hand: a tuple's hash mixes through
     /// HashCode.Combine, which costs a few nanoseconds on every message's two or three lookups.
     /// </summary>
     private readonly record struct QueueKey(int Source, int Tag)
