@@ -87,19 +87,39 @@ internal sealed class CommunicatorTopology
     public static CommunicatorTopology? Of(Intracommunicator comm, ImmutableArray<RankPlace> places)
     {
         if (places.IsDefaultOrEmpty) return null;
-        var members = comm.Members.ToArray();
-        var nodes = members.Select(world => (places[world].Domain, places[world].Node)).ToArray();
-        var domains = members.Select(world => places[world].Domain).ToArray();
-        int nodeCount = nodes.Distinct().Count(), domainCount = domains.Distinct().Count();
+        var members = comm.Members;
+        // By member: the first member on its node, and in its domain. Every rank runs this at its first collective,
+        // so it keys by strings: LINQ over (domain, node) tuples would be compiled at run time, at the job's start.
+        var nodeOf = new int[members.Length];
+        var domainOf = new int[members.Length];
+        var firstOnNode = new Dictionary<string, int>();
+        var firstInDomain = new Dictionary<string, int>();
+        for (int member = 0; member < members.Length; member++)
+        {
+            var place = places[members[member]];
+            nodeOf[member] = FirstOf(firstOnNode, place.Machine, member);
+            domainOf[member] = FirstOf(firstInDomain, place.Domain, member);
+        }
+        int nodeCount = firstOnNode.Count, domainCount = firstInDomain.Count;
         bool nodesShared = nodeCount > 1 && nodeCount < members.Length;
         bool domainsShared = domainCount > 1 && domainCount < nodeCount;
         if (!nodesShared && !domainsShared) return null;
-        return new CommunicatorTopology(comm, [.. nodes.Select(node => Array.IndexOf(nodes, node))], [.. domains.Select(domain => Array.IndexOf(domains, domain))]);
+        return new CommunicatorTopology(comm, nodeOf, domainOf);
+
+        static int FirstOf(Dictionary<string, int> first, string key, int member) => first.TryAdd(key, member) ? member : first[key];
     }
 
     /// <summary>Whether <paramref name="comm"/>'s members run on more than one node; false where that is not known.</summary>
-    public static bool SpansNodes(Intracommunicator comm, ImmutableArray<RankPlace> places) =>
-        !places.IsDefaultOrEmpty && comm.Members.ToArray().Select(world => (places[world].Domain, places[world].Node)).Distinct().Count() > 1;
+    public static bool SpansNodes(Intracommunicator comm, ImmutableArray<RankPlace> places)
+    {
+        if (places.IsDefaultOrEmpty) return false;
+        var machine = places[comm.Members[0]].Machine;
+        foreach (var member in comm.Members)
+        {
+            if (places[member].Machine != machine) return true;
+        }
+        return false;
+    }
 
     /// <summary>
     /// The context of <paramref name="level"/> (0 node, 1 node leaders, 2 domain leaders) of the communicator whose

@@ -14,14 +14,14 @@ namespace Pmpi.Routing;
 internal sealed class JobRoutes
 {
     private readonly ImmutableArray<RankPlace> _ranks;
-    private readonly HashSet<(string From, string To)> _reachable;
+    private readonly Dictionary<string, HashSet<string>> _reachable = []; // by domain, the domains its ranks dial directly
     private readonly bool _networkOnly;
 
     /// <param name="ranks">Every rank's place, indexed by world rank.</param>
-    /// <param name="reachable">Pairs of domains whose first one's ranks dial the second one's directly.</param>
+    /// <param name="reach">For each domain that declares any, the domains its ranks dial directly.</param>
     /// <param name="networkOnly">Ranks of one node talk over the network too (<c>pmpi run --links network</c>).</param>
     /// <exception cref="MpiException">Transport: an entry is not at its rank's index.</exception>
-    public JobRoutes(ImmutableArray<RankPlace> ranks, IEnumerable<(string From, string To)> reachable, bool networkOnly = false)
+    public JobRoutes(ImmutableArray<RankPlace> ranks, IEnumerable<DomainReach> reach, bool networkOnly = false)
     {
         _networkOnly = networkOnly;
         for (int rank = 0; rank < ranks.Length; rank++)
@@ -29,7 +29,11 @@ internal sealed class JobRoutes
             if (ranks[rank].Rank != rank) throw new MpiException(ErrorClass.Transport, $"Entry {rank} of the rank table is for rank {ranks[rank].Rank}.");
         }
         _ranks = ranks;
-        _reachable = [.. reachable];
+        foreach (var entry in reach)
+        {
+            if (!_reachable.TryGetValue(entry.Domain, out var reached)) _reachable[entry.Domain] = reached = [];
+            reached.UnionWith(entry.Reachable);
+        }
     }
 
     /// <summary>Number of ranks in the job.</summary>
@@ -37,6 +41,9 @@ internal sealed class JobRoutes
 
     /// <summary>Where <paramref name="rank"/> runs.</summary>
     public RankPlace this[int rank] => _ranks[rank];
+
+    /// <summary>Where every rank runs, indexed by world rank.</summary>
+    public ImmutableArray<RankPlace> Places => _ranks;
 
     /// <summary>The routes of the rank table the master sent.</summary>
     public static JobRoutes FromTable(RankTable table)
@@ -47,7 +54,7 @@ internal sealed class JobRoutes
             {
                 CertificatePin = entry.CertificateSha256.ToByteArray(),
             })],
-            table.Reach.SelectMany(reach => reach.Reachable.Select(to => (reach.Domain, to))),
+            table.Reach,
             table.NetworkLinks);
     }
 
@@ -63,7 +70,7 @@ internal sealed class JobRoutes
         if (from == to) return new Route(RouteKind.Self, source, destination);
         if (!_networkOnly && source.Node.Length > 0 && source.Node == destination.Node && source.Domain == destination.Domain)
             return new Route(RouteKind.SharedMemory, source, destination);
-        if (source.Domain == destination.Domain || _reachable.Contains((source.Domain, destination.Domain)))
+        if (source.Domain == destination.Domain || (_reachable.TryGetValue(source.Domain, out var reached) && reached.Contains(destination.Domain)))
             return new Route(RouteKind.Direct, source, destination);
         var missing = source.Gateway.Length == 0 ? source : destination.Gateway.Length == 0 ? destination : null;
         if (missing is not null)

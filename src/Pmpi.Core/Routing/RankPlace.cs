@@ -11,6 +11,11 @@ internal sealed record RankPlace(int Rank, string Node, string Domain, string En
     /// <summary>The SHA-256 of its endpoint's TLS certificate, which a direct route pins; empty when it speaks h2c.</summary>
     public byte[] CertificatePin { get; init; } = [];
 
+    /// <summary>
+    /// The machine it runs on, as a key: its node within its domain, since two domains may both name a node "n1".
+    /// </summary>
+    public string Machine => $"{Domain}\0{Node}";
+
     /// <summary>How messages name the domain: quoted, or "no domain".</summary>
     public string DomainName => Domain.Length == 0 ? "no domain" : $"domain '{Domain}'";
 }

@@ -176,5 +176,6 @@ public sealed class JobRoutesTests
 
     private static RankPlace Place(int rank, string domain, string gateway) => new(rank, $"node{rank}", domain, $"http://rank{rank}:{5000 + rank}", gateway);
 
-    private static JobRoutes Routes(ImmutableArray<RankPlace> ranks, params (string From, string To)[] reachable) => new(ranks, reachable);
+    private static JobRoutes Routes(ImmutableArray<RankPlace> ranks, params (string From, string To)[] reachable) =>
+        new(ranks, reachable.Select(pair => new DomainReach { Domain = pair.From, Reachable = { pair.To } }));
 }

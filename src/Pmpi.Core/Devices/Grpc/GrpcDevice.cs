@@ -1,5 +1,6 @@
 using System.Collections.Immutable;
 using System.Net;
+using System.Runtime.InteropServices;
 using Pmpi.Devices.SharedMemory;
 using Pmpi.Hosting;
 using Pmpi.Matching;
@@ -96,14 +97,26 @@ internal sealed class GrpcDevice : IDevice
         {
             var linked = Links;
             bool IsLinked(int rank) => rank < linked.Length && linked[rank] is not UnconnectedLink;
-            var resolved = Enumerable.Range(0, routes.Size).Select(rank => IsLinked(rank) ? _routes[rank] : default).ToArray();
-            var added = peers.Where(peer => resolved[peer].To is null).Distinct().Select(peer => resolved[peer] = routes.Resolve(Rank, peer)).ToList();
-            if (_server is null && added.FirstOrDefault(route => route.Kind is not (RouteKind.Self or RouteKind.SharedMemory)) is { From: not null } remote)
-                throw new MpiException(ErrorClass.Transport, $"Rank {Rank} was launched without an endpoint (its agent was told every rank runs on its node), but rank {remote.To.Rank} runs on node '{remote.To.Node}'.");
-            _routes = [.. resolved];
+            // Loops rather than LINQ here: LINQ over routes, which are structs, is compiled at run time, and at a
+            // rank's start that JIT cost more than everything else Connect does.
+            var resolved = new Route[routes.Size];
+            for (int rank = 0; rank < resolved.Length; rank++)
+            {
+                if (IsLinked(rank)) resolved[rank] = _routes[rank];
+            }
+            var pins = _pins;
+            foreach (var peer in peers)
+            {
+                if (resolved[peer].To is not null) continue;
+                var route = resolved[peer] = routes.Resolve(Rank, peer);
+                if (_server is null && route.Kind is not (RouteKind.Self or RouteKind.SharedMemory))
+                    throw new MpiException(ErrorClass.Transport, $"Rank {Rank} was launched without an endpoint (its agent was told every rank runs on its node), but rank {route.To.Rank} runs on node '{route.To.Node}'.");
+                if (route.To.CertificatePin.Length > 0) pins = pins.Add(Convert.ToHexString(route.To.CertificatePin));
+            }
+            _routes = ImmutableCollectionsMarshal.AsImmutableArray(resolved);
             _peers.UseRoutes(_routes);
-            Places = [.. Enumerable.Range(0, routes.Size).Select(rank => routes[rank])];
-            _pins = _pins.Union(added.Where(route => route.To.CertificatePin.Length > 0).Select(route => Convert.ToHexString(route.To.CertificatePin)));
+            Places = routes.Places;
+            _pins = pins;
             _peerPins.TrySetResult(pin => _pins.Contains(pin));
             // Every same-node pair is mapped now, by both ranks (a receiver must be reading before the first send); the
             // memory itself is taken only as the rings are first written.
