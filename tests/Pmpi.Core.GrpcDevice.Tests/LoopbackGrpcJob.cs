@@ -77,7 +77,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
 
     public (IDevice Device, IJobControl Control) Start(int rank)
     {
-        var identity = new RankIdentity(JobId, rank, Size, _master.Address, JobToken, Domain: null, BindAddress: "127.0.0.1") { EncryptStreams = _encryptStreams };
+        var identity = new RankIdentity(JobId, rank, Size, _master.Address.ToString(), JobToken, Domain: null, BindAddress: "127.0.0.1") { EncryptStreams = _encryptStreams };
         var started = LaunchedRank.StartAsync(identity, CancellationToken.None).WaitAsync(StartTimeout).GetAwaiter().GetResult();
         lock (_lock)
         {

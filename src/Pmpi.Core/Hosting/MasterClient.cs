@@ -19,7 +19,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     // another domain is reached through this rank's gateway, the call stating its route.
     private readonly Lazy<RpcChannel> _channel = new(() => identity.MasterGateway is { } gateway
         ? new(gateway, security: identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
-        : new(identity.Master, security: identity.MasterSecurity));
+        : new(identity.MasterUri, security: identity.MasterSecurity));
 
     /// <summary>How errors name the master: its address, and the gateway it is reached through.</summary>
     private string MasterName => identity.MasterGateway is { } gateway ? $"the master at {identity.Master} (through the gateway at {gateway})" : $"the master at {identity.Master}";

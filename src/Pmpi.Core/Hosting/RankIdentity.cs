@@ -14,7 +14,7 @@ namespace Pmpi.Hosting;
 /// <paramref name="Rank"/> is its job rank, which names it to the master and its peers; its world is the
 /// <paramref name="Size"/> job ranks from <see cref="WorldFirst"/>.
 /// </summary>
-internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master, string JobToken, string? Domain, string BindAddress)
+internal sealed record RankIdentity(string JobId, int Rank, int Size, string Master, string JobToken, string? Domain, string BindAddress)
 {
     /// <summary>The job rank of its world's rank 0: non-zero for a rank of a world that ranks of the job spawned.</summary>
     public int WorldFirst { get; init; }
@@ -68,20 +68,19 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
         if (rank - first >= size)
             throw Malformed(RankEnvironment.Rank, rank.ToString(CultureInfo.InvariantCulture), $"a rank below {RankEnvironment.WorldFirst}+{RankEnvironment.Size}={first}+{size}");
         var master = read(RankEnvironment.Master);
-        if (!Uri.TryCreate(master, UriKind.Absolute, out var masterUri) || masterUri.Scheme is not ("http" or "https"))
-            throw Malformed(RankEnvironment.Master, master, "an http:// or https:// address");
+        var scheme = SchemeOf(master) ?? throw Malformed(RankEnvironment.Master, master, MasterExpected);
         Uri? gatewayUri = null;
-        if (read(RankEnvironment.MasterGateway) is { } gateway && (!Uri.TryCreate(gateway, UriKind.Absolute, out gatewayUri) || gatewayUri.Scheme != masterUri.Scheme))
-            throw Malformed(RankEnvironment.MasterGateway, gateway, $"an {masterUri.Scheme}:// address, as the master's is");
+        if (read(RankEnvironment.MasterGateway) is { } gateway && (!Uri.TryCreate(gateway, UriKind.Absolute, out gatewayUri) || gatewayUri.Scheme != scheme))
+            throw Malformed(RankEnvironment.MasterGateway, gateway, $"an {scheme}:// address, as the master's is");
         var credentials = ReadCredentials(read(RankEnvironment.CredentialsFile));
-        if (masterUri.Scheme == Uri.UriSchemeHttps && credentials.Authority.IsEmpty)
+        if (scheme == Uri.UriSchemeHttps && credentials.Authority.IsEmpty)
             throw Malformed(RankEnvironment.CredentialsFile, read(RankEnvironment.CredentialsFile), "a credentials file naming the CA of the TLS master " + master);
         var heartbeat = HandleOrNull(read, RankEnvironment.Heartbeat);
         if (credentials.Table is not null && heartbeat is null)
             throw Malformed(RankEnvironment.Heartbeat, heartbeat, "a pipe handle: the credentials file holds the job's table, and the rank tells its agent on that pipe that it joined");
         var bind = read(RankEnvironment.BindAddress) ?? "127.0.0.1";
         if (!IPAddress.TryParse(bind, out var bindAddress)) throw Malformed(RankEnvironment.BindAddress, bind, "an IP address");
-        return new RankIdentity(jobId, rank, size, masterUri, credentials.JobToken, read(RankEnvironment.Domain), bind)
+        return new RankIdentity(jobId, rank, size, master!, credentials.JobToken, read(RankEnvironment.Domain), bind)
         {
             WorldFirst = first,
             MasterGateway = gatewayUri,
@@ -94,6 +93,22 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, Uri Master
             Table = credentials.Table,
         };
     }
+
+    /// <summary>
+    /// The master's address, parsed where it is first dialed: <see cref="FromEnvironment"/> checks only its scheme, as
+    /// a rank of a node-local job may never dial it and a first <see cref="Uri"/> costs a rank's start over 10 ms (the
+    /// JIT of System.Private.Uri's vectorized search, which ReadyToRun images leave to run time).
+    /// </summary>
+    /// <exception cref="MpiException">InvalidArgument: it is not an address; the message names its variable.</exception>
+    public Uri MasterUri => Uri.TryCreate(Master, UriKind.Absolute, out var uri) ? uri : throw Malformed(RankEnvironment.Master, Master, MasterExpected);
+
+    private const string MasterExpected = "an http:// or https:// address";
+
+    private static string? SchemeOf(string? address) =>
+        address is null ? null
+        : address.StartsWith("https://", StringComparison.OrdinalIgnoreCase) ? Uri.UriSchemeHttps
+        : address.StartsWith("http://", StringComparison.OrdinalIgnoreCase) ? Uri.UriSchemeHttp
+        : null;
 
     /// <summary>Reads the rank's credentials file and deletes it, so the key exists only in this process from now on.</summary>
     private static RankCredentials ReadCredentials(string? path)

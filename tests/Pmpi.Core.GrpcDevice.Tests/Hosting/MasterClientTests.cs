@@ -11,7 +11,7 @@ public sealed class MasterClientTests
     public void Abort_AfterTheLineClosed_ReturnsForTheExitCodeToTell()
     {
         // A Finalize whose barrier fails closes the line before the rank reports why; the report must not crash the rank.
-        var master = new MasterClient(new RankIdentity("job", 0, 2, new Uri($"http://127.0.0.1:{UnusedPort()}"), "token", Domain: null, BindAddress: "127.0.0.1"));
+        var master = new MasterClient(new RankIdentity("job", 0, 2, $"http://127.0.0.1:{UnusedPort()}", "token", Domain: null, BindAddress: "127.0.0.1"));
         var reason = new MpiException(ErrorClass.Aborted, "Rank 0 failed: on purpose") { AbortCode = 3 };
         master.Abort(reason); // nobody listens: refused, and said nothing of
         master.Dispose();

@@ -48,6 +48,29 @@ public sealed class RankIdentityTests : IDisposable
         Assert.Contains(RankEnvironment.CredentialsFile, error.Message);
     }
 
+    [Theory]
+    [InlineData("tcp://127.0.0.1:7300")]
+    [InlineData("127.0.0.1:7300")]
+    public void FromEnvironment_MasterNotHttp_FailsNamingTheVariable(string master)
+    {
+        var file = KeyFile(new RankCredentials { JobToken = "k" });
+
+        var error = Assert.Throws<MpiException>(() => RankIdentity.FromEnvironment(Environment(file, master)));
+
+        Assert.Contains($"{RankEnvironment.Master}='{master}'", error.Message);
+    }
+
+    [Fact]
+    public void MasterUri_NoAddressAfterTheScheme_FailsNamingTheVariable()
+    {
+        // Only the scheme is checked at start (a node-local rank may never dial its master); the rest, where it is dialed.
+        var identity = RankIdentity.FromEnvironment(Environment(KeyFile(new RankCredentials { JobToken = "k" }), master: "http://[::1"))!;
+
+        var error = Assert.Throws<MpiException>(() => identity.MasterUri);
+
+        Assert.Contains($"{RankEnvironment.Master}='http://[::1'", error.Message);
+    }
+
     [Fact]
     public void FromEnvironment_KeyFileGone_FailsNamingTheFile()
     {
