@@ -55,6 +55,17 @@ public static class SharedMemoryNames
     {
         ArgumentNullException.ThrowIfNull(jobKey);
         var tag = HMACSHA256.HashData(Encoding.UTF8.GetBytes(jobKey), "shared memory"u8);
-        return "pmpi-" + Convert.ToHexStringLower(tag)[..32] + "-";
+        // Spelled out, not Convert.ToHexStringLower: its vectorized code is compiled at run time, and every rank of a
+        // node calls this as it starts.
+        return string.Create(5 + 32 + 1, tag, static (name, tag) =>
+        {
+            "pmpi-".CopyTo(name);
+            for (int i = 0; i < 16; i++)
+            {
+                name[5 + 2 * i] = "0123456789abcdef"[tag[i] >> 4];
+                name[6 + 2 * i] = "0123456789abcdef"[tag[i] & 0xF];
+            }
+            name[^1] = '-';
+        });
     }
 }

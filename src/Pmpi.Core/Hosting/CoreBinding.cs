@@ -23,8 +23,11 @@ internal static partial class CoreBinding
     public static int? Bind(string jobId, int localIndex, int ranksOnNode)
     {
         if (ranksOnNode < 2) return null;
-        // The same on every rank of the job (string.GetHashCode differs from process to process).
-        int first = (int)(jobId.Aggregate(17u, (hash, c) => hash * 31 + c) % 1024);
+        // The same on every rank of the job (string.GetHashCode differs from process to process). Loops here and below,
+        // not LINQ over chars and ints, whose code a ReadyToRun rank would compile as it starts.
+        uint hash = 17;
+        foreach (char c in jobId) hash = hash * 31 + c;
+        int first = (int)(hash % 1024);
         try
         {
             if (OperatingSystem.IsLinux()) return BindLinux(first + localIndex, ranksOnNode);
@@ -41,7 +44,11 @@ internal static partial class CoreBinding
     {
         var mask = stackalloc byte[MaskBytes];
         if (sched_getaffinity(0, MaskBytes, mask) != 0) return null;
-        var allowed = Enumerable.Range(0, MaskBytes * 8).Where(cpu => (mask[cpu / 8] & (1 << (cpu % 8))) != 0).ToList();
+        var allowed = new List<int>();
+        for (int cpu = 0; cpu < MaskBytes * 8; cpu++)
+        {
+            if ((mask[cpu / 8] & (1 << (cpu % 8))) != 0) allowed.Add(cpu);
+        }
         if (allowed.Count < ranksOnNode) return null;
         int chosen = allowed[position % allowed.Count];
         new Span<byte>(mask, MaskBytes).Clear();

@@ -45,9 +45,12 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
             var table = identity.Table is { } given ? MasterClient.Checked(identity, given)
                 : await master.RegisterAsync(device.Endpoint, device.CertificatePin, cancellationToken).ConfigureAwait(false);
             var spawnedBy = identity.WorldFirst > 0 ? table.Spawned : null;
+            var peers = new List<int>(identity.Size);
+            for (int rank = identity.WorldFirst; rank < identity.WorldFirst + identity.Size; rank++) peers.Add(rank);
+            if (spawnedBy is not null) peers.AddRange(spawnedBy.Parents);
             try
             {
-                device.Connect(JobRoutes.FromTable(table), [.. Enumerable.Range(identity.WorldFirst, identity.Size), .. spawnedBy?.Parents ?? []]);
+                device.Connect(JobRoutes.FromTable(table), peers);
             }
             catch (MpiException e)
             {

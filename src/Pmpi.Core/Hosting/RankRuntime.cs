@@ -29,7 +29,11 @@ internal sealed class RankRuntime
         Payloads = payloads;
         Spawner = spawner;
         MainThreadId = System.Environment.CurrentManagedThreadId;
-        World = new Intracommunicator(this, context: 0, Enumerable.Range(device.WorldFirst, device.Size).ToArray(), device.Rank - device.WorldFirst);
+        // A loop, not Enumerable.Range, as in LaunchedRank.StartAsync: ReadyToRun images lack its code over int, and
+        // every rank runs this as it starts.
+        var world = new int[device.Size];
+        for (int rank = 0; rank < world.Length; rank++) world[rank] = device.WorldFirst + rank;
+        World = new Intracommunicator(this, context: 0, world, device.Rank - device.WorldFirst);
         Self = new Intracommunicator(this, context: 2, [device.Rank], 0);
     }
 

@@ -258,14 +258,14 @@ internal sealed class MatchingEngine
     /// <summary>The queues of one communicator context, keyed by (source, tag); wildcard keys only for receives.</summary>
     private sealed class ContextQueues
     {
-        private readonly Dictionary<QueueKey, Queue<Message>> _unexpected = [];
-        private readonly Dictionary<QueueKey, Queue<ReceiveOperation>> _posted = [];
+        private readonly Dictionary<long, Queue<Message>> _unexpected = [];
+        private readonly Dictionary<long, Queue<ReceiveOperation>> _posted = [];
         private readonly Stack<Queue<Message>> _spareMessageQueues = new();
         private int _wildcardEntries; // posted receives with a wildcard, cancelled ones included until dequeued
 
         public void Enqueue(Message message)
         {
-            var key = new QueueKey(message.Envelope.Source, message.Envelope.Tag);
+            var key = KeyOf(message.Envelope.Source, message.Envelope.Tag);
             if (!_unexpected.TryGetValue(key, out var queue))
             {
                 queue = _spareMessageQueues.Count > 0 ? _spareMessageQueues.Pop() : new Queue<Message>();
@@ -276,7 +276,7 @@ internal sealed class MatchingEngine
 
         public void Post(ReceiveOperation receive)
         {
-            var key = new QueueKey(receive.Pattern.Source, receive.Pattern.Tag);
+            var key = KeyOf(receive.Pattern.Source, receive.Pattern.Tag);
             if (!_posted.TryGetValue(key, out var queue)) _posted[key] = queue = new Queue<ReceiveOperation>();
             queue.Enqueue(receive);
             if (IsWildcard(key)) _wildcardEntries++;
@@ -298,18 +298,18 @@ internal sealed class MatchingEngine
         {
             if (_posted.Count == 0) return null;
             Queue<ReceiveOperation>? best = null;
-            Consider(ref best, new QueueKey(source, tag));
+            Consider(ref best, KeyOf(source, tag));
             // Most programs post no wildcard receives: then one lookup decides.
             if (_wildcardEntries > 0)
             {
-                Consider(ref best, new QueueKey(AnySource, tag));
-                Consider(ref best, new QueueKey(source, AnyTag));
-                Consider(ref best, new QueueKey(AnySource, AnyTag));
+                Consider(ref best, KeyOf(AnySource, tag));
+                Consider(ref best, KeyOf(source, AnyTag));
+                Consider(ref best, KeyOf(AnySource, AnyTag));
             }
             return best;
         }
 
-        private void Consider(ref Queue<ReceiveOperation>? best, QueueKey key)
+        private void Consider(ref Queue<ReceiveOperation>? best, long key)
         {
             if (!_posted.TryGetValue(key, out var queue)) return;
             while (queue.Count > 0 && queue.Peek().IsCompleted) Dequeue(queue); // cancelled entries
@@ -324,22 +324,21 @@ internal sealed class MatchingEngine
         private ReceiveOperation Dequeue(Queue<ReceiveOperation> queue)
         {
             var receive = queue.Dequeue();
-            if (IsWildcard(new QueueKey(receive.Pattern.Source, receive.Pattern.Tag))) _wildcardEntries--;
+            if (IsWildcard(KeyOf(receive.Pattern.Source, receive.Pattern.Tag))) _wildcardEntries--;
             return receive;
         }
 
-        private static bool IsWildcard(QueueKey key) => key.Source == AnySource || key.Tag == AnyTag;
+        private static bool IsWildcard(long key) => SourceOf(key) == AnySource || TagOf(key) == AnyTag;
 
         /// <summary>The earliest-arrived message matching (source, tag), wildcards allowed, taken off its queue.</summary>
         public Message? TakeEarliestMessage(int source, int tag)
         {
-            var key = FindEarliest(source, tag);
-            if (key is null) return null;
-            var queue = _unexpected[key.Value];
+            if (!FindEarliest(source, tag, out long key)) return null;
+            var queue = _unexpected[key];
             var message = queue.Dequeue();
             if (queue.Count == 0)
             {
-                _unexpected.Remove(key.Value);
+                _unexpected.Remove(key);
                 _spareMessageQueues.Push(queue);
             }
             return message;
@@ -347,19 +346,18 @@ internal sealed class MatchingEngine
 
         public Message? PeekEarliestMessage(int source, int tag)
         {
-            var key = FindEarliest(source, tag);
-            return key is null ? null : _unexpected[key.Value].Peek();
+            return FindEarliest(source, tag, out long key) ? _unexpected[key].Peek() : null;
         }
 
-        private QueueKey? FindEarliest(int source, int tag)
+        private bool FindEarliest(int source, int tag, out long earliest)
         {
-            if (_unexpected.Count == 0) return null;
-            if (source != AnySource && tag != AnyTag) return _unexpected.ContainsKey(new QueueKey(source, tag)) ? new QueueKey(source, tag) : null;
-            QueueKey? earliest = null;
+            earliest = KeyOf(source, tag);
+            if (_unexpected.Count == 0) return false;
+            if (source != AnySource && tag != AnyTag) return _unexpected.ContainsKey(earliest);
             long arrival = long.MaxValue;
             foreach (var (key, queue) in _unexpected)
             {
-                if ((source != AnySource && source != key.Source) || (tag != AnyTag && tag != key.Tag)) continue;
+                if ((source != AnySource && source != SourceOf(key)) || (tag != AnyTag && tag != TagOf(key))) continue;
                 var head = queue.Peek().Arrival;
                 if (head < arrival)
                 {
@@ -367,7 +365,7 @@ internal sealed class MatchingEngine
                     earliest = key;
                 }
             }
-            return earliest;
+            return arrival != long.MaxValue;
         }
 
         public void DrainInto(List<ReceiveOperation> receives, List<Message> messages)
@@ -380,12 +378,12 @@ internal sealed class MatchingEngine
         }
     }
 
-    /// <summary>
-    /// A queue's (source, tag); in a receive's key either may be a wildcard. Hashed by hand: a tuple's hash mixes through
-    /// HashCode.Combine, which costs a few nanoseconds on every message's two or three lookups.
-    /// </summary>
-    private readonly record struct QueueKey(int Source, int Tag)
-    {
-        public override int GetHashCode() => (Source * 397) ^ Tag;
-    }
+    // A queue's key: its (source, tag) in one long, either a wildcard in a receive's. Not a tuple, whose hash mixes
+    // through HashCode.Combine on every message's two or three lookups, nor a struct of PMPI's: ReadyToRun images hold
+    // the dictionaries' code over long, where over a struct of PMPI's a rank compiles it as it starts.
+    private static long KeyOf(int source, int tag) => ((long)source << 32) | (uint)tag;
+
+    private static int SourceOf(long key) => (int)(key >> 32);
+
+    private static int TagOf(long key) => (int)key;
 }

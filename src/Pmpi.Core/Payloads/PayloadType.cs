@@ -20,6 +20,12 @@ internal enum PayloadCode : byte
 /// </summary>
 internal readonly record struct PayloadType(PayloadCode Code, bool IsArray, string? TypeName)
 {
+    // By hand: the generated equality goes through EqualityComparer<PayloadCode>, whose code a ReadyToRun rank would
+    // compile at its first receive (every receive checks the type).
+    public bool Equals(PayloadType other) => Code == other.Code && IsArray == other.IsArray && TypeName == other.TypeName;
+
+    public override int GetHashCode() => HashCode.Combine((int)Code, IsArray, TypeName);
+
     public override string ToString()
     {
         var element = Code switch

@@ -7,7 +7,7 @@ namespace Pmpi.Devices.SharedMemory;
 /// no CPU. Linux: a futex on the word itself (shared, since the mapping is), and futex_waitv to sleep on many at once.
 /// Windows: a named auto-reset event per word, and WaitAny over them. Elsewhere: a short sleep, checked again.
 /// </summary>
-internal abstract unsafe class Doorbell : IDisposable
+internal abstract unsafe partial class Doorbell : IDisposable
 {
     /// <summary>The doorbell for the word <paramref name="name"/> names (the name matters on Windows only).</summary>
     public static Doorbell For(string name) =>
@@ -53,7 +53,7 @@ internal abstract unsafe class Doorbell : IDisposable
         public int Expected { get; } = expected;
     }
 
-    private sealed class Futex : Doorbell
+    private sealed partial class Futex : Doorbell
     {
         private const int Wait_ = 0, Wake = 1; // FUTEX_WAIT, FUTEX_WAKE: not the _PRIVATE forms, the word is shared
         private const long WaitvSyscall = 449; // futex_waitv (Linux 5.16), one number on every architecture
@@ -95,14 +95,14 @@ internal abstract unsafe class Doorbell : IDisposable
             return true;
         }
 
-        [DllImport("libc", SetLastError = true)]
-        private static extern long syscall(long number, int* address, int operation, int value, Timespec* timeout, int* address2, int value3);
+        [LibraryImport("libc", SetLastError = true)]
+        private static partial long syscall(long number, int* address, int operation, int value, Timespec* timeout, int* address2, int value3);
 
-        [DllImport("libc", SetLastError = true)]
-        private static extern long syscall(long number, FutexWaitv* waiters, int count, int flags, Timespec* deadline, int clock);
+        [LibraryImport("libc", SetLastError = true)]
+        private static partial long syscall(long number, FutexWaitv* waiters, int count, int flags, Timespec* deadline, int clock);
 
-        [DllImport("libc")]
-        private static extern int clock_gettime(int clock, Timespec* time);
+        [LibraryImport("libc")]
+        private static partial int clock_gettime(int clock, Timespec* time);
 
         [StructLayout(LayoutKind.Sequential)]
         private struct Timespec

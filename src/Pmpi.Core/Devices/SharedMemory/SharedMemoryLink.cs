@@ -42,7 +42,9 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     private readonly int _rank, _peer;
     private readonly Lock _writing = new();
     private readonly Lock _reading = new(); // the incoming ring has one consumer at a time: the rank's reader or a poller
-    private readonly ConcurrentDictionary<long, AwaitedAck> _awaitingAcks = new();
+    // Made at the link's first synchronous or lent send, which many links never make: a ReadyToRun rank compiles the
+    // dictionary's code over AwaitedAck at run time.
+    private ConcurrentDictionary<long, AwaitedAck>? _awaitingAcks;
     private long _nextAckId;
     private bool _peerChecked; // whether this side has tried to read the peer's memory (under _reading)
     private volatile bool _closed;
@@ -87,14 +89,14 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
             unsafe { BinaryPrimitives.WriteInt64LittleEndian(header[length..], (long)awaited.Pin.Pointer); }
             length += 8;
         }
-        if (ackId != 0) _awaitingAcks[ackId] = awaited;
+        if (ackId != 0) LazyInitializer.EnsureInitialized(ref _awaitingAcks)[ackId] = awaited;
         try
         {
             lock (_writing) _segment.Outgoing.Write(header[..length], lend ? default : payload.Bytes.Span);
         }
         catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
         {
-            if (_awaitingAcks.TryRemove(ackId, out _)) awaited.Release();
+            if (ackId != 0 && _awaitingAcks!.TryRemove(ackId, out _)) awaited.Release();
             throw _engine.AbortReason ?? new MpiException(ErrorClass.Transport, $"Rank {_rank} cannot send to rank {_peer} through shared memory: {e.Message}", e);
         }
         finally
@@ -222,7 +224,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         {
             ring.ReadExactly(header[..8]);
             long id = BinaryPrimitives.ReadInt64LittleEndian(header);
-            if (!_awaitingAcks.TryRemove(id, out var awaited)) throw new InvalidDataException($"an acknowledgement of send {id}, which is not awaited");
+            if (Volatile.Read(ref _awaitingAcks) is not { } awaiting || !awaiting.TryRemove(id, out var awaited))
+                throw new InvalidDataException($"an acknowledgement of send {id}, which is not awaited");
             awaited.Release();
             awaited.Operation.Delivered();
             return;
