@@ -309,7 +309,7 @@ def main():
     report.out()
     report.pingpong()
     report.collectives()
-    report.launch("pmpi", "ReadyToRun")
+    report.launch("pmpi", "ReadyToRun (bench/Pmpi.Bench.Hello)")
     report.launch("pmpiaot", "Native AOT (bench/Pmpi.Bench.Hello)")
     report.out("### Figures that did not reproduce")
     report.out()

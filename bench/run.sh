@@ -15,8 +15,8 @@
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
 #              resident memory after init; PMPI's CLI published as deployed (its linux-x64 publish: Native AOT), the
-#              hello twice: ReadyToRun (`Pmpi.Bench hello`, as a rank usually ships) and Native AOT
-#              (bench/Pmpi.Bench.Hello, the same code, compiled ahead of time as the C hello is)
+#              hello (bench/Pmpi.Bench.Hello) published twice: ReadyToRun, as a rank usually ships (framework-dependent,
+#              run by the dotnet host), and Native AOT, compiled ahead of time as the C hello is
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
 # until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2) rounds; --quick also runs a tenth of the
@@ -86,14 +86,14 @@ done
 # and the hello in the two forms the README gives for rank programs, ReadyToRun and Native AOT: compiled ahead of
 # time, as mpicc compiles the C hello. The other rows time steady-state code either way.
 publish() {
-  local project="$1"; shift
+  local project="$1" output="$2"; shift 2
   timeout 900 dotnet publish "$repo/$project" -c Release -r linux-x64 "$@" \
-    -o "$work/published/$(basename "$project")" -v quiet -nologo >"$work/build.log" 2>&1 \
+    -o "$work/published/$output" -v quiet -nologo >"$work/build.log" 2>&1 \
     || { cat "$work/build.log" >&2; echo "run.sh: publishing $project failed." >&2; exit 1; }
 }
-publish bench/Pmpi.Bench --self-contained false -p:PublishReadyToRun=true
-publish bench/Pmpi.Bench.Hello
-publish src/Pmpi.Cli
+publish bench/Pmpi.Bench.Hello hello-r2r --self-contained false -p:PublishAot=false -p:PublishReadyToRun=true
+publish bench/Pmpi.Bench.Hello hello-aot
+publish src/Pmpi.Cli cli
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
 pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
 ompi=(mpirun --allow-run-as-root --oversubscribe)
@@ -186,8 +186,8 @@ for ((round = 1; round <= rounds; round++)); do
   chain coll_ompi coll_pmpi
   for n in $launch_counts; do
     hello_ompi() { run "launch-ompi-$n" "${ompi[@]}" -np "$n" ./hello; }
-    hello_pmpi() { run "launch-pmpi-$n" "$work/published/Pmpi.Cli/pmpi" run --oversubscribe -n "$n" "$work/published/Pmpi.Bench/Pmpi.Bench.dll" -- hello --device grpc --ranks "$n" --timeout "$child_timeout"; }
-    hello_pmpi_aot() { run "launch-pmpiaot-$n" "$work/published/Pmpi.Cli/pmpi" run --oversubscribe -n "$n" "$work/published/Pmpi.Bench.Hello/Pmpi.Bench.Hello"; }
+    hello_pmpi() { run "launch-pmpi-$n" "$work/published/cli/pmpi" run --oversubscribe -n "$n" "$work/published/hello-r2r/Pmpi.Bench.Hello.dll"; }
+    hello_pmpi_aot() { run "launch-pmpiaot-$n" "$work/published/cli/pmpi" run --oversubscribe -n "$n" "$work/published/hello-aot/Pmpi.Bench.Hello"; }
     chain hello_pmpi_aot hello_ompi hello_pmpi
   done
 done
