@@ -24,10 +24,11 @@ internal static partial class RankHeartbeat
         if (identity.HeartbeatHandle is not { } handle) return;
         // A plain file stream over the inherited handle: System.IO.Pipes' stream does its I/O through a socket on Unix,
         // whose engine costs a rank's start several milliseconds; one unbuffered byte a second needs none of it.
+        nint descriptor = nint.Parse(handle, NumberStyles.None, CultureInfo.InvariantCulture);
         FileStream pipe;
         try
         {
-            pipe = new FileStream(new SafeFileHandle(nint.Parse(handle, NumberStyles.None, CultureInfo.InvariantCulture), ownsHandle: true), FileAccess.Write, bufferSize: 0);
+            pipe = new FileStream(new SafeFileHandle(descriptor, ownsHandle: true), FileAccess.Write, bufferSize: 0);
         }
         catch (Exception e) when (e is IOException or ArgumentException or UnauthorizedAccessException)
         {
@@ -36,7 +37,7 @@ internal static partial class RankHeartbeat
             return;
         }
         // Processes this rank starts must not inherit the pipe: one that outlived the rank would hold it open.
-        if (!OperatingSystem.IsWindows()) _ = FileControl(int.Parse(handle, CultureInfo.InvariantCulture), SetFileDescriptorFlags, CloseOnExec);
+        if (!OperatingSystem.IsWindows()) _ = FileControl((int)descriptor, SetFileDescriptorFlags, CloseOnExec);
         lock (s_lock) s_pipe = pipe;
         Write(Rpc.RankEnvironment.ReportsFinalizeBeat);
         new Thread(Beat) { IsBackground = true, Name = "PMPI heartbeat" }.Start();
