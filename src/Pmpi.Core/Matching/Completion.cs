@@ -61,6 +61,7 @@ internal class Completion
             {
                 progress.Poll();
                 if (IsCompleted) return;
+                if (progress.Delivering) break;
             }
             // A small message's answer comes within microseconds: poll it closely; beyond that, back off, so a
             // spinning core does not slow the one that copies a large message.

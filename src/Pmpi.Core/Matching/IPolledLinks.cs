@@ -9,6 +9,12 @@ internal interface IPolledLinks
     /// <summary>Reads what has arrived, on the calling thread.</summary>
     void Poll();
 
+    /// <summary>
+    /// Whether another thread is reading a large message in from these links: a thread waiting for it stops
+    /// spinning, which would only take the core that one copies on, and blocks until the message completes it.
+    /// </summary>
+    bool Delivering { get; }
+
     /// <summary>The calling thread stops polling to sleep: whoever else reads the links must not leave them to it.</summary>
     void Sleeping();
 

@@ -106,6 +106,9 @@ public sealed class GrpcStream : IDisposable
     /// </summary>
     public void Poll() => _connection.Poll();
 
+    /// <summary>Whether a thread is reading a large piece of a message from the call's connection (<see cref="Http2Connection.ReadingLargePiece"/>).</summary>
+    public bool ReadingLargePiece => _connection.ReadingLargePiece;
+
     /// <summary>The thread that polled is about to block: the connection's own thread reads it again at once.</summary>
     public void PollingStopped() => _connection.PollingStopped();
 

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Binary;
+using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text;
 
@@ -67,6 +68,7 @@ internal sealed class Http2Connection : IDisposable
     private bool _nudged, _refusing; // the watch's alone
     private readonly Lock _readLock = new(); // whoever reads frames: the reader thread, or a thread polling
     private volatile Thread? _readingThread;
+    private volatile bool _readingLargePiece;
     private Thread? _reader;
     private readonly object _pollers = new(); // where the reader thread waits while a thread polls
     private long _polledTicks = long.MinValue / 2; // when a thread last polled
@@ -76,6 +78,12 @@ internal sealed class Http2Connection : IDisposable
     /// thread that stops without saying so (its wait completed) costs the connection at most this much.
     /// </summary>
     private const long PollerGrace = 2;
+
+    /// <summary>
+    /// How long a thread reading a large piece of a frame waits for more of it by polling the socket before it sleeps
+    /// in the read: the rest is on its way, and each sleep costs a wake-up on both ends, as many as one per 64 KB.
+    /// </summary>
+    private static readonly long MidFrameSpinTicks = Stopwatch.Frequency / 5_000; // 200 µs
 
     /// <param name="socket">The connection's socket.</param>
     /// <param name="transport">What frames are read from and written to: the socket's stream, or an SslStream over <paramref name="records"/>.</param>
@@ -592,6 +600,12 @@ internal sealed class Http2Connection : IDisposable
             Fail(e);
         }
     }
+
+    /// <summary>
+    /// Whether a thread is reading a large piece of a frame from the socket, and may wait there for the rest: a thread
+    /// that polls meanwhile finds nothing to read and only takes the core that one copies on.
+    /// </summary>
+    public bool ReadingLargePiece => _readingLargePiece;
 
     /// <summary>The thread that polled stops (it is about to block): the reader thread reads again at once.</summary>
     public void PollingStopped()
@@ -1186,7 +1200,17 @@ internal sealed class Http2Connection : IDisposable
                 // A large read goes straight into its destination, past the buffer.
                 if (destination.Length >= _readBuffer.Length)
                 {
-                    int read = _transport.Read(destination);
+                    _readingLargePiece = true;
+                    int read;
+                    try
+                    {
+                        if (_records is null) AwaitMoreOfFrame();
+                        read = _transport.Read(destination);
+                    }
+                    finally
+                    {
+                        _readingLargePiece = false;
+                    }
                     if (read == 0) throw new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame.");
                     destination = destination[read..];
                     continue;
@@ -1199,6 +1223,14 @@ internal sealed class Http2Connection : IDisposable
             _readStart += take;
             destination = destination[take..];
         }
+    }
+
+    /// <summary>Polls a plaintext socket for the rest of a frame a while (<see cref="MidFrameSpinTicks"/>), so that the read finds bytes rather than sleeps.</summary>
+    private void AwaitMoreOfFrame()
+    {
+        long start = Stopwatch.GetTimestamp();
+        var spinner = new SpinWait();
+        while (_socket.Available == 0 && Stopwatch.GetTimestamp() - start < MidFrameSpinTicks) spinner.SpinOnce(sleep1Threshold: -1);
     }
 
     private byte ReadByte()

@@ -54,6 +54,27 @@ public sealed class SpinPolicyTests
         Assert.False(links.SleptOnce, "The waiting thread blocked although the policy let it poll for 10 s.");
     }
 
+    [Fact]
+    public async Task Wait_AnotherThreadReadingALargeMessage_BlocksUntilItDeliversRatherThanSpinning()
+    {
+        // Arrange: links another thread is reading a large message from, and a policy that polls for 10 s.
+        var engine = new MatchingEngine { Spin = new SpinPolicy(Stopwatch.Frequency * 10, Yields: false) };
+        var links = new DeliverOnPoll(engine, polls: int.MaxValue) { Delivering = true };
+        engine.Progress = links;
+        var receive = engine.Post(new Envelope(0, 1, 5));
+        int pollsBefore = links.Polls;
+        var waiting = Task.Run(() => receive.Wait(engine));
+
+        // Act: the reading thread delivers once the waiting one blocked.
+        Assert.True(await links.Slept.WaitAsync(TimeSpan.FromSeconds(5)).ContinueWith(done => done.IsCompletedSuccessfully), "The waiting thread kept spinning while another read its message.");
+        engine.Deliver(new Message(new Envelope(0, 1, 5), new PayloadType(PayloadCode.Int32, false, null), BitConverter.GetBytes(42)));
+
+        // Assert
+        await waiting.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(42, BitConverter.ToInt32(receive.Message!.Payload.Span));
+        Assert.Equal(1, links.Polls - pollsBefore);
+    }
+
     /// <summary>Links whose <paramref name="polls"/>th poll delivers one message from rank 1, tag 5.</summary>
     private sealed class DeliverOnPoll(MatchingEngine engine, int polls) : IPolledLinks
     {
@@ -63,6 +84,13 @@ public sealed class SpinPolicyTests
 
         public bool SleptOnce { get; private set; }
 
+        /// <summary>Completes when the waiting thread says it blocks.</summary>
+        public Task Slept => _slept.Task;
+
+        public bool Delivering { get; init; }
+
+        private readonly TaskCompletionSource _slept = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
         public void Poll()
         {
             if (++Polls != polls) return;
@@ -70,7 +98,11 @@ public sealed class SpinPolicyTests
             engine.Deliver(new Message(new Envelope(0, 1, 5), new PayloadType(PayloadCode.Int32, false, null), BitConverter.GetBytes(42)));
         }
 
-        public void Sleeping() => SleptOnce = true;
+        public void Sleeping()
+        {
+            SleptOnce = true;
+            _slept.TrySetResult();
+        }
 
         public bool SleepOn(Completion completion)
         {

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.Net;
+using System.Net.Sockets;
 using System.Security.Cryptography;
 using Google.Protobuf;
 using Pmpi.Rpc.Client;
@@ -250,6 +251,70 @@ public sealed class GrpcStreamTests
             .Where(fd => inodes.Contains(new FileInfo(fd).LinkTarget ?? ""))
             .Select(fd => File.ReadLines($"/proc/self/fdinfo/{Path.GetFileName(fd)}").First(line => line.StartsWith("flags:", StringComparison.Ordinal)))
             .Select(line => Convert.ToInt32(line["flags:".Length..].Trim(), 8))];
+    }
+
+    [Fact]
+    public async Task Dial_PeerStallsInsideALargeFrame_TheReadingThreadSaysSoUntilTheRestArrives()
+    {
+        // Arrange: a raw HTTP/2 server that answers the call with one DATA frame of a 1 MB message, and sends the
+        // first 100 KB of it only.
+        using var server = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        server.Listen();
+        var address = new Uri($"http://127.0.0.1:{((IPEndPoint)server.LocalEndPoint!).Port}");
+        var accepting = server.AcceptAsync();
+        using var call = await GrpcStream.DialAsync(address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        using var peer = await accepting.WaitAsync(Timeout);
+        var message = RandomNumberGenerator.GetBytes(1 << 20);
+        byte[] head = [.. RawFrame(Http2FrameType.Settings, 0, []), .. RawFrame(Http2FrameType.Headers, Http2Frame.EndHeaders, ResponseHeaders()), .. DataFrameHead(message.Length)];
+        int first = 100 * 1024;
+        await peer.SendAsync(head.Concat(message[..first]).ToArray()).WaitAsync(Timeout);
+        var received = new Collector();
+
+        // Act
+        call.Start(received);
+        var stalled = await EventuallyAsync(() => call.ReadingLargePiece);
+        await peer.SendAsync(message[first..]).WaitAsync(Timeout);
+        await received.WaitForAsync(1).WaitAsync(Timeout);
+
+        // Assert
+        Assert.True(stalled, "No thread said it was reading the rest of the frame while the peer held it back.");
+        Assert.Equal(message, received.Messages[0]);
+        Assert.False(call.ReadingLargePiece);
+    }
+
+    private static async Task<bool> EventuallyAsync(Func<bool> condition)
+    {
+        for (var waited = System.Diagnostics.Stopwatch.StartNew(); waited.Elapsed < Timeout; await Task.Delay(10))
+        {
+            if (condition()) return true;
+        }
+        return false;
+    }
+
+    private static byte[] RawFrame(Http2FrameType type, byte flags, byte[] payload)
+    {
+        var frame = new byte[Http2Frame.HeaderSize + payload.Length];
+        Http2Frame.WriteHeader(frame, payload.Length, type, flags, type == Http2FrameType.Settings ? 0 : 1);
+        payload.CopyTo(frame, Http2Frame.HeaderSize);
+        return frame;
+    }
+
+    private static byte[] ResponseHeaders()
+    {
+        var block = new List<byte>();
+        HpackEncoder.Write(block, ":status", "200");
+        HpackEncoder.Write(block, "content-type", "application/grpc");
+        return [.. block];
+    }
+
+    /// <summary>A DATA frame's header on stream 1 for one gRPC message of <paramref name="length"/> bytes, with the message's 5-byte prefix.</summary>
+    private static byte[] DataFrameHead(int length)
+    {
+        var head = new byte[Http2Frame.HeaderSize + 5];
+        Http2Frame.WriteHeader(head, 5 + length, Http2FrameType.Data, 0, 1);
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(head.AsSpan(Http2Frame.HeaderSize + 1), length);
+        return head;
     }
 
     private static IEnumerable<Frame> Frames()

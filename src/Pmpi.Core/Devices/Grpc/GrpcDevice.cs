@@ -174,6 +174,8 @@ internal sealed class PolledTogether(IPolledLinks first, IPolledLinks second) : 
         second.Poll();
     }
 
+    public bool Delivering => first.Delivering || second.Delivering;
+
     public void Sleeping()
     {
         first.Sleeping();

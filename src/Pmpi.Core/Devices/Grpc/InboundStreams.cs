@@ -83,6 +83,18 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         foreach (var call in _polled) call.Poll();
     }
 
+    public bool Delivering
+    {
+        get
+        {
+            foreach (var call in _polled)
+            {
+                if (call.ReadingLargePiece) return true;
+            }
+            return false;
+        }
+    }
+
     public void Sleeping()
     {
         // Each connection's own thread reads it while nobody polls.

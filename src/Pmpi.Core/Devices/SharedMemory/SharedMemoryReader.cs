@@ -67,6 +67,9 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         foreach (var link in _links) link.Poll();
     }
 
+    /// <summary>A ring's message is read by whoever polls, a piece at a time: no thread holds one the poller waits for.</summary>
+    public bool Delivering => false;
+
     public void Sleeping()
     {
         Volatile.Write(ref _polled, 0);
