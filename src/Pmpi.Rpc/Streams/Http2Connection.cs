@@ -80,8 +80,8 @@ internal sealed class Http2Connection : IDisposable
     private const long PollerGrace = 2;
 
     /// <summary>
-    /// How long a thread reading a large piece of a frame waits for more of it by polling the socket before it sleeps
-    /// in the read: the rest is on its way, and each sleep costs a wake-up on both ends, as many as one per 64 KB.
+    /// How long a thread reading the rest of a frame waits for it by polling the socket before it sleeps in the read:
+    /// the rest is on its way, and each sleep costs a wake-up on both ends, as many as one per 64 KB of a large frame.
     /// </summary>
     private static readonly long MidFrameSpinTicks = Stopwatch.Frequency / 5_000; // 200 µs
 
@@ -1215,6 +1215,7 @@ internal sealed class Http2Connection : IDisposable
                     destination = destination[read..];
                     continue;
                 }
+                if (_records is null) AwaitMoreOfFrame();
                 if (!Fill()) throw new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame.");
                 buffered = _readEnd - _readStart;
             }
