@@ -1204,7 +1204,7 @@ internal sealed class Http2Connection : IDisposable
                     int read;
                     try
                     {
-                        if (_records is null) AwaitMoreOfFrame();
+                        AwaitMoreOfFrame();
                         read = _transport.Read(destination);
                     }
                     finally
@@ -1215,7 +1215,7 @@ internal sealed class Http2Connection : IDisposable
                     destination = destination[read..];
                     continue;
                 }
-                if (_records is null) AwaitMoreOfFrame();
+                AwaitMoreOfFrame();
                 if (!Fill()) throw new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame.");
                 buffered = _readEnd - _readStart;
             }
@@ -1229,6 +1229,7 @@ internal sealed class Http2Connection : IDisposable
     /// <summary>Polls a plaintext socket for the rest of a frame a while (<see cref="MidFrameSpinTicks"/>), so that the read finds bytes rather than sleeps.</summary>
     private void AwaitMoreOfFrame()
     {
+        if (_records is not null) return; // a TLS record's bytes may sit in the SslStream, out of the socket's sight
         long start = Stopwatch.GetTimestamp();
         var spinner = new SpinWait();
         while (_socket.Available == 0 && Stopwatch.GetTimestamp() - start < MidFrameSpinTicks) spinner.SpinOnce(sleep1Threshold: -1);
