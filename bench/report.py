@@ -3,7 +3,8 @@
 
     report.py RUNS_DIR [--plots DOCS_DIR]
 
-RUNS_DIR holds one file per run, named KIND.ROUND (run.sh writes them): pingpong-{sm,tcp,inproc,procs,network} with
+RUNS_DIR holds one file per run, named KIND.ROUND, or KIND.ROUND.PART for a run of some of a sweep's sizes (a
+round's parts make one sweep; run.sh writes them): pingpong-{sm,tcp,inproc,procs,network} with
 "size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
 launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
 and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
@@ -54,15 +55,13 @@ def size_label(n):
 
 
 def read_runs(directory):
-    """{kind: {round: [lines split on tabs]}} for every KIND.ROUND file, comment lines and "[0] " tags dropped."""
-    runs = defaultdict(dict)
-    for name in os.listdir(directory):
-        match = re.fullmatch(r"(.+)\.(\d+)", name)
-        if not match:
-            continue
-        with open(os.path.join(directory, name), encoding="utf-8") as f:
-            lines = [re.sub(r"^\[\d+\] ", "", line.rstrip("\n")) for line in f]
-        runs[match.group(1)][int(match.group(2))] = lines
+    """{kind: {round: [lines]}} for every KIND.ROUND[.PART] file, a round's parts in order of their first size, "[0] "
+    tags dropped."""
+    runs = defaultdict(lambda: defaultdict(list))
+    names = [m for m in (re.fullmatch(r"([^.]+)\.(\d+)(?:\.(\d+))?", n) for n in os.listdir(directory)) if m]
+    for match in sorted(names, key=lambda m: (m.group(1), int(m.group(2)), int(m.group(3) or 0))):
+        with open(os.path.join(directory, match.group(0)), encoding="utf-8") as f:
+            runs[match.group(1)][int(match.group(2))] += [re.sub(r"^\[\d+\] ", "", line.rstrip("\n")) for line in f]
     return runs
 
 

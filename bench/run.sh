@@ -4,7 +4,10 @@
 #
 #   bench/run.sh [--quick] [--rounds N] [--write] [--timeout SECONDS]
 #
-# Each round runs every comparison as a back-to-back pair, in an order that reverses from one round to the next:
+# Each round runs every comparison as a back-to-back pair, in an order that reverses from one round to the next; the
+# ping-pong and collective pairs run a few sizes at a time (`--sizes`: the small ones together, each from 64 KB on its
+# own; --quick: small and large), so a pair's two runs are seconds apart rather than a whole sweep: this VM's speed
+# shifts within seconds (Open MPI's own 1 MB ping-pong took 134 µs in one run and 417 µs in the next, ten seconds on).
 #   ping-pong  PMPI in-process, Open MPI shared memory, PMPI two processes (`pmpi run -n 2`: shared memory), the same
 #              over gRPC (`--links network`), Open MPI TCP loopback: each PMPI path next to the Open MPI path it is
 #              compared with
@@ -14,13 +17,13 @@
 #              natively on this machine; and .NET's, SslStream beside plain sockets at every size (`Pmpi.Bench tlsfloor`)
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
-#              resident memory after init; PMPI's CLI published as deployed (its linux-x64 publish: Native AOT), the
-#              hello (bench/Pmpi.Bench.Hello) published twice: ReadyToRun, as a rank usually ships (framework-dependent,
+#              resident memory after init; the hello (bench/Pmpi.Bench.Hello) published twice: ReadyToRun, as a rank usually ships (framework-dependent,
 #              run by the dotnet host), and Native AOT, compiled ahead of time as the C hello is
+# PMPI's CLI runs everywhere as deployed (its linux-x64 publish: Native AOT).
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
-# until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2) rounds; --quick also runs a tenth of the
-# iterations and N = 1 4 16, and finishes in under 3 minutes once built. --write puts the tables into
+# until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2)
+# rounds; --quick also runs a tenth of the iterations and N = 1 4 16, and finishes in under 3 minutes once built. --write puts the tables into
 # docs/benchmarks.md between the bench markers and writes the plots beside it. Every child runs under `timeout`.
 # Needs mpicc and mpirun (Debian: apt-get install -y openmpi-bin libopenmpi-dev), gnuplot for --write
 # (apt-get install -y gnuplot-nox), python3 and the .NET SDK; installs nothing.
@@ -36,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=1 ;;
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -44,6 +47,14 @@ done
 rounds="${rounds:-$([[ $quick -eq 1 ]] && echo 2 || echo 5)}"
 quick_flag=$([[ $quick -eq 1 ]] && echo --quick || true)
 launch_counts=$([[ $quick -eq 1 ]] && echo "1 4 16" || echo "1 2 4 8 16")
+# The sizes each ping-pong and collective pair runs together (--quick: fewer runs, each further apart).
+if [[ $quick -eq 1 ]]; then
+  pingpong_groups=("1 8 64 1024 8192 65536" "1048576 4194304 16777216")
+  collective_groups=("8 64 1024 8192 65536" 1048576)
+else
+  pingpong_groups=("1 8 64 1024 8192" 65536 1048576 4194304 16777216)
+  collective_groups=("8 64 1024 8192" 65536 1048576)
+fi
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 doc="$repo/docs/benchmarks.md"
@@ -78,12 +89,10 @@ echo "run.sh: building bench/native/*.c, bench/Pmpi.Bench and the pmpi CLI (Rele
 for program in pingpong collectives hello; do
   timeout 120 mpicc -O2 -o "$work/$program" "$repo/bench/native/$program.c"
 done
-for project in bench/Pmpi.Bench src/Pmpi.Cli; do
-  timeout 600 dotnet build "$repo/$project" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
-    || { cat "$work/build.log" >&2; echo "run.sh: building $project failed." >&2; exit 1; }
-done
-# Launch rows run PMPI as it is deployed (deploy/README.md: the CLI's linux-x64 publish is a Native AOT executable)
-# and the hello in the two forms the README gives for rank programs, ReadyToRun and Native AOT: compiled ahead of
+timeout 600 dotnet build "$repo/bench/Pmpi.Bench" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; echo "run.sh: building bench/Pmpi.Bench failed." >&2; exit 1; }
+# PMPI runs as it is deployed (deploy/README.md: the CLI's linux-x64 publish is a Native AOT executable); the launch
+# rows run the hello in the two forms the README gives for rank programs, ReadyToRun and Native AOT: compiled ahead of
 # time, as mpicc compiles the C hello. The other rows time steady-state code either way.
 publish() {
   local project="$1" output="$2"; shift 2
@@ -95,16 +104,17 @@ publish bench/Pmpi.Bench.Hello hello-r2r --self-contained false -p:PublishAot=fa
 publish bench/Pmpi.Bench.Hello hello-aot
 publish src/Pmpi.Cli cli
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
-pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
+pmpi_cli="$work/published/cli/pmpi"
 ompi=(mpirun --allow-run-as-root --oversubscribe)
 # Both sides may run more ranks than cores, as mpirun --oversubscribe does.
-pmpi=(dotnet "$pmpi_dll" run --oversubscribe)
+pmpi=("$pmpi_cli" run --oversubscribe)
 
-# run KIND COMMAND...: one run into $runs/KIND.$round, with its wall time as a "# wall" line; a failure or timeout
-# leaves the run empty (out of the tables) and says why.
+# run KIND COMMAND...: one run into $runs/KIND.$round (KIND.$round.$sizes' first, for a run of some of the sizes),
+# with its wall time as a "# wall" line; a failure or timeout leaves the run empty (out of the tables) and says why.
+sizes=
 run() {
-  local kind="$1" out="$runs/$1.$round" rc=0 start end; shift
-  echo "run.sh: [round $round/$rounds] $kind" >&2
+  local kind="$1" out="$runs/$1.$round${sizes:+.${sizes%% *}}" rc=0 start end; shift
+  echo "run.sh: [round $round/$rounds] $kind${sizes:+ (sizes $sizes)}" >&2
   start=$(date +%s.%N)
   (cd "$work" && timeout "$child_timeout" "$@") >"$out" 2>"$work/stderr" || rc=$?
   end=$(date +%s.%N)
@@ -124,11 +134,11 @@ chain() {
   if (( round % 2 == 0 )); then for ((i = $# - 1; i >= 0; i--)); do "${runs_in_order[i]}"; done
   else for i in "${runs_in_order[@]}"; do "$i"; done; fi
 }
-sm() { run pingpong-sm "${ompi[@]}" -np 2 ./pingpong $quick_flag; }
-tcp() { run pingpong-tcp "${ompi[@]}" -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo ./pingpong $quick_flag; }
-inproc() { run pingpong-inproc dotnet "$bench_dll" pingpong --jit-warmup $quick_flag --timeout "$child_timeout"; }
-procs() { run pingpong-procs "${pmpi[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
-network() { run pingpong-network "${pmpi[@]}" --links network -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+sm() { run pingpong-sm "${ompi[@]}" -np 2 ./pingpong $quick_flag --sizes $sizes; }
+tcp() { run pingpong-tcp "${ompi[@]}" -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo ./pingpong $quick_flag --sizes $sizes; }
+inproc() { run pingpong-inproc dotnet "$bench_dll" pingpong --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+procs() { run pingpong-procs "${pmpi[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+network() { run pingpong-network "${pmpi[@]}" --links network -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 # The TLS rows: a namespace holding a veth pair (its address is beyond loopback, so ranks there speak TLS with
 # pinned certificates), an agent with a throwaway cluster credential, and the same ping-pong through it and, for the
 # h2c side of the pair, through the embedded default in the same namespace.
@@ -144,26 +154,26 @@ tls_setup() {
   ip -n "$namespace" addr add "$tls_address/24" dev pmpi0
   ip -n "$namespace" link set pmpi0 up
   ip -n "$namespace" link set pmpi1 up
-  dotnet "$pmpi_dll" cluster init --dir "$work/cluster" --name "$tls_address" >/dev/null
-  ip netns exec "$namespace" dotnet "$pmpi_dll" agent --bind "$tls_address" --port 7399 --credentials "$work/cluster" \
+  "$pmpi_cli" cluster init --dir "$work/cluster" --name "$tls_address" >/dev/null
+  ip netns exec "$namespace" "$pmpi_cli" agent --bind "$tls_address" --port 7399 --credentials "$work/cluster" \
     --rank-address "$tls_address" >"$work/agent.log" 2>&1 &
   agent_pid=$!
   for _ in $(seq 60); do grep -q "listening on" "$work/agent.log" && return 0; sleep 0.5; done
   echo "run.sh: the TLS agent did not start:" >&2; cat "$work/agent.log" >&2
   return 1
 }
-in_namespace=(ip netns exec "$namespace" dotnet "$pmpi_dll" run)
-h2c() { run pingpong-h2c "${in_namespace[@]}" --links network -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"; }
+in_namespace=(ip netns exec "$namespace" "$pmpi_cli" run)
+h2c() { run pingpong-h2c "${in_namespace[@]}" --links network -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 tls() {
   run pingpong-tls "${in_namespace[@]}" --master "$tls_address:7399" --credentials "$work/cluster" --links network -n 2 "$bench_dll" -- \
-    pingpong --device grpc --jit-warmup $quick_flag --timeout "$child_timeout"
+    pingpong --device grpc --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"
 }
 tcp_native() { run pingpong-tcp-native python3 "$repo/bench/native/tls_pingpong.py" tcp $quick_flag; }
 tls_native() { run pingpong-tls-native python3 "$repo/bench/native/tls_pingpong.py" tls $quick_flag; }
 tcp_dotnet() { run pingpong-tcp-dotnet dotnet "$bench_dll" tlsfloor tcp $quick_flag; }
 tls_dotnet() { run pingpong-tls-dotnet dotnet "$bench_dll" tlsfloor tls $quick_flag; }
-coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag; }
-coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 --jit-warmup $quick_flag --timeout "$child_timeout"; }
+coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag --sizes $sizes; }
+coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 
 # CPU time (ms) used so far by the kernel's memory-reclaim threads (kdamond: DAMON; kswapd). On some VMs they take a
 # core for tenths of a second at a time, which no pairing undoes, so the report gives what they took in each round.
@@ -179,15 +189,18 @@ tls_setup && with_tls=1
 for ((round = 1; round <= rounds; round++)); do
   cut -d' ' -f1-3 /proc/loadavg >>"$runs/load"
   reclaim_ms >>"$runs/reclaim"
-  chain inproc sm procs network tcp
-  [[ $with_tls -eq 1 ]] && chain h2c tls
+  for sizes in "${pingpong_groups[@]}"; do
+    chain inproc sm procs network tcp
+    [[ $with_tls -eq 1 ]] && chain h2c tls
+  done
+  for sizes in "${collective_groups[@]}"; do chain coll_ompi coll_pmpi; done
+  sizes=
   chain tcp_native tls_native
   chain tcp_dotnet tls_dotnet
-  chain coll_ompi coll_pmpi
   for n in $launch_counts; do
     hello_ompi() { run "launch-ompi-$n" "${ompi[@]}" -np "$n" ./hello; }
-    hello_pmpi() { run "launch-pmpi-$n" "$work/published/cli/pmpi" run --oversubscribe -n "$n" "$work/published/hello-r2r/Pmpi.Bench.Hello.dll"; }
-    hello_pmpi_aot() { run "launch-pmpiaot-$n" "$work/published/cli/pmpi" run --oversubscribe -n "$n" "$work/published/hello-aot/Pmpi.Bench.Hello"; }
+    hello_pmpi() { run "launch-pmpi-$n" "${pmpi[@]}" -n "$n" "$work/published/hello-r2r/Pmpi.Bench.Hello.dll"; }
+    hello_pmpi_aot() { run "launch-pmpiaot-$n" "${pmpi[@]}" -n "$n" "$work/published/hello-aot/Pmpi.Bench.Hello"; }
     chain hello_pmpi_aot hello_ompi hello_pmpi
   done
 done

@@ -1,6 +1,6 @@
 // PMPI benchmarks. bench/run.sh runs `pingpong`, `collectives` and `hello` beside their native mirrors in bench/native
 // and writes docs/benchmarks.md.
-//   pingpong [--device inprocess|grpc] [--counters] [--jit-warmup] [--quick]   half round trip and MB/s per size
+//   pingpong [--device inprocess|grpc] [--counters] [--jit-warmup] [--quick] [--sizes N...]   half round trip and MB/s per size
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
 //   collectives [--device ...] [--ranks N] [--jit-warmup] [--quick] [--block-allreduce-from BYTES]
 //                                                   Allreduce and Broadcast latency per size
@@ -37,18 +37,30 @@ var timeout = new Option<int>("--timeout") { Description = "Abort the job after 
 var quick = new Option<bool>("--quick") { Description = "A tenth of the iterations, as the native mirror's --quick." };
 var ranks = new Option<int>("--ranks") { Description = "Ranks in the job (with --device grpc: the job's size, `pmpi run -n`).", DefaultValueFactory = _ => 4 };
 
+var pingpongSizes = new Option<int[]>("--sizes")
+{
+    Description = "Message sizes in bytes, instead of the sweep's (as the native mirror's --sizes; bench/run.sh pairs runs size by size).",
+    AllowMultipleArgumentsPerToken = true,
+    DefaultValueFactory = _ => PingPongBenchmark.Sizes,
+};
+pingpongSizes.Validators.Add(result =>
+{
+    if ((result.GetValueOrDefault<int[]>() ?? []).FirstOrDefault(n => n < 1, 1) is var bad and < 1)
+        result.AddError($"--sizes takes sizes of 1 byte and more; {bad} is not one.");
+});
 var pingpong = new Command("pingpong", "Half round-trip latency (us) and bandwidth (MB/s) per message size, as bench/native/pingpong.c.")
 {
-    device, counters, jitWarmup, quick, timeout,
+    device, counters, jitWarmup, quick, timeout, pingpongSizes,
 };
 pingpong.SetAction(parse =>
 {
     bool withCounters = parse.GetValue(counters), warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
+    int[] sweep = parse.GetValue(pingpongSizes)!;
     return RunJob(parse, 2, (world, launcher) =>
     {
-        int sweeps = warmup ? JitWarmup.Run(() => PingPongBenchmark.Run(world, TextWriter.Null, counters: false, quick: true), MostOverRanks(world)) : 0;
+        int sweeps = warmup ? JitWarmup.Run(() => PingPongBenchmark.Run(world, TextWriter.Null, sweep, counters: false, quick: true), MostOverRanks(world)) : 0;
         if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {launcher}, 2 ranks{AfterSweeps(sweeps)}: size\thalf_rtt_us\tMB/s");
-        PingPongBenchmark.Run(world, Console.Out, withCounters, isQuick);
+        PingPongBenchmark.Run(world, Console.Out, sweep, withCounters, isQuick);
     });
 });
 

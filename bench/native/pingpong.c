@@ -1,6 +1,7 @@
 /* Ping-pong between ranks 0 and 1 with native MPI: one line per message size, "size<TAB>half_rtt_us<TAB>MB/s".
  * bench/Pmpi.Bench's `pingpong` command mirrors it statement for statement (sizes, iterations, warm-up, barrier).
- * Usage: mpirun -np 2 ./pingpong [--quick] [--counters]   (--quick: a tenth of the iterations; --counters: ranks 0
+ * Usage: mpirun -np 2 ./pingpong [--quick] [--counters] [--sizes N...]   (--quick: a tenth of the iterations;
+ * --sizes: these message sizes instead of the sweep's, as bench/run.sh pairs runs size by size; --counters: ranks 0
  * and 1 also print "# counters<TAB>rank<TAB>size<TAB>voluntary<TAB>involuntary<TAB>-<TAB>-": their process's context
  * switches per round trip over the timed loop, every thread's, as Pmpi.Bench's, which adds allocations where the
  * dashes are; for bench/counters.sh) */
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include "options.h"
 
 /* This process's context switches, voluntary and involuntary, summed over its threads (/proc/self/task/ * /status). */
 static void context_switches(long long out[2]) {
@@ -29,7 +31,8 @@ static void context_switches(long long out[2]) {
   if (tasks) closedir(tasks);
 }
 
-static const int sizes[] = {1, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20, 16 << 20};
+static const int sweep[] = {1, 8, 64, 1024, 8192, 65536, 1 << 20, 4 << 20, 16 << 20};
+#define MAX_SIZE (16 << 20)
 
 /* Timed round trips per size: 20000 up to 8 KB, 5000 up to 64 KB, 200 above; --quick divides by 10. */
 static int iterations_for(int n, int quick) {
@@ -39,21 +42,18 @@ static int iterations_for(int n, int quick) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  int quick = 0, counters = 0;
-  for (int a = 1; a < argc; a++) {
-    if (strcmp(argv[a], "--quick") == 0) quick = 1;
-    else if (strcmp(argv[a], "--counters") == 0) counters = 1;
-  }
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char *buf = malloc(16 << 20);
-  memset(buf, 1, 16 << 20);
-  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-    int n = sizes[s], iters = iterations_for(n, quick), warm = iters / 10;
+  struct options o = parse_options(argc, argv, sweep, sizeof sweep / sizeof sweep[0], MAX_SIZE, 1,
+                                   "pingpong [--quick] [--counters] [--sizes N...]");
+  char *buf = malloc(MAX_SIZE);
+  memset(buf, 1, MAX_SIZE);
+  for (int s = 0; s < o.count; s++) {
+    int n = o.sizes[s], iters = iterations_for(n, o.quick), warm = iters / 10;
     double t0 = 0;
     long long before[2], after[2];
     for (int i = 0; i < iters + warm; i++) {
-      if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); if (counters) context_switches(before); t0 = MPI_Wtime(); }
+      if (i == warm) { MPI_Barrier(MPI_COMM_WORLD); if (o.counters) context_switches(before); t0 = MPI_Wtime(); }
       if (rank == 0) {
         MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
         MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -63,9 +63,9 @@ int main(int argc, char **argv) {
       }
     }
     double half = (MPI_Wtime() - t0) / iters / 2;
-    if (counters) context_switches(after);
+    if (o.counters) context_switches(after);
     if (rank == 0) { printf("%d\t%.2f\t%.1f\n", n, half * 1e6, n / half / 1e6); fflush(stdout); }
-    if (counters && rank < 2) {
+    if (o.counters && rank < 2) {
       printf("# counters\t%d\t%d\t%.2f\t%.2f\t-\t-\n", rank, n, (double)(after[0] - before[0]) / iters, (double)(after[1] - before[1]) / iters);
       fflush(stdout);
     }

@@ -19,20 +19,21 @@ public static class PingPongBenchmark
     }
 
     /// <summary>
-    /// The rank body: ranks 0 and 1 bounce a byte[] of each size; rank 0 writes one line per size to
+    /// The rank body: ranks 0 and 1 bounce a byte[] of each of <paramref name="sizes"/>; rank 0 writes one line per size to
     /// <paramref name="output"/>. With <paramref name="counters"/>, ranks 0 and 1 also write, as pingpong.c's
     /// <c>--counters</c> does, <c># counters\trank\tsize\tvoluntary\tinvoluntary\tallocated\tgen0</c>: their process's
     /// context switches (every thread's), bytes allocated and gen-0 collections per round trip over the timed loop
     /// (bench/counters.sh; run.sh ignores # lines). <paramref name="quick"/> runs a tenth of the iterations, as
     /// <c>pingpong --quick</c> does.
     /// </summary>
-    public static void Run(Intracommunicator world, TextWriter output, bool counters, bool quick)
+    public static void Run(Intracommunicator world, TextWriter output, IEnumerable<int> sizes, bool counters, bool quick)
     {
         ArgumentNullException.ThrowIfNull(world);
         ArgumentNullException.ThrowIfNull(output);
+        ArgumentNullException.ThrowIfNull(sizes);
         if (world.Size != 2) throw new ArgumentException($"The ping-pong needs exactly 2 ranks; this world has {world.Size}.", nameof(world));
         int rank = world.Rank;
-        foreach (int n in Sizes)
+        foreach (int n in sizes)
         {
             // pingpong.c sends the first n bytes of one 16 MB buffer; Send(byte[]) sends a whole array, so each size
             // gets an array of exactly n bytes, filled like the C buffer.
