@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Collections.Immutable;
 using Google.Protobuf;
 using Pmpi.Rpc.Security;
 
@@ -105,6 +106,9 @@ public sealed class GrpcStream : IDisposable
     /// needs no wake-up. Plaintext connections only; never blocks for long (at most for the rest of a frame).
     /// </summary>
     public void Poll() => _connection.Poll();
+
+    /// <summary><see cref="Poll"/> of several calls, whose connections are asked with one system call (<see cref="Http2Connection.PollAll"/>).</summary>
+    public static void PollAll(ImmutableArray<GrpcStream> calls) => Http2Connection.PollAll(calls, static call => call._connection);
 
     /// <summary>Whether a thread is reading a large piece of a message from the call's connection (<see cref="Http2Connection.ReadingLargePiece"/>).</summary>
     public bool ReadingLargePiece => _connection.ReadingLargePiece;

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Binary;
+using System.Collections.Immutable;
 using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text;
@@ -578,15 +579,93 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     public void Poll()
     {
-        if (!Pollable || _failure is not null) return;
-        Volatile.Write(ref _polledTicks, System.Environment.TickCount64);
+        if (!Polling()) return;
         try
         {
-            if (_readStart == _readEnd && _records is not { Buffered: > 0 } && _socket.Available == 0) return;
+            if (Buffered() || _socket.Available > 0) ReadIfFree();
+        }
+        catch (Exception e)
+        {
+            Failed(e);
+        }
+    }
+
+    /// <summary>
+    /// <see cref="Poll"/> for many connections, asking the kernel about all their sockets in one poll(2)
+    /// (`Socket.Select`) rather than one system call each: a rank's waiting thread polls every peer's
+    /// connection each time round, and a call costs about 0.7 µs here, so 16 peers took 10 µs a round where one
+    /// Select takes 2–4.
+    /// </summary>
+    /// <param name="items">What holds the connections (a rank's calls), in an order that does not change during the call.</param>
+    /// <param name="connectionOf">The connection of an item.</param>
+    public static void PollAll<T>(ImmutableArray<T> items, Func<T, Http2Connection> connectionOf)
+    {
+        if (items.Length == 1)
+        {
+            connectionOf(items[0]).Poll();
+            return;
+        }
+        // Per thread: a rank may have several threads waiting at once.
+        var asked = t_asked ??= [];
+        var ready = t_ready ??= [];
+        asked.Clear();
+        ready.Clear();
+        foreach (var item in items)
+        {
+            var connection = connectionOf(item);
+            if (!connection.Polling()) continue;
+            if (connection.Buffered()) connection.ReadIfFree();
+            else
+            {
+                asked.Add(connection);
+                ready.Add(connection._socket);
+            }
+        }
+        if (ready.Count == 0) return;
+        try
+        {
+            Socket.Select(ready, null, null, 0);
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            // A connection closed meanwhile: each is asked on its own, and the closed one fails as its Poll would.
+            foreach (var connection in asked) connection.Poll();
+            return;
+        }
+        // Select keeps the readable sockets, in the order they were given.
+        int next = 0;
+        foreach (var connection in asked)
+        {
+            if (next < ready.Count && ready[next] == connection._socket)
+            {
+                next++;
+                connection.ReadIfFree();
+            }
+        }
+    }
+
+    [ThreadStatic] private static List<Http2Connection>? t_asked;
+    [ThreadStatic] private static List<Socket>? t_ready;
+
+    /// <summary>Whether a waiting thread may read this connection now; if so, notes that one polls.</summary>
+    private bool Polling()
+    {
+        if (!Pollable || _failure is not null) return false;
+        Volatile.Write(ref _polledTicks, System.Environment.TickCount64);
+        return true;
+    }
+
+    /// <summary>Whether bytes wait in this end's own buffers (or, for TLS, a record under the SslStream).</summary>
+    private bool Buffered() => _readStart < _readEnd || _records is { Buffered: > 0 };
+
+    /// <summary>Reads what has arrived unless another thread is reading; the end of the connection is left to the reader thread, which sees it too.</summary>
+    private void ReadIfFree()
+    {
+        try
+        {
             if (!_readLock.TryEnter()) return;
             try
             {
-                // The end of the connection is left to the reader thread, which sees it too.
                 ReadArrived(atLeastOne: false);
             }
             finally
@@ -596,9 +675,14 @@ internal sealed class Http2Connection : IDisposable
         }
         catch (Exception e)
         {
-            if (e is Http2ProtocolException protocol) TryGoAway(protocol);
-            Fail(e);
+            Failed(e);
         }
+    }
+
+    private void Failed(Exception e)
+    {
+        if (e is Http2ProtocolException protocol) TryGoAway(protocol);
+        Fail(e);
     }
 
     /// <summary>

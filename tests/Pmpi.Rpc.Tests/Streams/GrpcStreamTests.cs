@@ -91,10 +91,109 @@ public sealed class GrpcStreamTests
             Assert.True(poller.Join(Timeout), "The polling thread did not stop.");
         }
 
-        Console.Error.WriteLine($"DEBUG poller {received.Readers.Count(r => r == "poller")} of {received.Readers.Count}");
         Assert.Contains("poller", received.Readers);
         call.Complete();
         Assert.Null(await received.Ended.WaitAsync(Timeout));
+    }
+
+    [Fact]
+    public async Task PollAll_ThreeCallsOnConnectionsOfTheirOwn_AThreadPollingThemTogetherReadsEachOnesMessagesItself()
+    {
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, RpcSecurity.Insecure);
+        var calls = new List<GrpcStream>();
+        try
+        {
+            var received = new List<Collector>();
+            for (int i = 0; i < 3; i++)
+            {
+                calls.Add(await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout));
+                received.Add(new Collector());
+                calls[i].Start(received[i]);
+            }
+
+            await using (PollingThread.Start([.. calls]))
+            {
+                for (int i = 0; i < calls.Count; i++) await PingPongAsync(calls[i], received[i]);
+            }
+
+            foreach (var collector in received) Assert.Contains("poller", collector.Readers);
+            foreach (var call in calls) call.Complete();
+            foreach (var collector in received) Assert.Null(await collector.Ended.WaitAsync(Timeout));
+        }
+        finally
+        {
+            foreach (var call in calls) call.Dispose();
+        }
+    }
+
+    [Fact]
+    public async Task PollAll_OneOfTheCallsConnectionsClosed_TheOtherCallStillGetsEveryMessageAndPollingGoesOn()
+    {
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, RpcSecurity.Insecure);
+        using var closed = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        using var open = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        var received = new Collector();
+        closed.Start(new Collector());
+        open.Start(received);
+
+        await using (var poller = PollingThread.Start([closed, open]))
+        {
+            closed.Dispose();
+            await PingPongAsync(open, received);
+            Assert.True(poller.Polls > 0);
+        }
+
+        open.Complete();
+        Assert.Null(await received.Ended.WaitAsync(Timeout));
+    }
+
+    /// <summary>
+    /// A thread that calls <see cref="GrpcStream.PollAll"/> until disposed, as a rank's waiting thread does; disposing
+    /// it rethrows whatever the polling threw.
+    /// </summary>
+    private sealed class PollingThread : IAsyncDisposable
+    {
+        private readonly CancellationTokenSource _stop = new();
+        private readonly Thread _thread;
+        private Exception? _error;
+        private long _polls;
+
+        private PollingThread(System.Collections.Immutable.ImmutableArray<GrpcStream> calls)
+        {
+            _thread = new Thread(() =>
+            {
+                try
+                {
+                    while (!_stop.IsCancellationRequested)
+                    {
+                        GrpcStream.PollAll(calls);
+                        Interlocked.Increment(ref _polls);
+                    }
+                }
+                catch (Exception e)
+                {
+                    _error = e;
+                }
+            }) { IsBackground = true, Name = "poller" };
+        }
+
+        public long Polls => Interlocked.Read(ref _polls);
+
+        public static PollingThread Start(System.Collections.Immutable.ImmutableArray<GrpcStream> calls)
+        {
+            var poller = new PollingThread(calls);
+            poller._thread.Start();
+            return poller;
+        }
+
+        public ValueTask DisposeAsync()
+        {
+            _stop.Cancel();
+            Assert.True(_thread.Join(Timeout), "The polling thread did not stop.");
+            _stop.Dispose();
+            if (_error is not null) throw new InvalidOperationException("Polling threw.", _error);
+            return ValueTask.CompletedTask;
+        }
     }
 
     [Fact]

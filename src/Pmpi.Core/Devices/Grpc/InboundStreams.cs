@@ -78,10 +78,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
     public Task CloseServedAsync() => Task.WhenAll(_served.Where(served => !served.Chosen).Select(served => served.CloseAsync().AsTask()));
 
     /// <summary>A thread waiting for this rank reads its connections itself, so a message needs no wake-up.</summary>
-    public void Poll()
-    {
-        foreach (var call in _polled) call.Poll();
-    }
+    public void Poll() => GrpcStream.PollAll(_polled);
 
     public bool Delivering
     {
