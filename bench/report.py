@@ -308,7 +308,7 @@ def main():
     report.out()
     report.pingpong()
     report.collectives()
-    report.launch("pmpi", "ReadyToRun (bench/Pmpi.Bench.Hello)")
+    report.launch("pmpi", "ReadyToRun (bench/Pmpi.Bench.Hello.ReadyToRun)")
     report.launch("pmpiaot", "Native AOT (bench/Pmpi.Bench.Hello)")
     report.out("### Figures that did not reproduce")
     report.out()

@@ -17,8 +17,9 @@
 #              natively on this machine; and .NET's, SslStream beside plain sockets at every size (`Pmpi.Bench tlsfloor`)
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
-#              resident memory after init; the hello (bench/Pmpi.Bench.Hello) published twice: ReadyToRun, as a rank usually ships (framework-dependent,
-#              run by the dotnet host), and Native AOT, compiled ahead of time as the C hello is
+#              resident memory after init; the hello published twice: ReadyToRun, as a rank usually ships
+#              (bench/Pmpi.Bench.Hello.ReadyToRun: framework-dependent, run by the dotnet host), and Native AOT,
+#              compiled ahead of time as the C hello is (bench/Pmpi.Bench.Hello)
 # PMPI's CLI runs everywhere as deployed (its linux-x64 publish: Native AOT).
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
