@@ -108,7 +108,10 @@ public sealed class GrpcStream : IDisposable
     public void Poll() => _connection.Poll();
 
     /// <summary><see cref="Poll"/> of several calls, whose connections are asked with one system call (<see cref="Http2Connection.PollAll"/>).</summary>
-    public static void PollAll(ImmutableArray<GrpcStream> calls) => Http2Connection.PollAll(calls, static call => call._connection);
+    public static void PollAll(ImmutableArray<GrpcStream> calls) => Http2Connection.PollAll(calls);
+
+    /// <summary>The connection the call runs on.</summary>
+    internal Http2Connection Connection => _connection;
 
     /// <summary>Whether a thread is reading a large piece of a message from the call's connection (<see cref="Http2Connection.ReadingLargePiece"/>).</summary>
     public bool ReadingLargePiece => _connection.ReadingLargePiece;

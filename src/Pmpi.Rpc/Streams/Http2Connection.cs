@@ -541,7 +541,7 @@ internal sealed class Http2Connection : IDisposable
             }
             while (true)
             {
-                if (Pollable && _readStart == _readEnd && _records is not { Buffered: > 0 })
+                if (Pollable && !Buffered())
                 {
                     // While a thread polls, it reads what arrives, and this one keeps out of its way rather than wake
                     // with every message (on a busy node each wake-up takes a core from someone).
@@ -558,7 +558,7 @@ internal sealed class Http2Connection : IDisposable
                 {
                     // What woke this thread may have been read already by a polling one; readable with nothing to
                     // read is the end of the connection, which the read reports.
-                    bool mustRead = !Pollable || _readStart < _readEnd || _records is { Buffered: > 0 } || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
+                    bool mustRead = !Pollable || Buffered() || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
                     if (mustRead && !ReadArrived(atLeastOne: true)) break;
                 }
             }
@@ -596,13 +596,12 @@ internal sealed class Http2Connection : IDisposable
     /// connection each time round, and a call costs about 0.7 µs here, so 16 peers took 10 µs a round where one
     /// Select takes 2–4.
     /// </summary>
-    /// <param name="items">What holds the connections (a rank's calls), in an order that does not change during the call.</param>
-    /// <param name="connectionOf">The connection of an item.</param>
-    public static void PollAll<T>(ImmutableArray<T> items, Func<T, Http2Connection> connectionOf)
+    /// <param name="calls">A rank's calls, in an order that does not change during the call.</param>
+    public static void PollAll(ImmutableArray<GrpcStream> calls)
     {
-        if (items.Length == 1)
+        if (calls.Length == 1)
         {
-            connectionOf(items[0]).Poll();
+            calls[0].Connection.Poll();
             return;
         }
         // Per thread: a rank may have several threads waiting at once.
@@ -610,9 +609,9 @@ internal sealed class Http2Connection : IDisposable
         var ready = t_ready ??= [];
         asked.Clear();
         ready.Clear();
-        foreach (var item in items)
+        foreach (var call in calls)
         {
-            var connection = connectionOf(item);
+            var connection = call.Connection;
             if (!connection.Polling()) continue;
             if (connection.Buffered()) connection.ReadIfFree();
             else
