@@ -778,6 +778,7 @@ internal sealed class Http2Connection : IDisposable
             padding = ReadByte();
             length--;
             if (padding > length) throw new Http2ProtocolException(Http2Error.ProtocolError, "DATA padding longer than the frame.");
+            length -= padding;
         }
         var stream = Find(streamId);
         if (stream is null || stream.RemoteEnded)

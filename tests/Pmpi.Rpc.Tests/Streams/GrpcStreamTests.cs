@@ -382,6 +382,45 @@ public sealed class GrpcStreamTests
         Assert.False(call.ReadingLargePiece);
     }
 
+    [Fact]
+    public async Task Dial_PeerPadsItsDataFrames_TheMessagesArriveWithoutThePadding()
+    {
+        // Arrange: a raw HTTP/2 server that answers the call with two gRPC messages, each in a DATA frame with the
+        // PADDED flag (RFC 9113 §6.1: a pad-length byte first, that many bytes of padding after the data).
+        using var server = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        server.Listen();
+        var address = new Uri($"http://127.0.0.1:{((IPEndPoint)server.LocalEndPoint!).Port}");
+        var accepting = server.AcceptAsync();
+        using var call = await GrpcStream.DialAsync(address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        using var peer = await accepting.WaitAsync(Timeout);
+        var first = RandomNumberGenerator.GetBytes(100);
+        var second = RandomNumberGenerator.GetBytes(300);
+        byte[] frames = [.. RawFrame(Http2FrameType.Settings, 0, []), .. RawFrame(Http2FrameType.Headers, Http2Frame.EndHeaders, ResponseHeaders()),
+            .. PaddedDataFrame(first, padding: 37), .. PaddedDataFrame(second, padding: 255)];
+        await peer.SendAsync(frames).WaitAsync(Timeout);
+        var received = new Collector();
+
+        // Act
+        call.Start(received);
+        await received.WaitForAsync(2).WaitAsync(Timeout);
+
+        // Assert
+        Assert.Equal(first, received.Messages[0]);
+        Assert.Equal(second, received.Messages[1]);
+    }
+
+    /// <summary>A padded DATA frame on stream 1 holding one gRPC message, then <paramref name="padding"/> bytes of padding.</summary>
+    private static byte[] PaddedDataFrame(byte[] message, byte padding)
+    {
+        var payload = new byte[1 + 5 + message.Length + padding];
+        payload[0] = padding;
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(payload.AsSpan(2), message.Length);
+        message.CopyTo(payload, 6);
+        payload.AsSpan(6 + message.Length).Fill(0xAA); // padding the reader must skip, not take for the next message
+        return RawFrame(Http2FrameType.Data, Http2Frame.Padded, payload);
+    }
+
     private static async Task<bool> EventuallyAsync(Func<bool> condition)
     {
         for (var waited = System.Diagnostics.Stopwatch.StartNew(); waited.Elapsed < Timeout; await Task.Delay(10))
