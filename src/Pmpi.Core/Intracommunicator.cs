@@ -252,7 +252,7 @@ public class Intracommunicator : Communicator
     /// <summary>
     /// Element-wise combination of every rank's array into <paramref name="outValues"/>, on every rank (MPI_Allreduce);
     /// an array of <paramref name="inValues"/>'s length is combined in place, with no array allocated, within one node
-    /// and domain (<see cref="CollectiveAlgorithms.AllreduceInPlace"/>).
+    /// and domain (<see cref="CollectiveAlgorithms.AllreduceInto"/>).
     /// </summary>
     public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues)
     {
@@ -264,8 +264,7 @@ public class Intracommunicator : Communicator
             Into(ref outValues!, Allreduce(inValues, op));
             return;
         }
-        if (!ReferenceEquals(inValues, outValues)) inValues.CopyTo(outValues, 0);
-        CollectiveAlgorithms.AllreduceInPlace(this, outValues, op, Operation<T>.IsCommutative(op));
+        CollectiveAlgorithms.AllreduceInto(this, inValues, outValues, op, Operation<T>.IsCommutative(op));
     }
 
     /// <summary>What each rank sent here, by rank, into <paramref name="outValues"/> (MPI_Alltoall).</summary>

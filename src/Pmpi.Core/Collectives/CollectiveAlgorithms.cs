@@ -241,30 +241,35 @@ internal static class CollectiveAlgorithms
         return value;
     }
 
-    /// <summary>Element-wise allreduce of arrays into a new array (<see cref="AllreduceInPlace"/> on a copy).</summary>
+    /// <summary>Element-wise allreduce of arrays into a new array (<see cref="AllreduceInto"/>).</summary>
     public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative)
     {
         var result = GC.AllocateUninitializedArray<T>(values.Length);
-        values.CopyTo(result, 0);
-        AllreduceInPlace(comm, result, op, commutative);
+        AllreduceInto(comm, values, result, op, commutative);
         return result;
     }
 
     /// <summary>
-    /// Element-wise allreduce in place: <paramref name="result"/> holds this rank's values and ends holding the
-    /// combination. By blocks (<see cref="AllreduceByBlocks"/>) when the operation is commutative, the elements are of
-    /// a raw type, the array is at least <see cref="BlockAllreduceThreshold"/> bytes and there are at least
-    /// <see cref="BlockAllreduceRanks"/> ranks (below that the extra rounds cost more than the bytes they save);
-    /// otherwise whole arrays by recursive doubling (<see cref="AllreduceByDoubling"/>). Either allocates nothing
-    /// and touches no fresh memory (whose page faults, on a VM, cost more than the bytes' copies).
+    /// Element-wise allreduce of this rank's <paramref name="values"/> into <paramref name="result"/>, an array of
+    /// the same length (or <paramref name="values"/> itself, in place). By blocks (<see cref="AllreduceByBlocks"/>)
+    /// when the operation is commutative, the elements are of a raw type, the array is at least
+    /// <see cref="BlockAllreduceThreshold"/> bytes and there are at least <see cref="BlockAllreduceRanks"/> ranks
+    /// (below that the extra rounds cost more than the bytes they save); otherwise whole arrays by recursive doubling
+    /// (<see cref="AllreduceByDoubling"/>) on a copy of <paramref name="values"/>. Either allocates nothing and
+    /// touches no fresh memory (whose page faults, on a VM, cost more than the bytes' copies).
     /// </summary>
-    public static void AllreduceInPlace<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op, bool commutative)
+    public static void AllreduceInto<T>(Intracommunicator comm, T[] values, T[] result, ReductionOperation<T> op, bool commutative)
     {
-        if (AllreduceGoesByBlocks(comm, result, commutative)) AllreduceByBlocks(comm, result, op);
-        else AllreduceByDoubling(comm, result, op);
+        if (AllreduceGoesByBlocks(comm, values, commutative))
+        {
+            AllreduceByBlocks(comm, values, result, op);
+            return;
+        }
+        if (!ReferenceEquals(values, result)) values.CopyTo(result, 0);
+        AllreduceByDoubling(comm, result, op);
     }
 
-    /// <summary>Whether <see cref="AllreduceInPlace"/> combines <paramref name="values"/> by blocks.</summary>
+    /// <summary>Whether <see cref="AllreduceInto"/> combines <paramref name="values"/> by blocks.</summary>
     public static bool AllreduceGoesByBlocks<T>(Intracommunicator comm, T[] values, bool commutative) =>
         commutative && comm.Size >= BlockAllreduceRanks && values.Length >= comm.Size
         && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
@@ -304,20 +309,30 @@ internal static class CollectiveAlgorithms
     }
 
     /// <summary>
-    /// Rabenseifner's allreduce for a commutative operation on an array of a raw type (MPICH's for long messages), in
-    /// place: the ranks beyond a power of two p fold into partners as in <see cref="Allreduce"/>; the array is cut
-    /// into p blocks; recursive halving leaves each of the p ranks with one block reduced over all of them (a
-    /// reduce-scatter), and recursive doubling hands the blocks round (an allgather). Each rank sends about
-    /// 2·(p-1)/p of the array instead of log2 p arrays, and combines (p-1)/p of it instead of log2 p arrays. Blocks
-    /// are sent straight from <paramref name="result"/> and received into one pooled array.
+    /// Rabenseifner's allreduce for a commutative operation on an array of a raw type (MPICH's for long messages), of
+    /// <paramref name="values"/> into <paramref name="result"/> (which may be <paramref name="values"/>): the ranks
+    /// beyond a power of two p fold into partners as in <see cref="Allreduce"/>; the array is cut into p blocks;
+    /// recursive halving leaves each of the p ranks with one block reduced over all of them (a reduce-scatter), and
+    /// recursive doubling hands the blocks round (an allgather). Each rank sends about 2·(p-1)/p of the array instead
+    /// of log2 p arrays, and combines (p-1)/p of it instead of log2 p arrays. Blocks are sent straight from the
+    /// arrays and received into one pooled array. The first halving step reads <paramref name="values"/> and writes
+    /// its combination into <paramref name="result"/>, so this rank's values are not first copied there (a copy that
+    /// took as many CPU samples as the kernel's copies of the blocks, 4 ranks and 1 MB); only a rank that folds, or
+    /// one alone, needs them in <paramref name="result"/> first.
     /// </summary>
-    public static void AllreduceByBlocks<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
+    public static void AllreduceByBlocks<T>(Intracommunicator comm, T[] values, T[] result, ReductionOperation<T> op)
     {
         var (powerOfTwo, remainder) = Fold(comm.Size);
         var kind = Operation<T>.KindOf(op);
         var theirs = ArrayPool<T>.Shared.Rent(result.Length);
         try
         {
+            var mine = values; // where this rank's partial combination is: in values until a step writes it into result
+            if ((comm.Rank < 2 * remainder || powerOfTwo == 1) && !ReferenceEquals(values, result))
+            {
+                values.CopyTo(result, 0);
+                mine = result;
+            }
             int folded = FoldIn(comm, result, op, remainder, BlockAllreduceTag, theirs);
             if (folded >= 0)
             {
@@ -329,9 +344,9 @@ internal static class CollectiveAlgorithms
                     int middle = (low + high) / 2;
                     var (keepFrom, keepTo, giveFrom, giveTo) = (folded & mask) == 0 ? (low, middle, middle, high) : (middle, high, low, middle);
                     int keep = Start(keepTo) - Start(keepFrom);
-                    CheckCount(ExchangeInto(comm, result, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, theirs), keep, result.Length);
-                    var mine = result.AsSpan(Start(keepFrom), keep);
-                    Elementwise.Combine<T>(mine, theirs.AsSpan(0, keep), mine, op, kind);
+                    CheckCount(ExchangeInto(comm, mine, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, theirs), keep, result.Length);
+                    Elementwise.Combine<T>(mine.AsSpan(Start(keepFrom), keep), theirs.AsSpan(0, keep), result.AsSpan(Start(keepFrom), keep), op, kind);
+                    mine = result;
                     (low, high) = (keepFrom, keepTo);
                 }
                 for (int mask = 1; mask < powerOfTwo; mask *= 2)

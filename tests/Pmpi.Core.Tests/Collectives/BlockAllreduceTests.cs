@@ -32,6 +32,26 @@ public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
     }
 
     [Theory]
+    [MemberData(nameof(SizesAndLengths))]
+    public void AllreduceByBlocks_IntoAnotherArray_LeavesTheValuesAsTheyWere(int size, int length)
+    {
+        // Act
+        var results = Run(size, world =>
+        {
+            var values = Values(world.Rank, length);
+            var result = new long[length];
+            CollectiveAlgorithms.AllreduceByBlocks(world, values, result, Operation<long>.Add);
+            return (Values: values, Result: result, Rank: world.Rank);
+        });
+
+        // Assert
+        var inputs = Enumerable.Range(0, size).Select(rank => Values(rank, length)).ToArray();
+        var sum = Enumerable.Range(0, length).Select(i => inputs.Sum(input => input[i])).ToArray();
+        Assert.All(results, result => Assert.Equal(sum, result.Result));
+        Assert.All(results, result => Assert.Equal(inputs[result.Rank], result.Values));
+    }
+
+    [Theory]
     [InlineData(CollectiveAlgorithms.BlockAllreduceRanks)]
     [InlineData(CollectiveAlgorithms.BlockAllreduceRanks + 1)]
     public void Allreduce_ArrayPastTheThreshold_GoesByBlocksWithTheSameResult(int size)
@@ -58,7 +78,7 @@ public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
 
     private static long[] ByBlocks(Intracommunicator world, long[] values, ReductionOperation<long> op)
     {
-        CollectiveAlgorithms.AllreduceByBlocks(world, values, op);
+        CollectiveAlgorithms.AllreduceByBlocks(world, values, values, op);
         return values;
     }
 
