@@ -357,15 +357,10 @@ public sealed class GrpcStreamTests
     {
         // Arrange: a raw HTTP/2 server that answers the call with one DATA frame of a 1 MB message, and sends the
         // first 100 KB of it only.
-        using var server = new Socket(SocketType.Stream, ProtocolType.Tcp);
-        server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        server.Listen();
-        var address = new Uri($"http://127.0.0.1:{((IPEndPoint)server.LocalEndPoint!).Port}");
-        var accepting = server.AcceptAsync();
-        using var call = await GrpcStream.DialAsync(address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
-        using var peer = await accepting.WaitAsync(Timeout);
+        using var raw = await DialRawPeerAsync();
+        var (call, peer) = (raw.Call, raw.Peer);
         var message = RandomNumberGenerator.GetBytes(1 << 20);
-        byte[] head = [.. RawFrame(Http2FrameType.Settings, 0, []), .. RawFrame(Http2FrameType.Headers, Http2Frame.EndHeaders, ResponseHeaders()), .. DataFrameHead(message.Length)];
+        byte[] head = [.. ResponseStart(), .. DataFrameHead(message.Length)];
         int first = 100 * 1024;
         await peer.SendAsync(head.Concat(message[..first]).ToArray()).WaitAsync(Timeout);
         var received = new Collector();
@@ -387,17 +382,11 @@ public sealed class GrpcStreamTests
     {
         // Arrange: a raw HTTP/2 server that answers the call with two gRPC messages, each in a DATA frame with the
         // PADDED flag (RFC 9113 §6.1: a pad-length byte first, that many bytes of padding after the data).
-        using var server = new Socket(SocketType.Stream, ProtocolType.Tcp);
-        server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        server.Listen();
-        var address = new Uri($"http://127.0.0.1:{((IPEndPoint)server.LocalEndPoint!).Port}");
-        var accepting = server.AcceptAsync();
-        using var call = await GrpcStream.DialAsync(address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
-        using var peer = await accepting.WaitAsync(Timeout);
+        using var raw = await DialRawPeerAsync();
+        var (call, peer) = (raw.Call, raw.Peer);
         var first = RandomNumberGenerator.GetBytes(100);
         var second = RandomNumberGenerator.GetBytes(300);
-        byte[] frames = [.. RawFrame(Http2FrameType.Settings, 0, []), .. RawFrame(Http2FrameType.Headers, Http2Frame.EndHeaders, ResponseHeaders()),
-            .. PaddedDataFrame(first, padding: 37), .. PaddedDataFrame(second, padding: 255)];
+        byte[] frames = [.. ResponseStart(), .. PaddedDataFrame(first, padding: 37), .. PaddedDataFrame(second, padding: 255)];
         await peer.SendAsync(frames).WaitAsync(Timeout);
         var received = new Collector();
 
@@ -420,6 +409,38 @@ public sealed class GrpcStreamTests
         payload.AsSpan(6 + message.Length).Fill(0xAA); // padding the reader must skip, not take for the next message
         return RawFrame(Http2FrameType.Data, Http2Frame.Padded, payload);
     }
+
+    /// <summary>A call dialled to a raw HTTP/2 server on loopback, and the server's end of its connection, which the test writes frames on.</summary>
+    private sealed record RawPeer(GrpcStream Call, Socket Peer) : IDisposable
+    {
+        public void Dispose()
+        {
+            Call.Dispose();
+            Peer.Dispose();
+        }
+    }
+
+    private static async Task<RawPeer> DialRawPeerAsync()
+    {
+        using var server = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        server.Listen();
+        var address = new Uri($"http://127.0.0.1:{((IPEndPoint)server.LocalEndPoint!).Port}");
+        var accepting = server.AcceptAsync();
+        var call = await GrpcStream.DialAsync(address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        try
+        {
+            return new RawPeer(call, await accepting.WaitAsync(Timeout));
+        }
+        catch
+        {
+            call.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>The server's settings and the call's response headers, which come before its first DATA frame.</summary>
+    private static byte[] ResponseStart() => [.. RawFrame(Http2FrameType.Settings, 0, []), .. RawFrame(Http2FrameType.Headers, Http2Frame.EndHeaders, ResponseHeaders())];
 
     private static async Task<bool> EventuallyAsync(Func<bool> condition)
     {
