@@ -251,8 +251,8 @@ public class Intracommunicator : Communicator
 
     /// <summary>
     /// Element-wise combination of every rank's array into <paramref name="outValues"/>, on every rank (MPI_Allreduce);
-    /// an array of <paramref name="inValues"/>'s length is combined into, with no array allocated, within one node and
-    /// domain (<see cref="CollectiveAlgorithms.AllreduceInto"/>).
+    /// an array of <paramref name="inValues"/>'s length receives the combination with no array allocated, within one
+    /// node and domain (<see cref="CollectiveAlgorithms.AllreduceInto"/>).
     /// </summary>
     public void Allreduce<T>(T[] inValues, ReductionOperation<T> op, ref T[] outValues)
     {
