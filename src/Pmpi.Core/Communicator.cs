@@ -413,7 +413,11 @@ public abstract class Communicator : IDisposable
         return into;
     }
 
-    internal int DecodeInto<T>(Message message, int context, ref T[] values)
+    /// <summary>
+    /// The message's array decoded into <paramref name="values"/> from element <paramref name="at"/> on (or into a new
+    /// array, when <paramref name="values"/> is null); gives its element count. Releases the message.
+    /// </summary>
+    internal int DecodeInto<T>(Message message, int context, ref T[] values, int at = 0)
     {
         var codec = Codec<T[]>.Instance;
         try
@@ -422,14 +426,14 @@ public abstract class Communicator : IDisposable
             if (codec is RawArrayCodec<T> raw)
             {
                 T[]? buffer = values;
-                int count = raw.DecodeInto(message, ref buffer);
+                int count = raw.DecodeInto(message, ref buffer, at);
                 values = buffer!;
                 return count;
             }
             var decoded = codec.Decode(message, Runtime.Payloads);
             if (values is null) values = decoded;
-            else if (decoded.Length > values.Length) throw Truncated(message, decoded.Length, values.Length);
-            else decoded.CopyTo(values, 0);
+            else if (decoded.Length > values.Length - at) throw Truncated(message, decoded.Length, values.Length - at);
+            else decoded.CopyTo(values, at);
             return decoded.Length;
         }
         catch (MpiException e) when (e.ErrorClass is ErrorClass.Truncate or ErrorClass.Serialization)

@@ -315,10 +315,12 @@ internal static class CollectiveAlgorithms
     /// recursive halving leaves each of the p ranks with one block reduced over all of them (a reduce-scatter), and
     /// recursive doubling hands the blocks round (an allgather). Each rank sends about 2·(p-1)/p of the array instead
     /// of log2 p arrays, and combines (p-1)/p of it instead of log2 p arrays. Blocks are sent straight from the
-    /// arrays and received into one pooled array. The first halving step reads <paramref name="values"/> and writes
-    /// its combination into <paramref name="result"/>, so this rank's values are not first copied there (a copy that
-    /// took as many CPU samples as the kernel's copies of the blocks, 4 ranks and 1 MB); only a rank that folds, or
-    /// one alone, needs them in <paramref name="result"/> first.
+    /// arrays, and received into one pooled array to be combined, or in the allgather straight into their place in
+    /// <paramref name="result"/> (by the link itself, from 64 KB: a copy out of the pooled array took 10 % of the CPU
+    /// samples, 4 ranks and 1 MB). The first halving step reads <paramref name="values"/> and writes its combination
+    /// into <paramref name="result"/>, so this rank's values are not first copied there (a copy that took as many CPU
+    /// samples as the kernel's copies of the blocks); only a rank that folds, or one alone, needs them in
+    /// <paramref name="result"/> first.
     /// </summary>
     public static void AllreduceByBlocks<T>(Intracommunicator comm, T[] values, T[] result, ReductionOperation<T> op)
     {
@@ -354,8 +356,7 @@ internal static class CollectiveAlgorithms
                     int width = high - low;
                     var (otherFrom, otherTo) = (folded & mask) == 0 ? (high, high + width) : (low - width, low);
                     int other = Start(otherTo) - Start(otherFrom);
-                    CheckCount(ExchangeInto(comm, result, Start(low), Start(high), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, theirs), other, result.Length);
-                    theirs.AsSpan(0, other).CopyTo(result.AsSpan(Start(otherFrom)));
+                    CheckCount(ExchangeInto(comm, result, Start(low), Start(high), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, result, Start(otherFrom)), other, result.Length);
                     (low, high) = (Math.Min(low, otherFrom), Math.Max(high, otherTo));
                 }
             }
@@ -401,16 +402,16 @@ internal static class CollectiveAlgorithms
     /// <summary>
     /// Sends elements [<paramref name="from"/>, <paramref name="to"/>) of <paramref name="array"/> (all of it, or part
     /// of one of a raw type) to <paramref name="partner"/> and receives the partner's elements into
-    /// <paramref name="into"/> (by the link itself, for a large array), at once; gives how many arrived. The send
-    /// completes before this returns, so the caller may then overwrite what it sent.
+    /// <paramref name="into"/> from element <paramref name="at"/> on (by the link itself, for a large array), at once;
+    /// gives how many arrived. The send completes before this returns, so the caller may then overwrite what it sent.
     /// </summary>
-    private static int ExchangeInto<T>(Intracommunicator comm, T[] array, int from, int to, int partner, int tag, T[] into)
+    private static int ExchangeInto<T>(Intracommunicator comm, T[] array, int from, int to, int partner, int tag, T[] into, int at = 0)
     {
-        var receive = comm.PostReceive(partner, tag, comm.CollectiveContext, into: ReceiveTarget.Of(into));
+        var receive = comm.PostReceive(partner, tag, comm.CollectiveContext, into: ReceiveTarget.Of(into, at));
         var send = from == 0 && to == array.Length
             ? comm.StartSend(array, partner, tag, comm.CollectiveContext, synchronous: false) // any element type
             : comm.StartSend(array, from, to - from, partner, tag, comm.CollectiveContext);
-        int count = comm.DecodeInto(comm.Complete(receive), comm.CollectiveContext, ref into);
+        int count = comm.DecodeInto(comm.Complete(receive), comm.CollectiveContext, ref into, at);
         comm.Complete(send);
         return count;
     }

@@ -202,10 +202,10 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
     }
 
     /// <summary>
-    /// Copies the message into <paramref name="destination"/>, allocating it when null. Returns the element count.
-    /// A destination too small throws a truncation error (MPI-4.1 §3.2.5).
+    /// Copies the message into <paramref name="destination"/> from element <paramref name="at"/> on, allocating it
+    /// when null. Returns the element count. A destination too small throws a truncation error (MPI-4.1 §3.2.5).
     /// </summary>
-    public int DecodeInto(Message message, ref TElement[]? destination)
+    public int DecodeInto(Message message, ref TElement[]? destination, int at = 0)
     {
         if (destination is null && TakeReceived(message) is { } received)
         {
@@ -214,12 +214,12 @@ internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
         }
         var bytes = message.Payload.Span;
         int count = ElementCount(bytes.Length);
-        // A link read it straight into the destination (ReceiveTarget).
+        // A link read it straight into the destination, where the receive said (ReceiveTarget).
         if (destination is not null && ReferenceEquals(message.Elements, destination)) return count;
         destination ??= GC.AllocateUninitializedArray<TElement>(count);
-        if (count > destination.Length)
-            throw new MessageTruncatedException($"A message of {count} {Type with { IsArray = false }} elements does not fit a buffer of {destination.Length}.");
-        bytes.CopyTo(RawTypes.BytesOf(destination));
+        if (count > destination.Length - at)
+            throw new MessageTruncatedException($"A message of {count} {Type with { IsArray = false }} elements does not fit a buffer of {destination.Length - at}.");
+        bytes.CopyTo(RawTypes.BytesOf(destination)[(at * Unsafe.SizeOf<TElement>())..]);
         return count;
     }
 

@@ -6,9 +6,10 @@ namespace Pmpi.Payloads;
 
 /// <summary>
 /// Where a link reassembles a payload as it arrives: a pooled buffer; or, for an array of a primitive type from
-/// <see cref="DirectArrayMinimum"/> bytes, the array its receive ends with: the caller's own when a blocking receive
-/// from one source was posted with one of the payload's type that can hold it (<see cref="ReceiveTarget"/>),
-/// or a new one when the receive returns a new array. Either way the receive takes it without copying.
+/// <see cref="DirectArrayMinimum"/> bytes, the array its receive ends with: the caller's own (from the element the
+/// receive names on) when a blocking receive from one source was posted with one of the payload's type that can hold
+/// it (<see cref="ReceiveTarget"/>), or a new one when the receive returns a new array. Either way the receive takes it
+/// without copying.
 /// </summary>
 internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rented, Array? Elements)
 {
@@ -25,7 +26,7 @@ internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rente
         if (type.IsArray && length >= DirectArrayMinimum && receiver.NextReceive(envelope) is { } receive)
         {
             if (receive.Into is { } into && into.Holds(type, length))
-                return new(new ArrayBytes(into.Elements, length).Memory, null, into.Elements);
+                return new(new ArrayBytes(into.Elements, into.ByteOffset + length).Memory[into.ByteOffset..], null, into.Elements);
             if (receive.ReturnsNewArray && RawTypes.NewArray(type.Code, length) is { } elements)
                 return new(new ArrayBytes(elements, length).Memory, null, elements);
         }
@@ -44,21 +45,27 @@ internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rente
 }
 
 /// <summary>
-/// The caller's array that a blocking receive of an array of a raw type fills (<see cref="ReceiveOperation.Into"/>):
-/// a link may read a payload of its type straight into it.
+/// The caller's array that a blocking receive of an array of a raw type fills (<see cref="ReceiveOperation.Into"/>),
+/// from one of its elements on: a link may read a payload of its type straight into it there.
 /// </summary>
-internal sealed class ReceiveTarget(Array elements, PayloadType type, int elementSize)
+internal sealed class ReceiveTarget(Array elements, int at, PayloadType type, int elementSize)
 {
     public Array Elements { get; } = elements;
 
+    /// <summary>Where in <see cref="Elements"/> the payload goes, in bytes.</summary>
+    public int ByteOffset { get; } = at * elementSize;
+
     /// <summary>Whether a payload of <paramref name="payload"/>'s type and <paramref name="length"/> bytes is whole elements that fit.</summary>
     public bool Holds(PayloadType payload, int length) =>
-        payload == type && length % elementSize == 0 && length / elementSize <= Elements.Length;
+        payload == type && length % elementSize == 0 && length / elementSize <= Elements.Length - at;
 
-    /// <summary>The target for <paramref name="array"/>, if it is large enough to be read into directly; else null.</summary>
-    public static ReceiveTarget? Of<T>(T[]? array)
+    /// <summary>
+    /// The target for <paramref name="array"/> from element <paramref name="at"/> on, if that part is large enough to
+    /// be read into directly; else null.
+    /// </summary>
+    public static ReceiveTarget? Of<T>(T[]? array, int at = 0)
     {
-        if (array is null || Codec<T[]>.Instance is not RawArrayCodec<T> codec || (long)array.Length * Unsafe.SizeOf<T>() < IncomingBuffer.DirectArrayMinimum) return null;
-        return new ReceiveTarget(array, codec.Type, Unsafe.SizeOf<T>());
+        if (array is null || Codec<T[]>.Instance is not RawArrayCodec<T> codec || (long)(array.Length - at) * Unsafe.SizeOf<T>() < IncomingBuffer.DirectArrayMinimum) return null;
+        return new ReceiveTarget(array, at, codec.Type, Unsafe.SizeOf<T>());
     }
 }
