@@ -9,8 +9,8 @@ using Pmpi.Payloads.Internal;
 namespace Pmpi.Payloads;
 
 /// <summary>
-/// Payload bytes leaving a rank: either borrowed from the caller (valid until the send completes) or rented from the
-/// shared pool (then <see cref="Rented"/> is set and whoever ends up holding the bytes returns it).
+/// Payload bytes leaving a rank: borrowed from the caller (valid until the send completes), or a copy of them; a
+/// copy rented from the shared pool says so (<see cref="Rented"/>, which whoever ends up holding the bytes returns).
 /// </summary>
 internal readonly record struct OutgoingPayload(PayloadType Type, ReadOnlyMemory<byte> Bytes, byte[]? Rented);
 
@@ -151,11 +151,12 @@ internal static class RawTypes
     private static T[]? New<T>(int byteCount) where T : unmanaged =>
         byteCount % Unsafe.SizeOf<T>() == 0 ? GC.AllocateUninitializedArray<T>(byteCount / Unsafe.SizeOf<T>()) : null;
 
-    public static OutgoingPayload Rent(PayloadType type, ReadOnlySpan<byte> bytes)
+    /// <summary>A copy of <paramref name="bytes"/> that the payload owns (<see cref="PayloadBuffers"/>).</summary>
+    public static OutgoingPayload Copy(PayloadType type, ReadOnlySpan<byte> bytes)
     {
-        var rented = ArrayPool<byte>.Shared.Rent(bytes.Length);
-        bytes.CopyTo(rented);
-        return new OutgoingPayload(type, rented.AsMemory(0, bytes.Length), rented);
+        var buffer = PayloadBuffers.Get(bytes.Length, out var rented);
+        bytes.CopyTo(buffer);
+        return new OutgoingPayload(type, buffer.AsMemory(0, bytes.Length), rented);
     }
 }
 
@@ -165,7 +166,7 @@ internal sealed class RawCodec<T> : Codec<T>
     public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(T), isArray: false);
 
     public override OutgoingPayload Encode(T value, PayloadSettings settings) =>
-        RawTypes.Rent(Type, MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<T, byte>(ref value), Unsafe.SizeOf<T>()));
+        RawTypes.Copy(Type, MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<T, byte>(ref value), Unsafe.SizeOf<T>()));
 
     public override T Decode(Message message, PayloadSettings settings)
     {

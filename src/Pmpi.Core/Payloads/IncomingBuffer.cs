@@ -5,7 +5,7 @@ using Pmpi.Matching;
 namespace Pmpi.Payloads;
 
 /// <summary>
-/// Where a link reassembles a payload as it arrives: a pooled buffer; or, for an array of a primitive type from
+/// Where a link reassembles a payload as it arrives: a buffer (<see cref="PayloadBuffers"/>); or, for an array of a primitive type from
 /// <see cref="DirectArrayMinimum"/> bytes, the array its receive ends with: the caller's own (from the element the
 /// receive names on) when a blocking receive from one source was posted with one of the payload's type that can hold
 /// it (<see cref="ReceiveTarget"/>), or a new one when the receive returns a new array. Either way the receive takes it
@@ -30,8 +30,8 @@ internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rente
             if (receive.ReturnsNewArray && RawTypes.NewArray(type.Code, length) is { } elements)
                 return new(new ArrayBytes(elements, length).Memory, null, elements);
         }
-        var rented = ArrayPool<byte>.Shared.Rent(length);
-        return new(rented.AsMemory(0, length), rented, null);
+        var buffer = PayloadBuffers.Get(length, out var rented);
+        return new(buffer.AsMemory(0, length), rented, null);
     }
 
     /// <summary>The message, once every byte arrived; it owns the buffer from then on.</summary>
