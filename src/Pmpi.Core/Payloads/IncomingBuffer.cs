@@ -5,15 +5,15 @@ using Pmpi.Matching;
 namespace Pmpi.Payloads;
 
 /// <summary>
-/// Where a link reassembles a payload as it arrives: a buffer (<see cref="PayloadBuffers"/>); or, for an array of a primitive type from
-/// <see cref="DirectArrayMinimum"/> bytes, the array its receive ends with: the caller's own (from the element the
-/// receive names on) when a blocking receive from one source was posted with one of the payload's type that can hold
-/// it (<see cref="ReceiveTarget"/>), or a new one when the receive returns a new array. Either way the receive takes it
-/// without copying.
+/// Where a link reassembles a payload as it arrives: a buffer (<see cref="PayloadBuffers"/>); or, for an array of a
+/// primitive type from <see cref="DirectArrayMinimum"/> bytes, the array its receive ends with: the caller's own (from
+/// the element the receive names on) when a blocking receive from one source was posted with one of the payload's
+/// type that can hold it (<see cref="ReceiveTarget"/>), or a new one when the receive returns a new array. Either way
+/// the receive takes it without copying.
 /// </summary>
 internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rented, Array? Elements)
 {
-    /// <summary>From this many bytes an array is read straight into the array its receive ends with; below, a pooled buffer is cheaper.</summary>
+    /// <summary>From this many bytes an array is read straight into the array its receive ends with; below, a buffer is cheaper.</summary>
     public const int DirectArrayMinimum = 64 * 1024;
 
     /// <summary>A buffer for <paramref name="length"/> bytes of a payload of <paramref name="type"/>.</summary>

@@ -134,7 +134,7 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
     }
 
     /// <summary>
-    /// The frames one peer sends on one stream: reassembles its messages, one at a time, into pooled buffers (or
+    /// The frames one peer sends on one stream: reassembles its messages, one at a time, into buffers (or
     /// the arrays their receives end in), and passes acknowledgements of this rank's synchronous sends to the
     /// stream's writer. A large frame's payload is read from the socket straight to its place in the message.
     /// </summary>

@@ -16,7 +16,7 @@ namespace Pmpi.Devices.SharedMemory;
 /// stays where it is: the record gives its address, the peer copies it straight out of this process
 /// (<see cref="PeerMemory"/>) and acknowledges, and only then may the sender reuse it. Whoever polls the link (a
 /// thread of the rank waiting in a receive, or the rank's <see cref="SharedMemoryReader"/>) reads the incoming ring:
-/// it reassembles each message into a pooled buffer (or the array its receive returns) and hands it to the matching
+/// it reassembles each message into a buffer (or the array its receive returns) and hands it to the matching
 /// engine, and sends an acknowledgement back when a synchronous message is matched. Anything in the incoming ring
 /// that is not a valid record aborts the rank with an error naming both ranks, never a read outside the ring.
 /// </summary>
