@@ -34,6 +34,8 @@ internal static class Elementwise
     /// </summary>
     public static void Combine<T>(ReadOnlySpan<T> first, ReadOnlySpan<T> second, Span<T> into, ReductionOperation<T> op, PredefinedOperation kind)
     {
+        // The vector loop reads and writes unchecked.
+        if (first.Length != into.Length || second.Length != into.Length) throw new ArgumentException("The spans differ in length.");
         int done = kind == PredefinedOperation.None ? 0
             : typeof(T) == typeof(double) ? Vectorized<T, double>(first, second, into, kind)
             : typeof(T) == typeof(float) ? Vectorized<T, float>(first, second, into, kind)
@@ -54,28 +56,75 @@ internal static class Elementwise
         where TNumber : struct, INumber<TNumber>
     {
         if (!Vector.IsHardwareAccelerated) return 0;
-        var a = MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<T, TNumber>(ref MemoryMarshal.GetReference(first)), first.Length);
-        var b = MemoryMarshal.CreateReadOnlySpan(ref Unsafe.As<T, TNumber>(ref MemoryMarshal.GetReference(second)), second.Length);
-        var c = MemoryMarshal.CreateSpan(ref Unsafe.As<T, TNumber>(ref MemoryMarshal.GetReference(into)), into.Length);
-        int width = Vector<TNumber>.Count, end = c.Length - c.Length % width;
-        for (int i = 0; i < end; i += width)
+        ref var a = ref Unsafe.As<T, TNumber>(ref MemoryMarshal.GetReference(first));
+        ref var b = ref Unsafe.As<T, TNumber>(ref MemoryMarshal.GetReference(second));
+        ref var c = ref Unsafe.As<T, TNumber>(ref MemoryMarshal.GetReference(into));
+        var end = (nuint)(into.Length - into.Length % Vector<TNumber>.Count);
+        switch (kind)
         {
-            var x = new Vector<TNumber>(a[i..]);
-            var y = new Vector<TNumber>(b[i..]);
-            var result = kind switch
-            {
-                PredefinedOperation.Add => x + y,
-                PredefinedOperation.Multiply => x * y,
-                // As Operation<T>: first < second ? first : second, and first > second ? first : second (NaN included).
-                PredefinedOperation.Min => Vector.ConditionalSelect(Vector.LessThan(x, y), x, y),
-                PredefinedOperation.Max => Vector.ConditionalSelect(Vector.GreaterThan(x, y), x, y),
-                PredefinedOperation.BitwiseAnd => x & y,
-                PredefinedOperation.BitwiseOr => x | y,
-                PredefinedOperation.ExclusiveOr => x ^ y,
-                _ => throw new UnreachableException(),
-            };
-            result.CopyTo(c[i..]);
+            case PredefinedOperation.Add: Loop<TNumber, Add<TNumber>>(ref a, ref b, ref c, end); break;
+            case PredefinedOperation.Multiply: Loop<TNumber, Multiply<TNumber>>(ref a, ref b, ref c, end); break;
+            case PredefinedOperation.Min: Loop<TNumber, Min<TNumber>>(ref a, ref b, ref c, end); break;
+            case PredefinedOperation.Max: Loop<TNumber, Max<TNumber>>(ref a, ref b, ref c, end); break;
+            case PredefinedOperation.BitwiseAnd: Loop<TNumber, BitwiseAnd<TNumber>>(ref a, ref b, ref c, end); break;
+            case PredefinedOperation.BitwiseOr: Loop<TNumber, BitwiseOr<TNumber>>(ref a, ref b, ref c, end); break;
+            case PredefinedOperation.ExclusiveOr: Loop<TNumber, ExclusiveOr<TNumber>>(ref a, ref b, ref c, end); break;
+            default: throw new UnreachableException();
         }
-        return end;
+        return (int)end;
+    }
+
+    /// <summary>
+    /// The loop over whole vectors, one per operation: the operation is chosen once, outside, and the loads and stores
+    /// are unchecked (<see cref="Combine{T}"/> checked the lengths). Choosing it per vector, with a checked slice per
+    /// load and store, took twice as long (512 KB of doubles added in place: 23 against 11 µs, fully optimized).
+    /// </summary>
+    private static void Loop<TNumber, TOperation>(ref TNumber a, ref TNumber b, ref TNumber c, nuint end)
+        where TNumber : struct, INumber<TNumber>
+        where TOperation : IVectorOperation<TNumber>
+    {
+        for (nuint i = 0; i < end; i += (nuint)Vector<TNumber>.Count)
+            TOperation.Invoke(Vector.LoadUnsafe(ref a, i), Vector.LoadUnsafe(ref b, i)).StoreUnsafe(ref c, i);
+    }
+
+    private interface IVectorOperation<TNumber> where TNumber : struct
+    {
+        static abstract Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y);
+    }
+
+    private readonly struct Add<TNumber> : IVectorOperation<TNumber> where TNumber : struct
+    {
+        public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => x + y;
+    }
+
+    private readonly struct Multiply<TNumber> : IVectorOperation<TNumber> where TNumber : struct
+    {
+        public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => x * y;
+    }
+
+    // As Operation<T>: first < second ? first : second, and first > second ? first : second (NaN included).
+    private readonly struct Min<TNumber> : IVectorOperation<TNumber> where TNumber : struct
+    {
+        public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => Vector.ConditionalSelect(Vector.LessThan(x, y), x, y);
+    }
+
+    private readonly struct Max<TNumber> : IVectorOperation<TNumber> where TNumber : struct
+    {
+        public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => Vector.ConditionalSelect(Vector.GreaterThan(x, y), x, y);
+    }
+
+    private readonly struct BitwiseAnd<TNumber> : IVectorOperation<TNumber> where TNumber : struct
+    {
+        public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => x & y;
+    }
+
+    private readonly struct BitwiseOr<TNumber> : IVectorOperation<TNumber> where TNumber : struct
+    {
+        public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => x | y;
+    }
+
+    private readonly struct ExclusiveOr<TNumber> : IVectorOperation<TNumber> where TNumber : struct
+    {
+        public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => x ^ y;
     }
 }

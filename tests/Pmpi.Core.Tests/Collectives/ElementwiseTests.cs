@@ -74,6 +74,17 @@ public sealed class ElementwiseTests
     }
 
     [Fact]
+    public void Combine_SpansOfDifferentLengths_RefusedBeforeAnyElementIsTouched()
+    {
+        // The vector loop reads and writes unchecked: a span shorter than the others must never reach it.
+        double[] first = [1, 2, 3, 4, 5, 6, 7, 8, 9], shorter = [1, 2, 3, 4, 5, 6, 7, 8], into = new double[9];
+
+        Assert.Throws<ArgumentException>(() => Elementwise.Combine<double>(first, shorter, into, Operation<double>.Add, PredefinedOperation.Add));
+        Assert.Throws<ArgumentException>(() => Elementwise.Combine<double>(first, first, into.AsSpan(0, 8), Operation<double>.Add, PredefinedOperation.Add));
+        Assert.All(into, value => Assert.Equal(0, value));
+    }
+
+    [Fact]
     public void Of_ArraysOfDifferentLengths_RefusedNamingBoth()
     {
         var error = Assert.Throws<MpiException>(() => Elementwise.Of(Operation<int>.Add)([1, 2], [1, 2, 3]));
