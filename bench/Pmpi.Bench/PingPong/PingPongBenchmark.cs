@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Globalization;
 
 namespace Pmpi.Bench.PingPong;
@@ -21,9 +22,11 @@ public static class PingPongBenchmark
     /// <summary>
     /// The rank body: ranks 0 and 1 bounce a byte[] of each of <paramref name="sizes"/>; rank 0 writes one line per size to
     /// <paramref name="output"/>. With <paramref name="counters"/>, ranks 0 and 1 also write, as pingpong.c's
-    /// <c>--counters</c> does, <c># counters\trank\tsize\tvoluntary\tinvoluntary\tallocated\tgen0</c>: their process's
-    /// context switches (every thread's), bytes allocated and gen-0 collections per round trip over the timed loop
-    /// (bench/counters.sh; run.sh ignores # lines). <paramref name="quick"/> runs a tenth of the iterations, as
+    /// <c>--counters</c> does,
+    /// <c># counters\trank\tsize\tvoluntary\tinvoluntary\tallocated\tgen0\tround_trips\tpid\tstart\tend</c>: their
+    /// process's context switches (every thread's), bytes allocated and gen-0 collections per round trip over the timed
+    /// loop; then the loop's round trips, and its window in monotonic nanoseconds, in which bench/counters.sh counts the
+    /// process's system calls (run.sh ignores # lines). <paramref name="quick"/> runs a tenth of the iterations, as
     /// <c>pingpong --quick</c> does.
     /// </summary>
     public static void Run(Intracommunicator world, TextWriter output, IEnumerable<int> sizes, bool counters, bool quick)
@@ -43,12 +46,17 @@ public static class PingPongBenchmark
             int warm = iters / 10;
             double t0 = 0;
             var before = default(ProcessCounters);
+            long start = 0;
             for (int i = 0; i < iters + warm; i++)
             {
                 if (i == warm)
                 {
                     world.Barrier();
-                    if (counters) before = ProcessCounters.Read();
+                    if (counters)
+                    {
+                        before = ProcessCounters.Read();
+                        start = MonotonicNanoseconds();
+                    }
                     t0 = Environment.Time;
                 }
                 if (rank == 0)
@@ -63,6 +71,7 @@ public static class PingPongBenchmark
                 }
             }
             double t = Environment.Time - t0;
+            long end = MonotonicNanoseconds();
             var spent = counters ? ProcessCounters.Read() - before : default;
             if (rank == 0)
             {
@@ -72,11 +81,15 @@ public static class PingPongBenchmark
             if (counters && rank < 2)
             {
                 output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"# counters\t{rank}\t{n}\t{spent.Voluntary / (double)iters:F2}\t{spent.Involuntary / (double)iters:F2}\t{spent.Allocated / (double)iters:F0}\t{spent.Gen0 / (double)iters:F4}"));
+                    $"# counters\t{rank}\t{n}\t{spent.Voluntary / (double)iters:F2}\t{spent.Involuntary / (double)iters:F2}\t{spent.Allocated / (double)iters:F0}\t{spent.Gen0 / (double)iters:F4}"
+                    + $"\t{iters}\t{System.Environment.ProcessId}\t{start}\t{end}"));
             }
             output.Flush();
         }
     }
+
+    /// <summary>On Linux, Stopwatch reads CLOCK_MONOTONIC: the clock that <c>perf record -k CLOCK_MONOTONIC</c> stamps system calls with.</summary>
+    private static long MonotonicNanoseconds() => (long)(Stopwatch.GetTimestamp() * (1e9 / Stopwatch.Frequency));
 }
 
 /// <summary>What a process has spent so far: context switches of all its threads (Linux), bytes allocated, gen-0 collections.</summary>
