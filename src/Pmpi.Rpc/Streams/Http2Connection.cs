@@ -1344,15 +1344,28 @@ internal sealed class Http2Connection : IDisposable
         return _readEnd > 0;
     }
 
-    /// <summary>Gathers small pieces of a frame into one write; a large piece goes to the socket from where it is.</summary>
+    /// <summary>
+    /// Gathers small pieces of a frame into one write; a large piece goes to the socket from where it is, after as
+    /// much of its start as ends the gathered write on a page boundary. The kernel copies each write into its socket
+    /// pages after the bytes written before it, so the large piece's bulk then lands page-aligned there, which this
+    /// machine kind copies far faster (docs/benchmarks.md, Network 1 MB, message by message).
+    /// </summary>
     private ref struct WriteBatch(Stream transport, byte[] buffer)
     {
+        private const int PageSize = 4096; // the buffer's length is a multiple of it
         private int _used;
 
         public void Add(scoped ReadOnlySpan<byte> piece)
         {
             if (piece.Length > buffer.Length - _used)
             {
+                if (_used > 0 && piece.Length > buffer.Length / 2)
+                {
+                    int toPage = -_used & (PageSize - 1);
+                    piece[..toPage].CopyTo(buffer.AsSpan(_used));
+                    _used += toPage;
+                    piece = piece[toPage..];
+                }
                 Flush();
                 if (piece.Length > buffer.Length / 2)
                 {

@@ -263,6 +263,44 @@ public sealed class GrpcStreamTests
     }
 
     [Fact]
+    public async Task Dial_Listener_LargePayloadsAfterHeadsOfManyLengths_ArriveByteForByte()
+    {
+        // A large payload's first bytes are gathered with the frame's head up to a page boundary of the write, and
+        // the rest written from where it is: heads that leave the gathered write 14 bytes long, one byte short of a
+        // page, on a page, and exactly as long as the write buffer; payloads either side of where that begins.
+        int[] headLengths = [0, 1, 21, 4081, 4082, 65522];
+        int[] payloadLengths = [(32 << 10) + 1, (64 << 10) - 1, (64 << 10) + 1, (1 << 20) + 7];
+        var served = new TaskCompletionSource<GrpcStream>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var serverSide = new Collector();
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (stream, _) =>
+        {
+            served.SetResult(stream);
+            return serverSide;
+        }, RpcSecurity.Insecure);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        call.Write(new Frame { Hello = new Hello { JobId = "alignment" } }); // read before the call is admitted: small
+        call.Start(new Collector());
+        var sent = new List<byte[]>();
+
+        foreach (int headLength in headLengths)
+        {
+            foreach (int payloadLength in payloadLengths)
+            {
+                var head = RandomNumberGenerator.GetBytes(headLength);
+                var payload = RandomNumberGenerator.GetBytes(payloadLength);
+                call.Write(head, payload);
+                sent.Add([.. head, .. payload]);
+            }
+        }
+        await serverSide.WaitForAsync(sent.Count).WaitAsync(Timeout);
+
+        Assert.Equal(sent.Count, serverSide.Messages.Count);
+        for (int i = 0; i < sent.Count; i++) Assert.True(sent[i].AsSpan().SequenceEqual(serverSide.Messages[i]), $"message {i} differs");
+        call.Complete();
+        (await served.Task.WaitAsync(Timeout)).Complete();
+    }
+
+    [Fact]
     public async Task Listener_RefusesACall_TheCallerGetsTheStatusAndDetail()
     {
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect,
