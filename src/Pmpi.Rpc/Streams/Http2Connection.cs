@@ -1359,19 +1359,16 @@ internal sealed class Http2Connection : IDisposable
         {
             if (piece.Length > buffer.Length - _used)
             {
-                if (_used > 0 && piece.Length > buffer.Length / 2)
+                if (piece.Length > buffer.Length / 2)
                 {
                     int toPage = -_used & (PageSize - 1);
                     piece[..toPage].CopyTo(buffer.AsSpan(_used));
                     _used += toPage;
-                    piece = piece[toPage..];
-                }
-                Flush();
-                if (piece.Length > buffer.Length / 2)
-                {
-                    transport.Write(piece);
+                    Flush();
+                    transport.Write(piece[toPage..]);
                     return;
                 }
+                Flush();
             }
             piece.CopyTo(buffer.AsSpan(_used));
             _used += piece.Length;
