@@ -51,12 +51,18 @@ internal class Completion
         if (IsCompleted) return;
         var progress = engine?.Progress;
         var (spinTicks, yields) = engine?.Spin ?? SpinPolicy.Brief;
-        long start = Stopwatch.GetTimestamp();
+        long start = 0;
         var spinner = new SpinWait();
         for (int spins = 1; !IsCompleted; spins++)
         {
-            // Reading the clock costs tens of nanoseconds: look only every 64 spins.
-            if ((spins & 63) == 0 && Stopwatch.GetTimestamp() - start >= spinTicks) break;
+            // Reading the clock costs tens of nanoseconds, as much as a small message's whole wait: look only every
+            // 64 spins, counting from the first look.
+            if ((spins & 63) == 0)
+            {
+                long now = Stopwatch.GetTimestamp();
+                if (start == 0) start = now;
+                else if (now - start >= spinTicks) break;
+            }
             if (progress is not null)
             {
                 progress.Poll();

@@ -599,6 +599,8 @@ internal sealed class Http2Connection : IDisposable
     /// <param name="calls">A rank's calls, in an order that does not change during the call.</param>
     public static void PollAll(ImmutableArray<GrpcStream> calls)
     {
+        // A rank whose peers are all on its node polls this with none, millions of times a second.
+        if (calls.IsEmpty) return;
         if (calls.Length == 1)
         {
             calls[0].Connection.Poll();
