@@ -102,7 +102,8 @@ def verdict(values, bound, at_most):
     if not any(met):
         return "missed"
     median = statistics.median(values)
-    if median <= bound if at_most else median >= bound:
+    median_met = median <= bound if at_most else median >= bound
+    if median_met:
         return f"met by the median, in {sum(met)} of {len(met)} pairs"
     return f"missed by the median, met in {sum(met)} of {len(met)} pairs"
 
