@@ -94,16 +94,17 @@ def spread(values, digits=2):
 def verdict(values, bound, at_most):
     """Whether the goal was met in every pair, in none, or only in some (a figure that did not reproduce): then
     whether the median, which the tables show and the goal is judged by, met it, and in how many pairs."""
-    met = [v <= bound if at_most else v >= bound for v in values]
+    def meets(v):
+        return v <= bound if at_most else v >= bound
+
+    met = [meets(v) for v in values]
     if not met:
         return "–"
     if all(met):
         return "met"
     if not any(met):
         return "missed"
-    median = statistics.median(values)
-    median_met = median <= bound if at_most else median >= bound
-    if median_met:
+    if meets(statistics.median(values)):
         return f"met by the median, in {sum(met)} of {len(met)} pairs"
     return f"missed by the median, met in {sum(met)} of {len(met)} pairs"
 
