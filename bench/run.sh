@@ -2,7 +2,7 @@
 # PMPI beside native Open MPI, in one run on one machine, from a clone of this repository alone. The native
 # programs are bench/native/*.c; bench/Pmpi.Bench mirrors each statement for statement.
 #
-#   bench/run.sh [--quick] [--rounds N] [--write] [--timeout SECONDS]
+#   bench/run.sh [--quick] [--rounds N] [--write] [--keep DIR] [--timeout SECONDS]
 #
 # Each round runs every comparison as a back-to-back pair, in an order that reverses from one round to the next; the
 # ping-pong and collective pairs run a few sizes at a time (`--sizes`: the small ones together, each from 64 KB on its
@@ -26,7 +26,9 @@
 # until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2)
 # rounds; --quick also runs a tenth of the iterations, N = 1 4 16 and no TLS floors (OpenSSL's, .NET's), and
 # finishes in under 3 minutes once built. --write puts the tables into
-# docs/benchmarks.md between the bench markers and writes the plots beside it. Every child runs under `timeout`.
+# docs/benchmarks.md between the bench markers and writes the plots beside it. --keep DIR keeps the raw runs in DIR
+# (a new directory), even when the run fails, so `python3 bench/report.py DIR` can redraw the tables later. Every
+# child runs under `timeout`.
 # Needs mpicc and mpirun (Debian: apt-get install -y openmpi-bin libopenmpi-dev), gnuplot for --write
 # (apt-get install -y gnuplot-nox), python3 and the .NET SDK; installs nothing.
 set -euo pipefail
@@ -34,18 +36,21 @@ set -euo pipefail
 write=0
 quick=0
 rounds=
+keep=
 child_timeout=300
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --write) write=1 ;;
     --quick) quick=1 ;;
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
+    --keep) keep="${2:?--keep needs a directory}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
+[[ -z "$keep" || ! -e "$keep" ]] || { echo "run.sh: --keep $keep exists already; name a new directory." >&2; exit 2; }
 rounds="${rounds:-$([[ $quick -eq 1 ]] && echo 2 || echo 5)}"
 quick_flag=$([[ $quick -eq 1 ]] && echo --quick || true)
 launch_counts=$([[ $quick -eq 1 ]] && echo "1 4 16" || echo "1 2 4 8 16")
@@ -80,6 +85,7 @@ agent_pid=
 cleanup() {
   [[ -n "$agent_pid" ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
   ip netns list 2>/dev/null | grep -q "^$namespace" && ip netns del "$namespace"
+  [[ -n "$keep" ]] && cp -r "$runs" "$keep" && echo "run.sh: the raw runs are in $keep" >&2
   rm -rf "$work"
 }
 trap cleanup EXIT
