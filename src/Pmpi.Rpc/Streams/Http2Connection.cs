@@ -210,7 +210,8 @@ internal sealed class Http2Connection : IDisposable
     /// <summary>
     /// Writes one gRPC message (<paramref name="head"/> then <paramref name="payload"/>) on
     /// <paramref name="stream"/>, as DATA frames as large as the peer allows and the windows admit, waiting for window
-    /// updates as needed. Callers write a stream's messages one at a time; other streams' frames may fall between.
+    /// updates as needed; a frame with a large payload after padding frames that shift it (<see cref="ShiftPadding"/>).
+    /// Callers write a stream's messages one at a time; other streams' frames may fall between.
     /// </summary>
     public void WriteMessage(GrpcStream stream, ReadOnlySpan<byte> head, ReadOnlySpan<byte> payload)
     {
@@ -223,19 +224,25 @@ internal sealed class Http2Connection : IDisposable
         for (int sent = 0; sent < total;)
         {
             int length = ReserveWindow(stream, total - sent);
+            int end = sent + length;
+            var payloadPart = Part(payload, 5 + head.Length, sent, end);
+            // Through TLS the bytes the kernel copies are records, not these frames.
+            int padding = _records is null && payloadPart.Length >= ShiftedPayload
+                ? TryReserveWindow(stream, ShiftPadding(Http2Frame.HeaderSize + length - payloadPart.Length, payloadPart))
+                : 0;
             lock (_writeLock)
             {
                 ThrowIfEnded(stream);
                 try
                 {
                     WriteControlLocked();
-                    Http2Frame.WriteHeader(frameHeader, length, Http2FrameType.Data, 0, stream.Id);
                     var buffered = new WriteBatch(_transport, _writeBuffer);
+                    WritePadding(ref buffered, stream.Id, padding);
+                    Http2Frame.WriteHeader(frameHeader, length, Http2FrameType.Data, 0, stream.Id);
                     buffered.Add(frameHeader);
-                    int end = sent + length;
                     buffered.Add(Part(prefix, 0, sent, end));
                     buffered.Add(Part(head, 5, sent, end));
-                    buffered.Add(Part(payload, 5 + head.Length, sent, end));
+                    buffered.Add(payloadPart);
                     buffered.Flush();
                 }
                 catch (Exception e) when (e is IOException or ObjectDisposedException)
@@ -252,6 +259,48 @@ internal sealed class Http2Connection : IDisposable
         {
             int start = Math.Clamp(from - at, 0, piece.Length), stop = Math.Clamp(to - at, 0, piece.Length);
             return piece[start..stop];
+        }
+    }
+
+    /// <summary>The smallest payload of a frame that padding shifts in the kernel's socket pages (<see cref="ShiftPadding"/>).</summary>
+    private const int ShiftedPayload = 64 * 1024;
+
+    private const int PageSize = 4096;
+
+    /// <summary>An empty padded DATA frame: its header, its pad length byte, and up to 255 bytes of padding.</summary>
+    private const int MinPaddingFrame = Http2Frame.HeaderSize + 1, MaxPaddingFrame = MinPaddingFrame + byte.MaxValue;
+
+    /// <summary>
+    /// The bytes of padding frames that put <paramref name="payload"/>, which follows <paramref name="before"/> bytes of
+    /// its frame, half a page from its own offset in a page once the kernel has copied it into its socket's pages. The
+    /// kernel copies a write after the bytes written before it, in pages that start afresh once the peer has read them.
+    /// On the x86 machines measured, a copy (the sender's into those pages, the receiver's out of them) runs at half
+    /// speed or less for some placements of its destination a few dozen bytes from its source modulo 4 KB, and the
+    /// headers before a payload put a large array's payload there at its usual offsets (docs/benchmarks.md, A large
+    /// payload's place in the socket's pages). Half a page is as far from its source as a copy's destination can be:
+    /// the sender's always, the receiver's when its array lies in its page as the sender's does.
+    /// </summary>
+    private static unsafe int ShiftPadding(int before, ReadOnlySpan<byte> payload)
+    {
+        long address;
+        fixed (byte* start = payload) address = (long)start;
+        int padding = (int)((address - before - PageSize / 2) & (PageSize - 1));
+        return padding is > 0 and < MinPaddingFrame ? padding + PageSize : padding;
+    }
+
+    /// <summary>Writes <paramref name="bytes"/> (none, or at least <see cref="MinPaddingFrame"/>) of empty padded DATA frames on a stream.</summary>
+    private static void WritePadding(ref WriteBatch buffered, int streamId, int bytes)
+    {
+        Span<byte> frame = stackalloc byte[MaxPaddingFrame];
+        frame.Clear();
+        while (bytes > 0)
+        {
+            int size = Math.Min(bytes, MaxPaddingFrame);
+            if (bytes - size is > 0 and < MinPaddingFrame) size = bytes - MinPaddingFrame;
+            Http2Frame.WriteHeader(frame, size - Http2Frame.HeaderSize, Http2FrameType.Data, Http2Frame.Padded, streamId);
+            frame[Http2Frame.HeaderSize] = (byte)(size - MinPaddingFrame);
+            buffered.Add(frame[..size]);
+            bytes -= size;
         }
     }
 
@@ -418,6 +467,18 @@ internal sealed class Http2Connection : IDisposable
                 }
                 Monitor.Wait(_windows);
             }
+        }
+    }
+
+    /// <summary>Takes exactly <paramref name="wanted"/> bytes of both windows if they have them, else none.</summary>
+    private int TryReserveWindow(GrpcStream stream, int wanted)
+    {
+        lock (_windows)
+        {
+            if (Math.Min(_sendWindow, stream.SendWindow) < wanted) return 0;
+            _sendWindow -= wanted;
+            stream.SendWindow -= wanted;
+            return wanted;
         }
     }
 
@@ -1354,8 +1415,7 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     private ref struct WriteBatch(Stream transport, byte[] buffer)
     {
-        private const int PageSize = 4096; // the buffer's length is a multiple of it
-        private int _used;
+        private int _used; // the buffer's length is a multiple of PageSize
 
         public void Add(scoped ReadOnlySpan<byte> piece)
         {

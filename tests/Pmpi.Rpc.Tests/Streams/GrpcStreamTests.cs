@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using Google.Protobuf;
 using Pmpi.Rpc.Client;
@@ -298,6 +299,135 @@ public sealed class GrpcStreamTests
         for (int i = 0; i < sent.Count; i++) Assert.True(sent[i].AsSpan().SequenceEqual(serverSide.Messages[i]), $"message {i} differs");
         call.Complete();
         (await served.Task.WaitAsync(Timeout)).Complete();
+    }
+
+    [Fact]
+    public async Task Dial_Listener_LargePayloadsAfterEveryKindOfShiftPadding_ArriveByteForByte()
+    {
+        // A frame with a large payload follows as many bytes of empty padded DATA frames as put the payload half a
+        // page from its own offset in a page: payloads placed (in a pinned array, so their addresses hold) to need no
+        // padding, one frame's worth and either side of it, two frames' worth, and the most: a whole page more than
+        // the 1–9 bytes no padding frame is short enough for.
+        const int headLength = 21, before = Http2Frame.HeaderSize + 5 + headLength, payloadLength = (64 << 10) + 1;
+        int[] paddings = [0, 1, 9, 10, 11, 264, 265, 266, 270, 274, 275, 276, 529, 530, 531, 4095];
+        var block = GC.AllocateArray<byte>(payloadLength + 4096, pinned: true);
+        RandomNumberGenerator.Fill(block);
+        long address = Marshal.UnsafeAddrOfPinnedArrayElement(block, 0).ToInt64();
+        var served = new TaskCompletionSource<GrpcStream>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var serverSide = new Collector();
+        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (stream, _) =>
+        {
+            served.SetResult(stream);
+            return serverSide;
+        }, RpcSecurity.Insecure);
+        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
+        call.Write(new Frame { Hello = new Hello { JobId = "shift" } });
+        call.Start(new Collector());
+        var head = RandomNumberGenerator.GetBytes(headLength);
+        var sent = new List<byte[]>();
+
+        foreach (int padding in paddings)
+        {
+            int offset = (int)((padding + before + 2048 - address) & 4095);
+            var payload = block.AsSpan(offset, payloadLength);
+            call.Write(head, payload);
+            sent.Add([.. head, .. payload]);
+        }
+        await serverSide.WaitForAsync(sent.Count).WaitAsync(Timeout);
+
+        Assert.Equal(sent.Count, serverSide.Messages.Count);
+        for (int i = 0; i < sent.Count; i++) Assert.True(sent[i].AsSpan().SequenceEqual(serverSide.Messages[i]), $"message {i} (padding {paddings[i]}) differs");
+        call.Complete();
+        (await served.Task.WaitAsync(Timeout)).Complete();
+    }
+
+    [Fact]
+    public async Task Dial_LargePayloads_AreWrittenAfterPaddingThatPutsThemHalfAPageFromTheirOffset()
+    {
+        // Arrange: a raw HTTP/2 server that allows frames and windows of 16 MB; payloads at four offsets in a pinned
+        // array, and one under 64 KB, which goes unpadded.
+        using var raw = await DialRawPeerAsync();
+        var (call, peer) = (raw.Call, raw.Peer);
+        const int large = 16 << 20;
+        byte[] settings = [0, (byte)Http2Setting.MaxFrameSize, .. BigEndian(large - 1), 0, (byte)Http2Setting.InitialWindowSize, .. BigEndian(large)];
+        byte[] connectionWindow = new byte[Http2Frame.HeaderSize + 4];
+        Http2Frame.WriteHeader(connectionWindow, 4, Http2FrameType.WindowUpdate, 0, 0);
+        BigEndian(large).CopyTo(connectionWindow, Http2Frame.HeaderSize);
+        byte[] opening = [.. RawFrame(Http2FrameType.Settings, 0, settings), .. connectionWindow];
+        await peer.SendAsync(opening).WaitAsync(Timeout);
+        call.Start(new Collector()); // reads the settings
+        var block = GC.AllocateArray<byte>((1 << 20) + 4096, pinned: true);
+        RandomNumberGenerator.Fill(block);
+        long address = Marshal.UnsafeAddrOfPinnedArrayElement(block, 0).ToInt64();
+        var head = RandomNumberGenerator.GetBytes(7);
+        (int Offset, int Length)[] payloads = [(0, 1 << 20), (8, 64 << 10), (2048, (64 << 10) + 3), (4000, 300 << 10), (5, (64 << 10) - 1)];
+        var wire = new List<byte>();
+        var buffer = new byte[1 << 16];
+        var waited = System.Diagnostics.Stopwatch.StartNew();
+        while (!RawFrames(wire).Any(frame => frame.Type == Http2FrameType.Settings && (frame.Flags & Http2Frame.Ack) != 0) && waited.Elapsed < Timeout)
+        {
+            wire.AddRange(buffer.AsSpan(0, await peer.ReceiveAsync(buffer).WaitAsync(Timeout)));
+        }
+
+        // Act: the call writes the messages from another thread; this one reads what arrives.
+        var writing = Task.Run(() =>
+        {
+            foreach (var (offset, length) in payloads) call.Write(head, block.AsSpan(offset, length));
+        });
+        while ((!writing.IsCompleted || peer.Available > 0) && waited.Elapsed < Timeout)
+        {
+            if (peer.Available == 0)
+            {
+                await Task.WhenAny(writing, Task.Delay(10));
+                continue;
+            }
+            wire.AddRange(buffer.AsSpan(0, await peer.ReceiveAsync(buffer).WaitAsync(Timeout)));
+        }
+        await writing.WaitAsync(Timeout);
+
+        // Assert: each message's DATA frame follows padding frames (and the padding only) that, with its header, prefix
+        // and head, put the payload half a page from its offset in its page; under 64 KB, none.
+        var bytes = wire.ToArray();
+        int message = 0, paddingBefore = 0;
+        foreach (var (type, flags, at, length) in RawFrames(wire).Where(frame => frame.Type == Http2FrameType.Data))
+        {
+            var content = bytes.AsSpan(at, length);
+            if ((flags & Http2Frame.Padded) != 0)
+            {
+                Assert.Equal(length - 1, content[0]); // padding and nothing else
+                paddingBefore += Http2Frame.HeaderSize + length;
+                continue;
+            }
+            var (offset, payloadLength) = payloads[message];
+            Assert.True(content[(5 + head.Length)..].SequenceEqual(block.AsSpan(offset, payloadLength)), $"message {message}'s payload differs");
+            long landsAt = (paddingBefore + Http2Frame.HeaderSize + 5 + head.Length) & 4095;
+            Assert.Equal(payloadLength >= 64 << 10 ? (address + offset - 2048) & 4095 : Http2Frame.HeaderSize + 5 + head.Length, landsAt);
+            Assert.InRange(paddingBefore, 0, 4096 + 9);
+            message++;
+            paddingBefore = 0;
+        }
+        Assert.Equal(payloads.Length, message);
+    }
+
+    /// <summary>The frames a raw peer has read so far (after the client's preface): type, flags, where the payload starts, its length.</summary>
+    private static List<(Http2FrameType Type, byte Flags, int At, int Length)> RawFrames(List<byte> wire)
+    {
+        var frames = new List<(Http2FrameType, byte, int, int)>();
+        for (int at = Http2Frame.Preface.Length; at + Http2Frame.HeaderSize <= wire.Count;)
+        {
+            int length = (wire[at] << 16) | (wire[at + 1] << 8) | wire[at + 2];
+            if (at + Http2Frame.HeaderSize + length > wire.Count) break;
+            frames.Add(((Http2FrameType)wire[at + 3], wire[at + 4], at + Http2Frame.HeaderSize, length));
+            at += Http2Frame.HeaderSize + length;
+        }
+        return frames;
+    }
+
+    private static byte[] BigEndian(int value)
+    {
+        var bytes = new byte[4];
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32BigEndian(bytes, value);
+        return bytes;
     }
 
     [Fact]
