@@ -271,34 +271,16 @@ public sealed class GrpcStreamTests
         // page, on a page, and exactly as long as the write buffer; payloads either side of where that begins.
         int[] headLengths = [0, 1, 21, 4081, 4082, 65522];
         int[] payloadLengths = [(32 << 10) + 1, (64 << 10) - 1, (64 << 10) + 1, (1 << 20) + 7];
-        var served = new TaskCompletionSource<GrpcStream>(TaskCreationOptions.RunContinuationsAsynchronously);
-        var serverSide = new Collector();
-        using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (stream, _) =>
-        {
-            served.SetResult(stream);
-            return serverSide;
-        }, RpcSecurity.Insecure);
-        using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
-        call.Write(new Frame { Hello = new Hello { JobId = "alignment" } }); // read before the call is admitted: small
-        call.Start(new Collector());
-        var sent = new List<byte[]>();
-
+        var messages = new List<(string, byte[], ReadOnlyMemory<byte>)>();
         foreach (int headLength in headLengths)
         {
             foreach (int payloadLength in payloadLengths)
             {
-                var head = RandomNumberGenerator.GetBytes(headLength);
-                var payload = RandomNumberGenerator.GetBytes(payloadLength);
-                call.Write(head, payload);
-                sent.Add([.. head, .. payload]);
+                messages.Add(($"message {messages.Count}", RandomNumberGenerator.GetBytes(headLength), RandomNumberGenerator.GetBytes(payloadLength)));
             }
         }
-        await serverSide.WaitForAsync(sent.Count).WaitAsync(Timeout);
 
-        Assert.Equal(sent.Count, serverSide.Messages.Count);
-        for (int i = 0; i < sent.Count; i++) Assert.True(sent[i].AsSpan().SequenceEqual(serverSide.Messages[i]), $"message {i} differs");
-        call.Complete();
-        (await served.Task.WaitAsync(Timeout)).Complete();
+        await AssertArriveByteForByteAsync(messages);
     }
 
     [Fact]
@@ -313,6 +295,18 @@ public sealed class GrpcStreamTests
         var block = GC.AllocateArray<byte>(payloadLength + 4096, pinned: true);
         RandomNumberGenerator.Fill(block);
         long address = Marshal.UnsafeAddrOfPinnedArrayElement(block, 0).ToInt64();
+        var head = RandomNumberGenerator.GetBytes(headLength);
+
+        await AssertArriveByteForByteAsync(paddings.Select((padding, i) =>
+            ($"message {i} (padding {padding})", head, (ReadOnlyMemory<byte>)block.AsMemory((int)((padding + before + 2048 - address) & 4095), payloadLength))).ToList());
+    }
+
+    /// <summary>
+    /// Dials a listener on loopback, writes each message's head and payload on the call, and asserts that the listener's
+    /// side received each one, head then payload, byte for byte.
+    /// </summary>
+    private static async Task AssertArriveByteForByteAsync(List<(string Name, byte[] Head, ReadOnlyMemory<byte> Payload)> messages)
+    {
         var served = new TaskCompletionSource<GrpcStream>(TaskCreationOptions.RunContinuationsAsynchronously);
         var serverSide = new Collector();
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (stream, _) =>
@@ -321,22 +315,18 @@ public sealed class GrpcStreamTests
             return serverSide;
         }, RpcSecurity.Insecure);
         using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
-        call.Write(new Frame { Hello = new Hello { JobId = "shift" } });
+        call.Write(new Frame { Hello = new Hello { JobId = "byte-for-byte" } }); // read before the call is admitted: small
         call.Start(new Collector());
-        var head = RandomNumberGenerator.GetBytes(headLength);
-        var sent = new List<byte[]>();
 
-        foreach (int padding in paddings)
+        foreach (var (_, head, payload) in messages) call.Write(head, payload.Span);
+        await serverSide.WaitForAsync(messages.Count).WaitAsync(Timeout);
+
+        Assert.Equal(messages.Count, serverSide.Messages.Count);
+        for (int i = 0; i < messages.Count; i++)
         {
-            int offset = (int)((padding + before + 2048 - address) & 4095);
-            var payload = block.AsSpan(offset, payloadLength);
-            call.Write(head, payload);
-            sent.Add([.. head, .. payload]);
+            var (name, head, payload) = messages[i];
+            Assert.True(serverSide.Messages[i].AsSpan().SequenceEqual([.. head, .. payload.Span]), $"{name} differs");
         }
-        await serverSide.WaitForAsync(sent.Count).WaitAsync(Timeout);
-
-        Assert.Equal(sent.Count, serverSide.Messages.Count);
-        for (int i = 0; i < sent.Count; i++) Assert.True(sent[i].AsSpan().SequenceEqual(serverSide.Messages[i]), $"message {i} (padding {paddings[i]}) differs");
         call.Complete();
         (await served.Task.WaitAsync(Timeout)).Complete();
     }
