@@ -8,10 +8,12 @@ round's parts make one sweep; run.sh writes them): pingpong-{sm,tcp,inproc,procs
 "size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
 launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
 and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
-`machine` (one line), `load` (the load average before each round) and `reclaim` (the CPU ms the kernel's
-memory-reclaim threads had used, before each round and at the end). Within a round the Open MPI and PMPI runs of
-a comparison ran back to back, in an order that alternates between rounds, so each round gives one ratio per figure;
-the tables show the median ratio and its min–max over the rounds. Prints Markdown; with --plots, also writes
+`machine` (one line), `load` (the load average before each round), `reclaim` (the CPU ms the kernel's
+memory-reclaim threads had used, before each round and at the end), `placement` (bench/native/placement.c's samples
+of how far apart the host had the cores) and `apart` (one "KIND ROUND FIRST_SIZE APART/KNOWN again|kept" line per
+run during which they were apart: run.sh ran it again, or kept it when it had no attempts left). Within a round the
+Open MPI and PMPI runs of a comparison ran back to back, in an order that alternates between rounds, so each round
+gives one ratio per figure; the tables show the median ratio and its min–max over the rounds. Prints Markdown; with --plots, also writes
 benchmarks-latency.png, benchmarks-bandwidth.png and benchmarks-launch.png into DOCS_DIR (gnuplot's pngcairo).
 """
 import os
@@ -286,6 +288,35 @@ class Report:
             subprocess.run(["gnuplot", "-e", script], check=True, timeout=60)
 
 
+def placement(directory):
+    """A sentence on the host's placement of the cores during the rounds, from run.sh's `placement` and `apart`
+    (the same bound as run.sh: apart above 2.5 times the fastest tenth of the samples), or nothing without them."""
+    try:
+        with open(os.path.join(directory, "placement"), encoding="utf-8") as f:
+            samples = sorted(int(fields[2]) for fields in (line.split("\t") for line in f)
+                             if len(fields) == 3 and fields[2].strip().isdigit())
+        with open(os.path.join(directory, "apart"), encoding="utf-8") as f:
+            runs_apart = [line.split() for line in f if line.strip()]
+    except FileNotFoundError:
+        return ""
+    if not samples:
+        return ""
+    bound = 2.5 * samples[(len(samples) - 1) // 10]
+    near = [v for v in samples if v <= bound]
+    far = [v for v in samples if v > bound]
+    text = (f" The host had the cores apart in {100 * len(far) / len(samples):.0f} % of {len(samples):,} samples "
+            f"(bench/native/placement.c: a cache line's round trip between two cores, median {statistics.median(near):.0f} ns "
+            f"near" + (f", {statistics.median(far):.0f} ns apart" if far else "") + ")")
+    kept = [f"{kind} round {rnd}" + (f" from {size_label(int(size))}" if size.isdigit() else "")
+            for kind, rnd, size, _, outcome in runs_apart if outcome == "kept"]
+    again = len(runs_apart) - len(kept)
+    outcomes = [f"{again} runs ran again because the cores were apart during them"] if again else []
+    if kept:
+        outcomes.append(f"{len(kept)} are in the tables though the cores were apart during them ({', '.join(kept)})")
+    text += "; " + (", and ".join(outcomes) if outcomes else "no run had them apart") + "."
+    return text
+
+
 def main():
     args = sys.argv[1:]
     if not args or args[0] in ("-h", "--help"):
@@ -310,7 +341,7 @@ def main():
             reclaim = (f"; the kernel's memory reclaim (kdamond, kswapd) took {', '.join(f'{ms:,} ms' for ms in taken)} "
                        "of CPU in them")
     report.out(f"Machine: {machine}. {rounds} rounds; the 1-minute load average at the start of each round: "
-               f"{', '.join(f'{l:.2f}' for l in loads)}{reclaim}. Ratios are PMPI over Open MPI for time (below 1: "
+               f"{', '.join(f'{l:.2f}' for l in loads)}{reclaim}.{placement(directory)} Ratios are PMPI over Open MPI for time (below 1: "
                "PMPI faster) and Open MPI over PMPI for bandwidth turned round (above 1: PMPI faster): the median of "
                "the rounds' back-to-back pairs, with its min–max.")
     report.out()

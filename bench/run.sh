@@ -21,6 +21,10 @@
 #              (bench/Pmpi.Bench.Hello.ReadyToRun: framework-dependent, run by the dotnet host), and Native AOT,
 #              compiled ahead of time as the C hello is (bench/Pmpi.Bench.Hello)
 # PMPI's CLI runs everywhere as deployed (its linux-x64 publish: Native AOT).
+# Throughout, bench/native/placement.c samples how far apart the host has put this machine's cores: on a VM it moves
+# them, for a fraction of a second or a few seconds, onto cores that share no cache, and every same-node transfer
+# slows two- to fourfold meanwhile, Open MPI's and PMPI's alike. A run during which they were apart runs again (up to
+# twice; --quick: never), so that a pair compares two runs on the same placement; the report says how many did.
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
 # until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2)
@@ -45,7 +49,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --keep) keep="${2:?--keep needs a directory}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -53,6 +57,7 @@ done
 [[ -z "$keep" || ! -e "$keep" ]] || { echo "run.sh: --keep $keep exists already; name a new directory." >&2; exit 2; }
 rounds="${rounds:-$([[ $quick -eq 1 ]] && echo 2 || echo 5)}"
 quick_flag=$([[ $quick -eq 1 ]] && echo --quick || true)
+attempts=$([[ $quick -eq 1 ]] && echo 1 || echo 3)
 launch_counts=$([[ $quick -eq 1 ]] && echo "1 4 16" || echo "1 2 4 8 16")
 # The sizes each ping-pong and collective pair runs together (--quick: fewer runs, each further apart).
 if [[ $quick -eq 1 ]]; then
@@ -82,8 +87,10 @@ done
 work="$(mktemp -d)"
 namespace="pmpi-bench-$$"
 agent_pid=
+placement_pid=
 cleanup() {
-  [[ -n "$agent_pid" ]] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+  local pid
+  for pid in $agent_pid $placement_pid; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
   ip netns list 2>/dev/null | grep -q "^$namespace" && ip netns del "$namespace"
   [[ -n "$keep" ]] && cp -r "$runs" "$keep" && echo "run.sh: the raw runs are in $keep" >&2
   rm -rf "$work"
@@ -94,8 +101,8 @@ mkdir -p "$runs"
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
 
 echo "run.sh: building bench/native/*.c, bench/Pmpi.Bench and the pmpi CLI (Release)" >&2
-for program in pingpong collectives hello; do
-  timeout 120 mpicc -O2 -o "$work/$program" "$repo/bench/native/$program.c"
+for program in pingpong collectives hello placement; do
+  timeout 120 mpicc -O2 -pthread -o "$work/$program" "$repo/bench/native/$program.c"
 done
 timeout 600 dotnet build "$repo/bench/Pmpi.Bench" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
   || { cat "$work/build.log" >&2; echo "run.sh: building bench/Pmpi.Bench failed." >&2; exit 1; }
@@ -119,20 +126,56 @@ pmpi=("$pmpi_cli" run --oversubscribe)
 
 # run KIND COMMAND...: one run into $runs/KIND.$round (KIND.$round.$sizes' first, for a run of some of the sizes),
 # with its wall time as a "# wall" line; a failure or timeout leaves the run empty (out of the tables) and says why.
+# A run during which the host had this machine's cores apart (`apart`) runs again, up to twice (--quick: never);
+# each such run is a line in $runs/apart, and the report counts them.
 sizes=
 run() {
-  local kind="$1" out="$runs/$1.$round${sizes:+.${sizes%% *}}" rc=0 start end; shift
-  echo "run.sh: [round $round/$rounds] $kind${sizes:+ (sizes $sizes)}" >&2
-  start=$(date +%s.%N)
-  (cd "$work" && timeout "$child_timeout" "$@") >"$out" 2>"$work/stderr" || rc=$?
-  end=$(date +%s.%N)
-  if [[ $rc -ne 0 ]]; then
-    echo "run.sh: $kind in round $round failed (exit $rc$([[ $rc -eq 124 ]] && echo ", timed out after ${child_timeout}s")):" >&2
-    tail -5 "$work/stderr" >&2
-    : >"$out"
-    return
-  fi
-  echo "# wall $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }')" >>"$out"
+  local kind="$1" first_size="${sizes%% *}" rc attempt start end far
+  local out="$runs/$kind.$round${first_size:+.$first_size}"; shift
+  for ((attempt = 1; ; attempt++)); do
+    echo "run.sh: [round $round/$rounds] $kind${sizes:+ (sizes $sizes)}" >&2
+    rc=0
+    start=$(date +%s.%N)
+    (cd "$work" && timeout "$child_timeout" "$@") >"$out" 2>"$work/stderr" || rc=$?
+    end=$(date +%s.%N)
+    if [[ $rc -ne 0 ]]; then
+      echo "run.sh: $kind in round $round failed (exit $rc$([[ $rc -eq 124 ]] && echo ", timed out after ${child_timeout}s")):" >&2
+      tail -5 "$work/stderr" >&2
+      : >"$out"
+      return
+    fi
+    echo "# wall $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }')" >>"$out"
+    far="$(apart "$start" "$end")"
+    [[ -z "$far" ]] && return
+    if (( attempt < attempts )); then
+      echo "$kind $round ${first_size:--} $far again" >>"$runs/apart"
+      echo "run.sh: the host had the cores apart during it ($far samples); running it again" >&2
+    else
+      echo "$kind $round ${first_size:--} $far kept" >>"$runs/apart"
+      echo "run.sh: the host had the cores apart during it ($far samples); kept as it ran" >&2
+      return
+    fi
+  done
+}
+
+# The host's placement of the cores (bench/native/placement.c), sampled throughout into $runs/placement: a sample is
+# apart when a cache line's round trip between two cores takes over 2.5 times the fastest tenth of the samples so
+# far. apart START END prints "apart/known" for the samples in that window when three or more are apart, else nothing.
+apart() {
+  [[ -n "$placement_pid" ]] || return 0
+  awk '$3 != "-" { print $3 }' "$runs/placement" | sort -n | awk -v s="$1" -v e="$2" -v samples="$runs/placement" '
+    { fastest[NR] = $1 }
+    END {
+      if (NR == 0) exit
+      bound = 2.5 * fastest[int((NR - 1) / 10) + 1]
+      while ((getline line < samples) > 0) {
+        split(line, f, "\t")
+        if (f[1] < s || f[1] > e || f[3] == "-") continue
+        known++
+        if (f[3] + 0 > bound) far++
+      }
+      if (far >= 3) printf "%d/%d\n", far, known
+    }'
 }
 
 # chain RUN...: the runs in this order in odd rounds and in reverse in even ones, so neighbours run back to back and
@@ -192,6 +235,11 @@ reclaim_ms() {
 }
 : >"$runs/load"
 : >"$runs/reclaim"
+: >"$runs/apart"
+if [[ $(nproc) -gt 1 ]]; then
+  "$work/placement" >"$runs/placement" &
+  placement_pid=$!
+fi
 with_tls=0
 tls_setup && with_tls=1
 for ((round = 1; round <= rounds; round++)); do
