@@ -22,9 +22,10 @@
 #              compiled ahead of time as the C hello is (bench/Pmpi.Bench.Hello)
 # PMPI's CLI runs everywhere as deployed (its linux-x64 publish: Native AOT).
 # Throughout, bench/native/placement.c samples how far apart the host has put this machine's cores: on a VM it moves
-# them, for a fraction of a second or a few seconds, onto cores that share no cache, and every same-node transfer
-# slows two- to fourfold meanwhile, Open MPI's and PMPI's alike. A run during which they were apart runs again (up to
-# twice; --quick: never), so that a pair compares two runs on the same placement; the report says how many did.
+# them, for tenths of a second to tens of seconds, onto cores that share no cache, and every same-node transfer
+# slows two- to fourfold meanwhile, Open MPI's and PMPI's alike. A run waits for them to be near (a minute at most),
+# and one during which they were apart runs again (up to twice; --quick: never), so that a pair compares two runs on
+# the same placement; the report says how many ran again.
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
 # until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2)
@@ -49,7 +50,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --keep) keep="${2:?--keep needs a directory}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -126,13 +127,15 @@ pmpi=("$pmpi_cli" run --oversubscribe)
 
 # run KIND COMMAND...: one run into $runs/KIND.$round (KIND.$round.$sizes' first, for a run of some of the sizes),
 # with its wall time as a "# wall" line; a failure or timeout leaves the run empty (out of the tables) and says why.
-# A run during which the host had this machine's cores apart (`apart`) runs again, up to twice (--quick: never);
-# each such run is a line in $runs/apart, and the report counts them.
+# A run starts once the host has had this machine's cores near for a second (`await_near`, a minute at most); one
+# during which it had them apart (`apart`) runs again, up to twice (--quick: never); each such run is a line in
+# $runs/apart, and the report counts them.
 sizes=
 run() {
   local kind="$1" first_size="${sizes%% *}" rc attempt start end far
   local out="$runs/$kind.$round${first_size:+.$first_size}"; shift
   for ((attempt = 1; ; attempt++)); do
+    await_near
     echo "run.sh: [round $round/$rounds] $kind${sizes:+ (sizes $sizes)}" >&2
     rc=0
     start=$(date +%s.%N)
@@ -176,6 +179,17 @@ apart() {
       }
       if (far >= 3) printf "%d/%d\n", far, known
     }'
+}
+
+# await_near: returns once the last second's samples found the cores near, or after a minute of waiting for it.
+await_near() {
+  local tries now
+  for ((tries = 0; tries < 120; tries++)); do
+    now=$(date +%s.%N)
+    [[ -z "$(apart "$(awk -v now="$now" 'BEGIN { printf "%.3f", now - 1 }')" "$now")" ]] && return
+    (( tries == 0 )) && echo "run.sh: the host has the cores apart; waiting for them to come near" >&2
+    sleep 0.5
+  done
 }
 
 # chain RUN...: the runs in this order in odd rounds and in reverse in even ones, so neighbours run back to back and

@@ -1,5 +1,5 @@
 /* Where the host has put this machine's cores, sampled while the benchmarks run. On a VM the host may move the guest's
- * vCPUs onto cores that share no last-level cache, for a fraction of a second at a time: then a cache line takes
+ * vCPUs onto cores that share no last-level cache, for tenths of a second to tens of seconds: then a cache line takes
  * several times as long to pass between two of them, and every same-node transfer of data that sits in the other
  * core's cache slows with it, Open MPI's and PMPI's alike (docs/benchmarks.md, "The host's placement of the cores").
  * Every 10 ms, thread 0 (on CPU 0) and one partner thread (on CPU k, each other CPU in turn) wake together and hand a
