@@ -89,6 +89,32 @@ public sealed unsafe class SharedMemoryLinkTests
     }
 
     [Fact]
+    public void Reader_RungAfterDispose_ByTheRankThreadAndByAReceiveItSleptOn_CorruptsNoFreedMemory()
+    {
+        // Arrange: a receive nothing sends to, slept on until the rank thread gives up; its wake-up stays with it.
+        var (engines, zero, one) = NewPair();
+        using var _ = one;
+        var reader = Reader(engines[0], zero);
+        var receive = engines[0].Post(new Envelope(0, 1, 7));
+        Assert.False(reader.SleepOn(receive));
+
+        // Act: the reader goes first, as it does when a rank ends; then, as the rank's network links close, its
+        // thread says it sleeps and the receive fails, each ringing one of the reader's bells.
+        reader.Dispose();
+        reader.Sleeping();
+        engines[0].Abort(new MpiException(ErrorClass.Transport, "the network links closed"));
+
+        // Assert: the receive failed, and memory this thread allocates next is whole. A bell's word freed by Dispose
+        // and then rung would leave a freed chunk's link misaligned, which glibc's allocator (on Linux) aborts the
+        // process for at the second allocation of that size.
+        Assert.True(receive.IsCompleted);
+        var first = NativeMemory.Alloc(sizeof(int));
+        var second = NativeMemory.Alloc(sizeof(int));
+        NativeMemory.Free(first);
+        NativeMemory.Free(second);
+    }
+
+    [Fact]
     public void Link_PairOfRanks_CarriesMessagesBothWaysAndAcknowledgesSynchronousSends()
     {
         // Arrange

@@ -1,6 +1,6 @@
 using System.Collections.Immutable;
 using System.Diagnostics;
-using System.Runtime.InteropServices;
+using System.Runtime.CompilerServices;
 using Pmpi.Matching;
 
 namespace Pmpi.Devices.SharedMemory;
@@ -26,10 +26,15 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
     private static readonly long RankSleepTicks = Stopwatch.Frequency / 100; // 10 ms
 
     private readonly MatchingEngine _engine;
+    // The two words the bells ring, a cache line apart, on the pinned heap: a rank thread (Sleeping) or a completion
+    // a rank thread once slept on (_wakeWaiters) may ring them after Dispose, while the rank's network links close,
+    // so they live as long as anything refers to this reader, never freed under such a write.
+    private const int WordStride = 16;
+    private readonly int[] _words = GC.AllocateArray<int>(2 * WordStride, pinned: true);
     private readonly Doorbell _bell = Doorbell.Local();
-    private readonly int* _bellWord = (int*)NativeMemory.AllocZeroed(sizeof(int));
+    private readonly int* _bellWord;
     private readonly Doorbell _waiterBell = Doorbell.Local(); // rung when an operation a rank thread sleeps on completes
-    private readonly int* _waiterWord = (int*)NativeMemory.AllocZeroed(sizeof(int));
+    private readonly int* _waiterWord;
     private readonly Action _wakeWaiters;
     private readonly Thread _thread;
     private ImmutableArray<SharedMemoryLink> _links = [];
@@ -40,6 +45,8 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
     public SharedMemoryReader(MatchingEngine engine)
     {
         _engine = engine;
+        _bellWord = (int*)Unsafe.AsPointer(ref _words[0]);
+        _waiterWord = (int*)Unsafe.AsPointer(ref _words[WordStride]);
         _thread = new Thread(Run) { IsBackground = true, Name = "PMPI shared memory" };
         _wakeWaiters = () =>
         {
@@ -100,7 +107,10 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         return true;
     }
 
-    /// <summary>Stops the reader, then unmaps the links (each link's waits end first).</summary>
+    /// <summary>
+    /// Stops the reader, then unmaps the links (each link's waits end first). The bells stay: they may still be rung
+    /// (see <see cref="_words"/>), and a local bell holds at most an event handle, which the GC closes.
+    /// </summary>
     public void Dispose()
     {
         _stopping = true;
@@ -110,10 +120,6 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
         bool stopped = _thread.ThreadState.HasFlag(System.Threading.ThreadState.Unstarted) || _thread.Join(TimeSpan.FromSeconds(5));
         if (!stopped) return;
         foreach (var link in _links) link.Dispose();
-        _bell.Dispose();
-        _waiterBell.Dispose();
-        NativeMemory.Free(_bellWord);
-        NativeMemory.Free(_waiterWord);
     }
 
     /// <summary>Wakes the reader from a nap or a sleep, so it looks at its links again.</summary>
