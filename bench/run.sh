@@ -24,8 +24,8 @@
 # Throughout, bench/native/placement.c samples how far apart the host has put this machine's cores: on a VM it moves
 # them, for tenths of a second to tens of seconds, onto cores that share no cache, and every same-node transfer
 # slows two- to fourfold meanwhile, Open MPI's and PMPI's alike. A run waits for them to be near (a minute at most),
-# and one during which they were apart runs again (up to twice; --quick: never), so that a pair compares two runs on
-# the same placement; the report says how many ran again.
+# and one during which they were apart runs again (up to twice; --quick does neither, and only reports them), so that
+# a pair compares two runs on the same placement; the report says how many ran again.
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
 # until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2)
@@ -128,14 +128,14 @@ pmpi=("$pmpi_cli" run --oversubscribe)
 # run KIND COMMAND...: one run into $runs/KIND.$round (KIND.$round.$sizes' first, for a run of some of the sizes),
 # with its wall time as a "# wall" line; a failure or timeout leaves the run empty (out of the tables) and says why.
 # A run starts once the host has had this machine's cores near for a second (`await_near`, a minute at most); one
-# during which it had them apart (`apart`) runs again, up to twice (--quick: never); each such run is a line in
-# $runs/apart, and the report counts them.
+# during which it had them apart (`apart`) runs again, up to twice; --quick does neither. Each run with them apart is
+# a line in $runs/apart, and the report counts them.
 sizes=
 run() {
   local kind="$1" first_size="${sizes%% *}" rc attempt start end far
   local out="$runs/$kind.$round${first_size:+.$first_size}"; shift
   for ((attempt = 1; ; attempt++)); do
-    await_near
+    (( attempts > 1 )) && await_near
     echo "run.sh: [round $round/$rounds] $kind${sizes:+ (sizes $sizes)}" >&2
     rc=0
     start=$(date +%s.%N)
