@@ -13,8 +13,9 @@ memory-reclaim threads had used, before each round and at the end), `placement` 
 of how far apart the host had the cores) and `apart` (one "KIND ROUND FIRST_SIZE APART/KNOWN again|kept" line per
 run during which they were apart: run.sh ran it again, or kept it when it had no attempts left). Within a round the
 Open MPI and PMPI runs of a comparison ran back to back, in an order that alternates between rounds, so each round
-gives one ratio per figure; the tables show the median ratio and its min–max over the rounds. Prints Markdown; with --plots, also writes
-benchmarks-latency.png, benchmarks-bandwidth.png and benchmarks-launch.png into DOCS_DIR (gnuplot's pngcairo).
+gives one ratio per figure; the tables show the median ratio and its min–max over the rounds. Prints Markdown; with
+--plots, also writes benchmarks-latency.png, benchmarks-bandwidth.png and benchmarks-launch.png into DOCS_DIR
+(gnuplot's pngcairo).
 """
 import os
 import re

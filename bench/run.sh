@@ -132,7 +132,7 @@ pmpi=("$pmpi_cli" run --oversubscribe)
 # a line in $runs/apart, and the report counts them.
 sizes=
 run() {
-  local kind="$1" first_size="${sizes%% *}" rc attempt start end far
+  local kind="$1" first_size="${sizes%% *}" rc attempt start end far outcome
   local out="$runs/$kind.$round${first_size:+.$first_size}"; shift
   for ((attempt = 1; ; attempt++)); do
     (( attempts > 1 )) && await_near
@@ -150,14 +150,11 @@ run() {
     echo "# wall $(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }')" >>"$out"
     far="$(apart "$start" "$end")"
     [[ -z "$far" ]] && return
-    if (( attempt < attempts )); then
-      echo "$kind $round ${first_size:--} $far again" >>"$runs/apart"
-      echo "run.sh: the host had the cores apart during it ($far samples); running it again" >&2
-    else
-      echo "$kind $round ${first_size:--} $far kept" >>"$runs/apart"
-      echo "run.sh: the host had the cores apart during it ($far samples); kept as it ran" >&2
-      return
-    fi
+    outcome=kept
+    (( attempt < attempts )) && outcome=again
+    echo "$kind $round ${first_size:--} $far $outcome" >>"$runs/apart"
+    echo "run.sh: the host had the cores apart during it ($far samples); $([[ $outcome == again ]] && echo "running it again" || echo "kept as it ran")" >&2
+    [[ $outcome == again ]] || return 0
   done
 }
 
