@@ -115,6 +115,27 @@ public sealed unsafe class SharedMemoryLinkTests
     }
 
     [Fact]
+    public void Reader_DisposedAfterAnAbort_LeavesTheRingsMappedForThreadsStillLeavingThem()
+    {
+        // Arrange: rank 0 aborted, as when its job fails while other threads of it are in a wait.
+        var (engines, zero, one) = NewPair();
+        using var _ = one;
+        var reader = Reader(engines[0], zero);
+        engines[0].Abort(new MpiException(ErrorClass.Transport, "a peer failed"));
+
+        // Act: the rank ends; then a thread late out of its wait looks at the incoming ring, and an acknowledgement
+        // queued to the thread pool writes the outgoing one.
+        reader.Dispose();
+        one.Send(new Envelope(0, 1, 1), Payload([1]), synchronous: false);
+        bool lateLook = zero.Incoming.HasData;
+        zero.Send(new Envelope(0, 0, 2), Payload([2]), synchronous: false);
+
+        // Assert: both touched mapped memory (unmapped, either would have ended the process) and saw the peer's side.
+        Assert.True(lateLook);
+        Assert.True(one.Incoming.HasData);
+    }
+
+    [Fact]
     public void Link_PairOfRanks_CarriesMessagesBothWaysAndAcknowledgesSynchronousSends()
     {
         // Arrange
@@ -343,6 +364,31 @@ public sealed unsafe class SharedMemoryLinkTests
 
             // Assert
             Assert.False(File.Exists(path), $"{path} outlived the only rank that mapped it.");
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+
+    [LinuxFact]
+    public void Reader_DisposedAfterAnAbortBeforeThePeerMappedIt_RemovesTheSegmentsName()
+    {
+        // Arrange: rank 0's link, which its peer never maps, and rank 0 aborted.
+        string key = Guid.NewGuid().ToString("N");
+        string path = Path.Combine(SharedMemoryNames.Directory, SharedMemoryNames.Of(key, 0, 1));
+        var engine = new MatchingEngine();
+        var reader = Reader(engine, new SharedMemoryLink(key, engine, rank: 0, peer: 1));
+        try
+        {
+            Assert.True(File.Exists(path), $"{path} was not made.");
+            engine.Abort(new MpiException(ErrorClass.Transport, "a peer failed"));
+
+            // Act
+            reader.Dispose();
+
+            // Assert: its memory stays mapped (Reader_DisposedAfterAnAbort_LeavesTheRingsMappedForThreadsStillLeavingThem), its name goes.
+            Assert.False(File.Exists(path), $"{path} outlived the aborted rank that made it.");
         }
         finally
         {

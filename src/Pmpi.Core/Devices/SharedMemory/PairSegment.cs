@@ -110,13 +110,21 @@ internal sealed unsafe class PairSegment : IDisposable
 
     public void Dispose()
     {
-        // A peer that never mapped the segment will not now (this rank is ending): its name goes with this side.
-        if (_path is not null && Volatile.Read(ref *(int*)(_start + MappedOffset)) < 2) File.Delete(_path);
+        RemoveName();
         Outgoing.Dispose();
         Incoming.Dispose();
         _view.SafeMemoryMappedViewHandle.ReleasePointer();
         _view.Dispose();
         _file.Dispose();
+    }
+
+    /// <summary>
+    /// Removes the segment's name if the peer never mapped it: it will not now (this rank is ending). The memory
+    /// stays mapped.
+    /// </summary>
+    public void RemoveName()
+    {
+        if (_path is not null && Volatile.Read(ref *(int*)(_start + MappedOffset)) < 2) File.Delete(_path);
     }
 
     private static long[] NewProbe()

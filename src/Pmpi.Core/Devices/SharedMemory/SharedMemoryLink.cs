@@ -117,6 +117,9 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     /// <summary>Unmaps the pair's memory: only once no thread reads or writes the link (<see cref="Close"/> first).</summary>
     public void Dispose() => _segment.Dispose();
 
+    /// <summary>Leaves the pair's memory mapped, for threads that may still touch it, and removes only its name.</summary>
+    public void Abandon() => _segment.RemoveName();
+
     /// <summary>
     /// Tells the peer that send <paramref name="ackId"/> is done with: inline when the outgoing ring is free and has
     /// room, else from the thread pool, since the caller may be reading this link or matching, and a reader must never

@@ -108,18 +108,25 @@ internal sealed unsafe class SharedMemoryReader : IPolledLinks, IDisposable
     }
 
     /// <summary>
-    /// Stops the reader, then unmaps the links (each link's waits end first). The bells stay: they may still be rung
-    /// (see <see cref="_words"/>), and a local bell holds at most an event handle, which the GC closes.
+    /// Stops the reader, then unmaps the links (each link's waits end first), unless the rank was aborted. The bells
+    /// stay: they may still be rung (see <see cref="_words"/>), and a local bell holds at most an event handle, which
+    /// the GC closes.
     /// </summary>
     public void Dispose()
     {
         _stopping = true;
         foreach (var link in _links) link.Close();
         Wake();
-        // The mappings may go only once the reader no longer reads them; it gives up within a sleep slice.
+        // The mappings may go only once the reader no longer reads them; it gives up within a sleep slice. After an
+        // abort, other threads may still touch the rings: a rank thread woken from its wait between a look at the
+        // link and its read, an acknowledgement queued to the thread pool. The process is ending: they go with it.
         bool stopped = _thread.ThreadState.HasFlag(System.Threading.ThreadState.Unstarted) || _thread.Join(TimeSpan.FromSeconds(5));
-        if (!stopped) return;
-        foreach (var link in _links) link.Dispose();
+        bool unmap = stopped && _engine.AbortReason is null;
+        foreach (var link in _links)
+        {
+            if (unmap) link.Dispose();
+            else link.Abandon();
+        }
     }
 
     /// <summary>Wakes the reader from a nap or a sleep, so it looks at its links again.</summary>
