@@ -89,6 +89,46 @@ public sealed unsafe class SharedMemoryLinkTests
     }
 
     [Fact]
+    public void ByteRing_SleeperFallingAsleepWhileTheOneRungBeforeIsNotYetUp_IsRungByTheNextWrite()
+    {
+        // Arrange: a consumer thread said it sleeps and was rung by a write, but has not yet counted itself awake (on a
+        // busy node it waits for a core); a second thread falls asleep on the ring's data signal meanwhile.
+        if (!OperatingSystem.IsLinux()) return; // the sleeper is found among the process's threads by its futex call
+        const int capacity = 64;
+        using var ring = new RingMemory(capacity);
+        var memory = ring.Start;
+        using var producer = new ByteRing(memory, capacity, "test-rung-producer", () => false);
+        using var consumer = new ByteRing(memory, capacity, "test-rung-consumer", () => false);
+        int* dataSignal = (int*)(memory + 128);
+        consumer.SleepUntilData();
+        producer.Write([1]);
+        var second = consumer.SleepUntilData();
+        using var bell = Doorbell.For("test-rung-second");
+        var sleeper = new Thread(() => bell.Wait(dataSignal, second.Expected, Timeout)) { IsBackground = true };
+        sleeper.Start();
+        string futexWait = $"202 0x{(long)dataSignal:x} "; // futex(word, ...): /proc's view of a thread in that call
+        Assert.True(SpinWait.SpinUntil(() => Directory.GetDirectories("/proc/self/task").Any(task => ReadSyscall(task).StartsWith(futexWait, StringComparison.Ordinal)), Timeout), "The second thread never slept.");
+
+        // Act
+        producer.Write([2]);
+
+        // Assert: the write rang for the second sleeper, though the first still counts as asleep.
+        Assert.True(sleeper.Join(TimeSpan.FromSeconds(5)), "The second sleeper was not rung.");
+
+        static string ReadSyscall(string task)
+        {
+            try
+            {
+                return File.ReadAllText(Path.Combine(task, "syscall"));
+            }
+            catch (IOException)
+            {
+                return ""; // the thread ended
+            }
+        }
+    }
+
+    [Fact]
     public void Reader_RungAfterDispose_ByTheRankThreadAndByAReceiveItSleptOn_CorruptsNoFreedMemory()
     {
         // Arrange: a receive nothing sends to, slept on until the rank thread gives up; its wake-up stays with it.

@@ -10,7 +10,8 @@ namespace Pmpi.Devices.SharedMemory;
 /// per batch of records rather than per read, so a small message moves the index lines between the cores once each
 /// way instead of once per piece of a record. Either side spins briefly when it must wait, then sleeps on a
 /// doorbell word the other side rings, so a rank that waits for minutes uses no CPU; a side says it sleeps by counting
-/// itself in (its rank's reader and a thread in the middle of a record may both sleep on one ring). The peer is a
+/// itself in (its rank's reader and a thread in the middle of a record may both sleep on one ring), and the other side
+/// rings once for each change in who sleeps, not for every message while a woken sleeper waits for a core. The peer is a
 /// process that may be faulty: indices that make no sense end the stream with an error, and no read or write leaves
 /// the ring.
 /// </summary>
@@ -24,6 +25,9 @@ internal sealed unsafe class ByteRing : IDisposable
     // Briefly: a partner on another core answers within microseconds, and beyond that a spinning thread only takes
     // the core a rank needs when ranks outnumber cores.
     private static readonly long SpinTicks = SpinPolicy.Brief.Ticks;
+    // A sleeping word counts its sleepers in its low 16 bits and their sleeps above them, so it changes whenever a
+    // thread begins or ends a sleep.
+    private const int SleeperMask = 0xFFFF, FallingAsleep = (1 << 16) + 1;
 
     private readonly byte* _control;
     private readonly byte* _data;
@@ -34,6 +38,7 @@ internal sealed unsafe class ByteRing : IDisposable
     private long _position; // how far this side has written (the producer) or read (the consumer)
     private long _seen; // the other side's index (the head or the tail) as this side last read it
     private long _released; // the consumer's head as it last published it
+    private int _rungFor; // the other side's sleeping word when this side last rang its doorbell
 
     /// <param name="start">The control block; the ring follows it.</param>
     /// <param name="capacity">Bytes of the ring, a power of two.</param>
@@ -140,7 +145,7 @@ internal sealed unsafe class ByteRing : IDisposable
     public Doorbell.Watch SleepUntilData()
     {
         int seen = Volatile.Read(ref *DataSignal);
-        Interlocked.Increment(ref *ConsumerSleeping);
+        Interlocked.Add(ref *ConsumerSleeping, FallingAsleep);
         return new Doorbell.Watch(_dataBell, DataSignal, seen);
     }
 
@@ -222,11 +227,19 @@ internal sealed unsafe class ByteRing : IDisposable
         _position += destination.Length;
     }
 
-    /// <summary>Counts the move and rings the other side's doorbell if it said it sleeps.</summary>
-    private static void Signal(int* signal, int* sleeping, Doorbell bell)
+    /// <summary>
+    /// Counts the move and rings the other side's doorbell if it said it sleeps, unless this side rang already since
+    /// anyone there fell asleep or woke: on a node whose ranks outnumber its cores, a woken sleeper may wait
+    /// milliseconds for a core, and a ring per message meanwhile cost a futex call each, a tenth of a broadcast's
+    /// time (docs/benchmarks.md). A Windows event wakes one sleeper a ring: the next wakes after the first counts out.
+    /// </summary>
+    private void Signal(int* signal, int* sleeping, Doorbell bell)
     {
         Interlocked.Increment(ref *signal);
-        if (Volatile.Read(ref *sleeping) != 0) bell.Ring(signal);
+        int sleepers = Volatile.Read(ref *sleeping);
+        if ((sleepers & SleeperMask) == 0 || sleepers == _rungFor) return;
+        _rungFor = sleepers;
+        bell.Ring(signal);
     }
 
     /// <summary>Spins a little, then sleeps on <paramref name="signal"/> until <paramref name="ready"/> holds (saying so first).</summary>
@@ -244,7 +257,7 @@ internal sealed unsafe class ByteRing : IDisposable
         {
             if (_closed()) throw new ObjectDisposedException(nameof(ByteRing), "The shared-memory link closed.");
             int seen = Volatile.Read(ref *signal);
-            Interlocked.Increment(ref *sleeping);
+            Interlocked.Add(ref *sleeping, FallingAsleep);
             // Looked at again after saying so: a move between the check above and here has rung or changed the signal.
             if (!ready()) bell.Wait(signal, seen, SleepSlice);
             Interlocked.Decrement(ref *sleeping);
