@@ -106,7 +106,8 @@ public sealed unsafe class SharedMemoryLinkTests
         using var bell = Doorbell.For("test-rung-second");
         var sleeper = new Thread(() => bell.Wait(dataSignal, second.Expected, Timeout)) { IsBackground = true };
         sleeper.Start();
-        string futexWait = $"202 0x{(long)dataSignal:x} "; // futex(word, ...): /proc's view of a thread in that call
+        int futex = RuntimeInformation.ProcessArchitecture == Architecture.Arm64 ? 98 : 202; // as Doorbell's
+        string futexWait = $"{futex} 0x{(long)dataSignal:x} "; // futex(word, ...): /proc's view of a thread in that call
         Assert.True(SpinWait.SpinUntil(() => Directory.GetDirectories("/proc/self/task").Any(task => ReadSyscall(task).StartsWith(futexWait, StringComparison.Ordinal)), Timeout), "The second thread never slept.");
 
         // Act
