@@ -4,16 +4,17 @@
     report.py RUNS_DIR [--plots DOCS_DIR]
 
 RUNS_DIR holds one file per run, named KIND.ROUND, or KIND.ROUND.PART for a run of some of a sweep's sizes (a
-round's parts make one sweep; run.sh writes them): pingpong-{sm,tcp,inproc,procs,network} with
+round's parts make one sweep; run.sh writes them), either followed by .pairN for a round's N-th pair of a comparison
+that pairs more than once a round (the collectives): pingpong-{sm,tcp,inproc,procs,network} with
 "size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
 launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
 and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
 `machine` (one line), `load` (the load average before each round), `reclaim` (the CPU ms the kernel's
 memory-reclaim threads had used, before each round and at the end), `placement` (bench/native/placement.c's samples
-of how far apart the host had the cores) and `apart` (one "KIND ROUND FIRST_SIZE APART/KNOWN again|kept" line per
+of how far apart the host had the cores) and `apart` (one "KIND ROUND[.N] FIRST_SIZE APART/KNOWN again|kept" line per
 run during which they were apart: run.sh ran it again, or kept it when it had no attempts left). Within a round the
-Open MPI and PMPI runs of a comparison ran back to back, in an order that alternates between rounds, so each round
-gives one ratio per figure; the tables show the median ratio and its min–max over the rounds. Prints Markdown; with
+Open MPI and PMPI runs of a comparison ran back to back, in an order that alternates between rounds and pairs, so
+each pair gives one ratio per figure; the tables show the median ratio and its min–max over the pairs. Prints Markdown; with
 --plots, also writes benchmarks-latency.png, benchmarks-bandwidth.png and benchmarks-launch.png into DOCS_DIR
 (gnuplot's pngcairo).
 """
@@ -58,13 +59,14 @@ def size_label(n):
 
 
 def read_runs(directory):
-    """{kind: {round: [lines]}} for every KIND.ROUND[.PART] file, a round's parts in order of their first size, "[0] "
-    tags dropped."""
+    """{kind: {(round, pair): [lines]}} for every KIND.ROUND[.PART][.pairN] file (pair 1 without it), a pair's parts
+    in order of their first size, "[0] " tags dropped."""
     runs = defaultdict(lambda: defaultdict(list))
-    names = [m for m in (re.fullmatch(r"([^.]+)\.(\d+)(?:\.(\d+))?", n) for n in os.listdir(directory)) if m]
-    for match in sorted(names, key=lambda m: (m.group(1), int(m.group(2)), int(m.group(3) or 0))):
+    names = [m for m in (re.fullmatch(r"([^.]+)\.(\d+)(?:\.(\d+))?(?:\.pair(\d+))?", n) for n in os.listdir(directory)) if m]
+    for match in sorted(names, key=lambda m: (m.group(1), int(m.group(2)), int(m.group(4) or 1), int(m.group(3) or 0))):
         with open(os.path.join(directory, match.group(0)), encoding="utf-8") as f:
-            runs[match.group(1)][int(match.group(2))] += [re.sub(r"^\[\d+\] ", "", line.rstrip("\n")) for line in f]
+            runs[match.group(1)][int(match.group(2)), int(match.group(4) or 1)] += [
+                re.sub(r"^\[\d+\] ", "", line.rstrip("\n")) for line in f]
     return runs
 
 
@@ -124,10 +126,10 @@ class Report:
         self.lines.append(text)
 
     def paired(self, pmpi_kind, ref_kind, key_types):
-        """{key: [(pmpi, reference)]} over the rounds that have both runs."""
+        """{key: [(pmpi, reference)]} over the pairs that have both runs."""
         pairs = defaultdict(list)
-        for rnd, pmpi_lines in self.runs.get(pmpi_kind, {}).items():
-            ref_lines = self.runs.get(ref_kind, {}).get(rnd)
+        for pair, pmpi_lines in self.runs.get(pmpi_kind, {}).items():
+            ref_lines = self.runs.get(ref_kind, {}).get(pair)
             if ref_lines is None:
                 continue
             ours, theirs = table_rows(pmpi_lines, key_types), table_rows(ref_lines, key_types)
@@ -308,7 +310,7 @@ def placement(directory):
     text = (f" The host had the cores apart in {100 * len(far) / len(samples):.0f} % of {len(samples):,} samples "
             f"(bench/native/placement.c: a cache line's round trip between two cores, median {statistics.median(near):.0f} ns "
             f"near" + (f", {statistics.median(far):.0f} ns apart" if far else "") + ")")
-    kept = [f"{kind} round {rnd}" + (f" from {size_label(int(size))}" if size.isdigit() else "")
+    kept = [f"{kind} round {rnd.replace('.', ', pair ')}" + (f" from {size_label(int(size))}" if size.isdigit() else "")
             for kind, rnd, size, _, outcome in runs_apart if outcome == "kept"]
     again = len(runs_apart) - len(kept)
     outcomes = [f"{again} runs ran again because the cores were apart during them"] if again else []
@@ -331,7 +333,8 @@ def main():
         machine = f.read().strip()
     with open(os.path.join(directory, "load"), encoding="utf-8") as f:
         loads = [float(line.split()[0]) for line in f if line.strip()]
-    rounds = max((max(r) for r in runs.values()), default=0)
+    rounds = max((rnd for r in runs.values() for rnd, _ in r), default=0)
+    collective_pairs = max((p for _, p in runs.get("collectives-pmpi", {})), default=1)
     reclaim = ""
     reclaim_path = os.path.join(directory, "reclaim")
     if os.path.exists(reclaim_path):
@@ -344,7 +347,8 @@ def main():
     report.out(f"Machine: {machine}. {rounds} rounds; the 1-minute load average at the start of each round: "
                f"{', '.join(f'{l:.2f}' for l in loads)}{reclaim}.{placement(directory)} Ratios are PMPI over Open MPI for time (below 1: "
                "PMPI faster) and Open MPI over PMPI for bandwidth turned round (above 1: PMPI faster): the median of "
-               "the rounds' back-to-back pairs, with its min–max.")
+               "the back-to-back pairs, with its min–max" +
+               (f" (one pair a round; the collectives {collective_pairs})" if collective_pairs > 1 else "") + ".")
     report.out()
     report.pingpong()
     report.collectives()

@@ -15,7 +15,7 @@
 #              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes; and
 #              for scale, OpenSSL's own TLS beside plain TCP (bench/native/tls_pingpong.py): what encryption costs
 #              natively on this machine; and .NET's, SslStream beside plain sockets at every size (`Pmpi.Bench tlsfloor`)
-#   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`
+#   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`, three pairs a round
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
 #              resident memory after init; the hello published twice: ReadyToRun, as a rank usually ships
 #              (bench/Pmpi.Bench.Hello.ReadyToRun: framework-dependent, run by the dotnet host), and Native AOT,
@@ -68,6 +68,10 @@ else
   pingpong_groups=("1 8 64 1024 8192" 65536 1048576 4194304 16777216)
   collective_groups=("8 64 1024 8192" 65536 1048576)
 fi
+# The collective pairs run three times a round (--quick: once). A collective run lasts seconds, and where the host had
+# the cores in it moves either side by up to twofold (Open MPI's own Allreduce of 1 MB: 428–1,050 µs in nine runs back
+# to back), so five pairs left the median ratio of a run to chance (1.06× to 1.58× in the last seven runs).
+collective_pairs=$([[ $quick -eq 1 ]] && echo 1 || echo 3)
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 doc="$repo/docs/benchmarks.md"
@@ -125,15 +129,18 @@ ompi=(mpirun --allow-run-as-root --oversubscribe)
 # Both sides may run more ranks than cores, as mpirun --oversubscribe does.
 pmpi=("$pmpi_cli" run --oversubscribe)
 
-# run KIND COMMAND...: one run into $runs/KIND.$round (KIND.$round.$sizes' first, for a run of some of the sizes),
+# run KIND COMMAND...: one run into $runs/KIND.$round (KIND.$round.$sizes' first, for a run of some of the sizes;
+# .pair$pair after it for a round's second pair of a comparison and on),
 # with its wall time as a "# wall" line; a failure or timeout leaves the run empty (out of the tables) and says why.
 # A run starts once the host has had this machine's cores near for a second (`await_near`, a minute at most); one
 # during which it had them apart (`apart`) runs again, up to twice; --quick does neither. Each run with them apart is
 # a line in $runs/apart, and the report counts them.
 sizes=
+pair=1
 run() {
   local kind="$1" first_size="${sizes%% *}" rc attempt start end far outcome
-  local out="$runs/$kind.$round${first_size:+.$first_size}"; shift
+  local round_name="$round$( ((pair > 1)) && echo ".$pair")"
+  local out="$runs/$kind.$round${first_size:+.$first_size}$( ((pair > 1)) && echo ".pair$pair")"; shift
   for ((attempt = 1; ; attempt++)); do
     (( attempts > 1 )) && await_near
     echo "run.sh: [round $round/$rounds] $kind${sizes:+ (sizes $sizes)}" >&2
@@ -152,7 +159,7 @@ run() {
     [[ -z "$far" ]] && return
     outcome=kept
     (( attempt < attempts )) && outcome=again
-    echo "$kind $round ${first_size:--} $far $outcome" >>"$runs/apart"
+    echo "$kind $round_name ${first_size:--} $far $outcome" >>"$runs/apart"
     echo "run.sh: the host had the cores apart during it ($far samples); $([[ $outcome == again ]] && echo "running it again" || echo "kept as it ran")" >&2
     [[ $outcome == again ]] || return 0
   done
@@ -189,11 +196,11 @@ await_near() {
   done
 }
 
-# chain RUN...: the runs in this order in odd rounds and in reverse in even ones, so neighbours run back to back and
-# neither side of a pair always goes first.
+# chain RUN...: the runs in this order in odd rounds and in reverse in even ones (and, for a round's further pairs,
+# turned each time), so neighbours run back to back and neither side of a pair always goes first.
 chain() {
   local runs_in_order=("$@") i
-  if (( round % 2 == 0 )); then for ((i = $# - 1; i >= 0; i--)); do "${runs_in_order[i]}"; done
+  if (( (round + pair) % 2 == 1 )); then for ((i = $# - 1; i >= 0; i--)); do "${runs_in_order[i]}"; done
   else for i in "${runs_in_order[@]}"; do "$i"; done; fi
 }
 sm() { run pingpong-sm "${ompi[@]}" -np 2 ./pingpong $quick_flag --sizes $sizes; }
@@ -260,7 +267,10 @@ for ((round = 1; round <= rounds; round++)); do
     chain inproc sm procs network tcp
     [[ $with_tls -eq 1 ]] && chain h2c tls
   done
-  for sizes in "${collective_groups[@]}"; do chain coll_ompi coll_pmpi; done
+  for ((pair = 1; pair <= collective_pairs; pair++)); do
+    for sizes in "${collective_groups[@]}"; do chain coll_ompi coll_pmpi; done
+  done
+  pair=1
   sizes=
   # The TLS floors are for scale, with no goal of their own: --quick leaves them out.
   if [[ $quick -eq 0 ]]; then
