@@ -1,4 +1,5 @@
 using System.Linq.Expressions;
+using Pmpi.Collectives;
 
 namespace Pmpi;
 
@@ -29,12 +30,10 @@ public static class Operation<T>
     private static readonly Lazy<ReductionOperation<T>> BitwiseAndOp = new(() => Binary(nameof(BitwiseAnd), Expression.And));
     private static readonly Lazy<ReductionOperation<T>> BitwiseOrOp = new(() => Binary(nameof(BitwiseOr), Expression.Or));
     private static readonly Lazy<ReductionOperation<T>> ExclusiveOrOp = new(() => Binary(nameof(ExclusiveOr), Expression.ExclusiveOr));
-    private static readonly Lazy<ReductionOperation<T>>[] Predefined =
-        [AddOp, MultiplyOp, MinOp, MaxOp, LogicalAndOp, LogicalOrOp, LogicalXorOp, BitwiseAndOp, BitwiseOrOp, ExclusiveOrOp];
-
     private static readonly (Lazy<ReductionOperation<T>> Operation, PredefinedOperation Kind)[] Kinds =
     [
         (AddOp, PredefinedOperation.Add), (MultiplyOp, PredefinedOperation.Multiply), (MinOp, PredefinedOperation.Min), (MaxOp, PredefinedOperation.Max),
+        (LogicalAndOp, PredefinedOperation.LogicalAnd), (LogicalOrOp, PredefinedOperation.LogicalOr), (LogicalXorOp, PredefinedOperation.LogicalXor),
         (BitwiseAndOp, PredefinedOperation.BitwiseAnd), (BitwiseOrOp, PredefinedOperation.BitwiseOr), (ExclusiveOrOp, PredefinedOperation.ExclusiveOr),
     ];
 
@@ -69,19 +68,25 @@ public static class Operation<T>
     public static ReductionOperation<T> ExclusiveOr => ExclusiveOrOp.Value;
 
     /// <summary>
-    /// Whether <paramref name="op"/> is one of the predefined operations that are commutative on a primitive type (or
-    /// decimal): sum, product, min, max and the logical and bitwise ones. A user's operation, or a predefined one on a
-    /// user's type (whose operator may not commute, such as a matrix product), is not known to be.
+    /// Whether <paramref name="op"/> is one of the predefined operations (<see cref="KindOf"/>) on a primitive type (or
+    /// decimal), all of which commute: sum, product, min, max and the logical and bitwise ones. A user's operation, or
+    /// a predefined one on a user's type (whose operator may not commute, such as a matrix product), is not known to be.
     /// </summary>
     public static bool IsCommutative(ReductionOperation<T> op) =>
-        (typeof(T).IsPrimitive || typeof(T) == typeof(decimal))
-        && Predefined.Any(predefined => predefined.IsValueCreated && predefined.Value == op);
+        (typeof(T).IsPrimitive || typeof(T) == typeof(decimal)) && KindOf(op) != PredefinedOperation.None;
 
-    /// <summary>Which predefined operation on a primitive type <paramref name="op"/> is (<see cref="Collectives.Elementwise"/> runs those as SIMD).</summary>
+    /// <summary>
+    /// Which predefined operation <paramref name="op"/> is: one of this class's, or on a primitive type a delegate
+    /// that computes one (F#'s <c>(+)</c>, a lambda <c>(a, b) =&gt; a + b</c>: <see cref="OperationRecognizer"/>), so
+    /// that ranks in every language name the same operation alike. On bool the bitwise operations are the logical ones.
+    /// </summary>
     internal static PredefinedOperation KindOf(ReductionOperation<T> op)
     {
-        if (!typeof(T).IsPrimitive) return PredefinedOperation.None;
-        return Kinds.FirstOrDefault(kind => kind.Operation.IsValueCreated && kind.Operation.Value == op).Kind;
+        foreach (var (predefined, kind) in Kinds)
+        {
+            if (predefined.IsValueCreated && predefined.Value == op) return typeof(T) == typeof(bool) ? kind.OnBool() : kind;
+        }
+        return OperationRecognizer.Recognize(op);
     }
 
     // Expression trees have no arithmetic on the narrow integers; widen to int, then narrow back (wrapping, as C# does).
@@ -130,7 +135,10 @@ public static class Operation<T>
         new(ErrorClass.InvalidArgument, $"Operation {name} is not defined for {typeof(T).FullName}: give it the operator, or pass your own ReductionOperation<T>.", inner);
 }
 
-/// <summary>The predefined operations an element-wise reduction can run as SIMD; None for any other.</summary>
+/// <summary>
+/// The predefined operations (MPI_SUM, ...), None for a user's: what ranks compare to agree on an operation, and
+/// what an element-wise reduction runs as SIMD (all but the logical ones).
+/// </summary>
 internal enum PredefinedOperation
 {
     None,
@@ -141,4 +149,19 @@ internal enum PredefinedOperation
     BitwiseAnd,
     BitwiseOr,
     ExclusiveOr,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+}
+
+internal static class PredefinedOperations
+{
+    /// <summary>The operation <paramref name="kind"/> is on bool, where and, or and exclusive or are the logical ones.</summary>
+    public static PredefinedOperation OnBool(this PredefinedOperation kind) => kind switch
+    {
+        PredefinedOperation.BitwiseAnd => PredefinedOperation.LogicalAnd,
+        PredefinedOperation.BitwiseOr => PredefinedOperation.LogicalOr,
+        PredefinedOperation.ExclusiveOr => PredefinedOperation.LogicalXor,
+        _ => kind,
+    };
 }

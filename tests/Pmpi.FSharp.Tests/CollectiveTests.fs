@@ -54,3 +54,22 @@ let ``GatherAndScatter_ListsOfTuples_RoundTrip`` () =
 let ``Split_NegativeColor_NoneForThatRank`` () =
     let sizes = Job.run 4 (fun world -> world |> Mpi.split (if Mpi.rank world = 3 then -1 else Mpi.rank world % 2) 0 |> Option.map Mpi.size)
     Assert.Equal<int option[]>([| Some 2; Some 1; Some 2; None |], sizes)
+
+/// F#'s operators name the predefined operations, so ranks that pass (+) and ranks that pass C#'s Operation.Add take
+/// one algorithm: an array of 2 MB goes by blocks on all four (it hung when F#'s ranks took another).
+[<Fact>]
+let ``AllreduceArray_FSharpOperatorsBesideCSharpOperations_OneAlgorithmAndTheSerialResult`` () =
+    let length = 262_144
+    let mine rank = Array.init length (fun i -> float ((i % 97) * (rank + 1)))
+    let results =
+        Job.run 4 (fun world ->
+            let values = mine world.Rank
+            if world.Rank < 2 then
+                world.Allreduce(values, Pmpi.Operation<float>.Add), world.Allreduce(values, Pmpi.Operation<float>.Max)
+            else
+                Mpi.allreduceArray (+) values world, Mpi.allreduceArray max values world)
+    let sum = Array.init length (fun i -> float ((i % 97) * (1 + 2 + 3 + 4)))
+    let maximum = mine 3
+    Assert.All(results, fun (sums, maxima) ->
+        Assert.Equal<float[]>(sum, sums)
+        Assert.Equal<float[]>(maximum, maxima))

@@ -21,6 +21,24 @@ Public Class CollectiveTests
         Assert.All(maxima, Sub(m) Assert.Equal(New Double() {2, 0}, m))
     End Sub
 
+    ''' <summary>
+    ''' A Visual Basic lambda that sums names the predefined sum, so its ranks and ranks that pass ReduceOperation.Sum take
+    ''' one algorithm: an array of 2 MB goes by blocks on all four (it hung when the lambda's ranks took another).
+    ''' </summary>
+    <Fact>
+    Public Sub Allreduce_LambdaBesideSumByName_OneAlgorithmAndTheSerialResult()
+        Const Length = 262144
+        Dim sums = Job.RunRanks(4,
+            Function(world)
+                Dim values = Enumerable.Range(0, Length).Select(Function(i) CDbl((i Mod 97) * (world.Rank + 1))).ToArray()
+                If world.Rank Mod 2 = 0 Then Return world.Allreduce(values, ReduceOperation.Sum)
+                Return world.Allreduce(values, Function(a, b) a + b)
+            End Function)
+
+        Dim expected = Enumerable.Range(0, Length).Select(Function(i) CDbl((i Mod 97) * 10)).ToArray()
+        Assert.All(sums, Sub(s) Assert.Equal(expected, s))
+    End Sub
+
     <Fact>
     Public Sub Broadcast_ByRefClass_EveryRankGetsRootsParticle()
         Dim particles = Job.RunRanks(3,

@@ -22,9 +22,15 @@ module Mpi =
     [<Literal>]
     let anyTag = Communicator.AnyTag
 
+    // Each closure type's two-argument Invoke, which F# compiles (+), max or fun a b -> ... into.
+    let private invokers = System.Collections.Concurrent.ConcurrentDictionary<Type, Reflection.MethodInfo>()
+
+    /// The delegate of the closure's own two-argument Invoke, not of a lambda around it: Pmpi.Core reads that
+    /// method to know (+) on floats for MPI_SUM, as a C# rank's Operation<double>.Add, so both take one algorithm.
     let private operation (op: 'T -> 'T -> 'T) =
-        let op = OptimizedClosures.FSharpFunc<_, _, _>.Adapt op
-        ReductionOperation<'T>(fun first second -> op.Invoke(first, second))
+        let adapted = OptimizedClosures.FSharpFunc<_, _, _>.Adapt op
+        let invoke = invokers.GetOrAdd(adapted.GetType(), fun closure -> nonNull (closure.GetMethod("Invoke", [| typeof<'T>; typeof<'T> |])))
+        Delegate.CreateDelegate(typeof<ReductionOperation<'T>>, adapted, invoke) :?> ReductionOperation<'T>
 
     let private someAt root (comm: Communicator) value = if comm.Rank = root then Some value else None
 

@@ -22,15 +22,13 @@ Public Module CommunicatorExtensions
     ''' <summary>Every rank's value combined by <paramref name="combine"/> (e.g. <c>Function(a, b) a + b</c>), on every rank.</summary>
     <Extension>
     Public Function Allreduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T)) As T
-        ArgumentNullException.ThrowIfNull(combine)
-        Return comm.Allreduce(value, New ReductionOperation(Of T)(AddressOf combine.Invoke))
+        Return comm.Allreduce(value, OperationOf(combine))
     End Function
 
     ''' <summary>Every rank's value combined by <paramref name="combine"/>, at <paramref name="root"/>; Nothing elsewhere.</summary>
     <Extension>
     Public Function Reduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T), root As Integer) As T
-        ArgumentNullException.ThrowIfNull(combine)
-        Return comm.Reduce(value, New ReductionOperation(Of T)(AddressOf combine.Invoke), root)
+        Return comm.Reduce(value, OperationOf(combine), root)
     End Function
 
     ''' <summary>Arrays combined element by element at <paramref name="root"/>; Nothing elsewhere (MPI_Reduce on a buffer).</summary>
@@ -43,6 +41,12 @@ Public Module CommunicatorExtensions
     <Extension>
     Public Function Allreduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation) As T()
         Return comm.Allreduce(values, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>Arrays combined element by element by <paramref name="combine"/> (e.g. <c>Function(a, b) a + b</c>), on every rank.</summary>
+    <Extension>
+    Public Function Allreduce(Of T)(comm As Intracommunicator, values As T(), combine As Func(Of T, T, T)) As T()
+        Return comm.Allreduce(values, OperationOf(combine))
     End Function
 
     ''' <summary>The combination of the values of ranks 0 to this one (MPI_Scan).</summary>
@@ -78,6 +82,15 @@ Public Module CommunicatorExtensions
         source = status.Source
         tag = status.Tag
     End Sub
+
+    ''' <summary>
+    ''' A delegate of the lambda's own method, not of Func.Invoke: Pmpi.Core reads that method to know
+    ''' <c>Function(a, b) a + b</c> for MPI_SUM, as another rank's <c>ReduceOperation.Sum</c>, so both take one algorithm.
+    ''' </summary>
+    Private Function OperationOf(Of T)(combine As Func(Of T, T, T)) As ReductionOperation(Of T)
+        ArgumentNullException.ThrowIfNull(combine)
+        Return CType([Delegate].CreateDelegate(GetType(ReductionOperation(Of T)), combine.Target, combine.Method), ReductionOperation(Of T))
+    End Function
 
     Private Function OperationOf(Of T)(op As ReduceOperation) As ReductionOperation(Of T)
         Select Case op

@@ -129,7 +129,7 @@ public sealed class HierarchicalCollectivesTests
         Assert.True(Operation<double>.IsCommutative(Operation<double>.Max));
         Assert.True(Operation<bool>.IsCommutative(Operation<bool>.LogicalXor));
         Assert.False(Operation<string>.IsCommutative(Operation<string>.Add));
-        Assert.False(Operation<long>.IsCommutative((a, b) => a + b));
+        Assert.False(Operation<long>.IsCommutative((a, b) => a - b));
         Assert.False(Operation<decimal>.IsCommutative(Math.Max));
     }
 
