@@ -25,6 +25,11 @@ public enum ErrorClass
     Serialization,
     /// <summary>Ranks could not be spawned: no such program, no master to start them, or they failed to start (MPI_ERR_SPAWN).</summary>
     Spawn,
+    /// <summary>
+    /// Ranks of one collective passed different roots, operations, counts or types, or called different collectives
+    /// (MPI leaves such a program erroneous; implementations that check arguments report MPI_ERR_ARG).
+    /// </summary>
+    CollectiveMismatch,
 }
 
 /// <summary>An MPI error raised to the program, carrying its <see cref="ErrorClass"/>.</summary>

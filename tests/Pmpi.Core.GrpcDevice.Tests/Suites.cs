@@ -27,6 +27,10 @@ namespace Pmpi.Tests.Collectives
 
     public sealed class SharedMemoryCollectiveArgumentTests() : CollectiveArgumentTests(Device.SharedMemory);
 
+    public sealed class GrpcCollectiveMismatchTests() : CollectiveMismatchTests(Device.Grpc);
+
+    public sealed class SharedMemoryCollectiveMismatchTests() : CollectiveMismatchTests(Device.SharedMemory);
+
     public sealed class GrpcCountFormsTests() : CountFormsTests(Device.Grpc);
 
     public sealed class SharedMemoryCountFormsTests() : CountFormsTests(Device.SharedMemory);

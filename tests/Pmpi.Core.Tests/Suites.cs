@@ -14,6 +14,8 @@ namespace Pmpi.Tests.Collectives
 
     public sealed class InProcessCollectiveArgumentTests() : CollectiveArgumentTests(Device.InProcess);
 
+    public sealed class InProcessCollectiveMismatchTests() : CollectiveMismatchTests(Device.InProcess);
+
     public sealed class InProcessCountFormsTests() : CountFormsTests(Device.InProcess);
 
     public sealed class InProcessGatherTests() : GatherTests(Device.InProcess);

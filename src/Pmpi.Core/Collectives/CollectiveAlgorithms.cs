@@ -12,9 +12,10 @@ namespace Pmpi.Collectives;
 /// </summary>
 internal static class CollectiveAlgorithms
 {
-    // One tag per algorithm keeps a mismatched collective call visible as a type or tag error instead of a silent swap.
-    internal const int BarrierTag = 1, BroadcastTag = 2, ReduceTag = 3, AllreduceTag = 4, GatherTag = 5, ScatterTag = 6,
-        AllgatherTag = 7, AlltoallTag = 8, ScanTag = 9, BlockAllreduceTag = 10, BlockBroadcastTag = 11;
+    // Each algorithm tags its messages with its step, operation and root (CollectiveTag), so ranks that chose
+    // differently fail with both choices named instead of waiting for each other.
+    private static readonly int BarrierTag = CollectiveTag.Of(CollectiveStep.Barrier), AllgatherTag = CollectiveTag.Of(CollectiveStep.Allgather),
+        AlltoallTag = CollectiveTag.Of(CollectiveStep.Alltoall);
 
     /// <summary>
     /// From how many bytes an element-wise allreduce of a commutative operation goes by blocks
@@ -46,7 +47,7 @@ internal static class CollectiveAlgorithms
     public static T Broadcast<T>(Intracommunicator comm, T value, int root)
     {
         int size = comm.Size, relative = Relative(comm.Rank, root, size), reach = Reach(relative, size);
-        if (relative != 0) value = Receive<T>(comm, Absolute(relative - reach, root, size), BroadcastTag);
+        if (relative != 0) value = Receive<T>(comm, Absolute(relative - reach, root, size), CollectiveTag.Of(CollectiveStep.Broadcast, root: root));
         SendDown(comm, value, relative, reach, root);
         return value;
     }
@@ -74,20 +75,20 @@ internal static class CollectiveAlgorithms
             // A rank without an array gets a new one, which a large array is read straight into.
             int parent = Absolute(relative - reach, root, size);
             var message = comm.ReceiveMessage(parent, Communicator.AnyTag, comm.CollectiveContext, returnsNewArray: values is null, into: ReceiveTarget.Of(values));
-            switch (message.Envelope.Tag)
+            int tag = message.Envelope.Tag;
+            if (tag == CollectiveTag.Of(CollectiveStep.BroadcastByBlocks, root: root))
             {
-                case BlockBroadcastTag:
-                    int length = comm.Decode<int>(message, comm.CollectiveContext);
-                    if (values is null || values.Length != length) values = GC.AllocateUninitializedArray<T>(length);
-                    BroadcastByBlocks(comm, values, relative, reach, root);
-                    return values;
-                case BroadcastTag:
-                    values = comm.DecodeArray(message, comm.CollectiveContext, values);
-                    break;
-                default:
-                    message.Release();
-                    throw new MpiException(ErrorClass.InvalidTag, $"Broadcast from root {root}: rank {parent} sent collective message tag {message.Envelope.Tag}, of another collective; every member must call the same collectives in the same order.");
+                int length = comm.Decode<int>(message, comm.CollectiveContext);
+                if (values is null || values.Length != length) values = GC.AllocateUninitializedArray<T>(length);
+                BroadcastByBlocks(comm, values, relative, reach, root);
+                return values;
             }
+            if (tag != CollectiveTag.Of(CollectiveStep.Broadcast, root: root))
+            {
+                message.Release();
+                throw CollectiveTag.Disagreement(new Envelope(comm.CollectiveContext, parent, CollectiveTag.Of(CollectiveStep.Broadcast, root: root)), tag);
+            }
+            values = comm.DecodeArray(message, comm.CollectiveContext, values);
         }
         SendDown(comm, values, relative, reach, root);
         return values;
@@ -107,7 +108,7 @@ internal static class CollectiveAlgorithms
     /// </summary>
     private static void BroadcastByBlocks<T>(Intracommunicator comm, T[] values, int relative, int reach, int root)
     {
-        int size = comm.Size;
+        int size = comm.Size, tag = CollectiveTag.Of(CollectiveStep.BroadcastByBlocks, root: root);
         int Start(int block) => (int)((long)values.Length * block / size);
         // The blocks rank relative gets in the scatter: its subtree's, [relative, relative + its reach).
         bool Owns(int rank, int block) => block >= rank && block < rank + Reach(rank, size);
@@ -117,7 +118,7 @@ internal static class CollectiveAlgorithms
         {
             if (relative != 0)
             {
-                CheckCount(ReceiveInto(comm, Absolute(relative - reach, root, size), BlockBroadcastTag, theirs), subtreeLength, values.Length);
+                CheckCount(ReceiveInto(comm, Absolute(relative - reach, root, size), tag, theirs), subtreeLength, values.Length);
                 theirs.AsSpan(0, subtreeLength).CopyTo(values.AsSpan(subtreeFrom));
             }
             for (int mask = reach >> 1; mask > 0; mask >>= 1)
@@ -125,8 +126,8 @@ internal static class CollectiveAlgorithms
                 int child = relative + mask;
                 if (child >= size) continue;
                 int dest = Absolute(child, root, size), end = Math.Min(child + mask, size);
-                Send(comm, values.Length, dest, BlockBroadcastTag);
-                comm.Complete(comm.StartSend(values, Start(child), Start(end) - Start(child), dest, BlockBroadcastTag, comm.CollectiveContext));
+                Send(comm, values.Length, dest, tag);
+                comm.Complete(comm.StartSend(values, Start(child), Start(end) - Start(child), dest, tag, comm.CollectiveContext));
             }
 
             int right = (relative + 1) % size, left = (relative - 1 + size) % size;
@@ -134,9 +135,9 @@ internal static class CollectiveAlgorithms
             {
                 int sending = (relative - step + size) % size, receiving = (sending - 1 + size) % size;
                 var receive = Owns(relative, receiving) ? null
-                    : comm.PostReceive(Absolute(left, root, size), BlockBroadcastTag, comm.CollectiveContext, into: ReceiveTarget.Of(theirs));
+                    : comm.PostReceive(Absolute(left, root, size), tag, comm.CollectiveContext, into: ReceiveTarget.Of(theirs));
                 var send = Owns(right, sending) ? null
-                    : comm.StartSend(values, Start(sending), Start(sending + 1) - Start(sending), Absolute(right, root, size), BlockBroadcastTag, comm.CollectiveContext);
+                    : comm.StartSend(values, Start(sending), Start(sending + 1) - Start(sending), Absolute(right, root, size), tag, comm.CollectiveContext);
                 if (receive is not null)
                 {
                     int count = Start(receiving + 1) - Start(receiving);
@@ -157,7 +158,7 @@ internal static class CollectiveAlgorithms
     {
         int size = comm.Size;
         for (int mask = reach >> 1; mask > 0; mask >>= 1)
-            if (relative + mask < size) Send(comm, value, Absolute(relative + mask, root, size), BroadcastTag);
+            if (relative + mask < size) Send(comm, value, Absolute(relative + mask, root, size), CollectiveTag.Of(CollectiveStep.Broadcast, root: root));
     }
 
     /// <summary>
@@ -179,20 +180,20 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static T Reduce<T>(Intracommunicator comm, T value, ReductionOperation<T> op, int root)
     {
-        int rank = comm.Rank, size = comm.Size;
+        int rank = comm.Rank, size = comm.Size, tag = CollectiveTag.Of(CollectiveStep.Reduce, OperationCode.Of(op), root);
         for (int mask = 1; mask < size; mask <<= 1)
         {
             if ((rank & mask) != 0)
             {
-                Send(comm, value, rank - mask, ReduceTag);
+                Send(comm, value, rank - mask, tag);
                 break;
             }
-            if (rank + mask < size) value = op(value, Receive<T>(comm, rank + mask, ReduceTag));
+            if (rank + mask < size) value = op(value, Receive<T>(comm, rank + mask, tag));
         }
         if (root != 0)
         {
-            if (rank == 0) Send(comm, value, root, ReduceTag);
-            else if (rank == root) value = Receive<T>(comm, 0, ReduceTag);
+            if (rank == 0) Send(comm, value, root, tag);
+            else if (rank == root) value = Receive<T>(comm, 0, tag);
         }
         return rank == root ? value : default!;
     }
@@ -203,7 +204,7 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static T Allreduce<T>(Intracommunicator comm, T value, ReductionOperation<T> op)
     {
-        int rank = comm.Rank;
+        int rank = comm.Rank, tag = CollectiveTag.Of(CollectiveStep.Allreduce, OperationCode.Of(op));
         var (powerOfTwo, remainder) = Fold(comm.Size);
 
         int folded;
@@ -211,12 +212,12 @@ internal static class CollectiveAlgorithms
         {
             if (rank % 2 == 0)
             {
-                Send(comm, value, rank + 1, AllreduceTag);
+                Send(comm, value, rank + 1, tag);
                 folded = -1;
             }
             else
             {
-                value = op(Receive<T>(comm, rank - 1, AllreduceTag), value);
+                value = op(Receive<T>(comm, rank - 1, tag), value);
                 folded = rank / 2;
             }
         }
@@ -228,15 +229,15 @@ internal static class CollectiveAlgorithms
             {
                 int partnerFolded = folded ^ mask;
                 int partner = partnerFolded < remainder ? partnerFolded * 2 + 1 : partnerFolded + remainder;
-                var other = Exchange(comm, value, partner, partner, AllreduceTag);
+                var other = Exchange(comm, value, partner, partner, tag);
                 value = partner < rank ? op(other, value) : op(value, other);
             }
         }
 
         if (rank < 2 * remainder)
         {
-            if (rank % 2 == 1) Send(comm, value, rank - 1, AllreduceTag);
-            else value = Receive<T>(comm, rank + 1, AllreduceTag);
+            if (rank % 2 == 1) Send(comm, value, rank - 1, tag);
+            else value = Receive<T>(comm, rank + 1, tag);
         }
         return value;
     }
@@ -281,26 +282,26 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static void AllreduceByDoubling<T>(Intracommunicator comm, T[] result, ReductionOperation<T> op)
     {
-        int rank = comm.Rank;
+        int rank = comm.Rank, tag = CollectiveTag.Of(CollectiveStep.Allreduce, OperationCode.Of(op));
         var (powerOfTwo, remainder) = Fold(comm.Size);
         var kind = Operation<T>.KindOf(op);
         var theirs = ArrayPool<T>.Shared.Rent(result.Length);
         try
         {
             // As in Allreduce: ranks beyond the power of two fold into a partner first and get the result last.
-            int folded = FoldIn(comm, result, op, remainder, AllreduceTag, theirs);
+            int folded = FoldIn(comm, result, op, remainder, tag, theirs);
             if (folded >= 0)
             {
                 for (int mask = 1; mask < powerOfTwo; mask <<= 1)
                 {
                     int partner = Unfolded(folded ^ mask, remainder);
-                    CheckCount(ExchangeInto(comm, result, 0, result.Length, partner, AllreduceTag, theirs), result.Length, result.Length);
+                    CheckCount(ExchangeInto(comm, result, 0, result.Length, partner, tag, theirs), result.Length, result.Length);
                     var other = theirs.AsSpan(0, result.Length);
                     if (partner < rank) Elementwise.Combine(other, result, result, op, kind);
                     else Elementwise.Combine(result, other, result, op, kind);
                 }
             }
-            FoldOut(comm, result, remainder, AllreduceTag);
+            FoldOut(comm, result, remainder, tag);
         }
         finally
         {
@@ -326,6 +327,7 @@ internal static class CollectiveAlgorithms
     {
         var (powerOfTwo, remainder) = Fold(comm.Size);
         var kind = Operation<T>.KindOf(op);
+        int tag = CollectiveTag.Of(CollectiveStep.AllreduceByBlocks, OperationCode.Of(op));
         var theirs = ArrayPool<T>.Shared.Rent(result.Length);
         try
         {
@@ -335,7 +337,7 @@ internal static class CollectiveAlgorithms
                 values.CopyTo(result, 0);
                 mine = result;
             }
-            int folded = FoldIn(comm, result, op, remainder, BlockAllreduceTag, theirs);
+            int folded = FoldIn(comm, result, op, remainder, tag, theirs);
             if (folded >= 0)
             {
                 // Block b is elements [start(b), start(b + 1)); this rank holds blocks [low, high) reduced over its subcube.
@@ -346,7 +348,7 @@ internal static class CollectiveAlgorithms
                     int middle = (low + high) / 2;
                     var (keepFrom, keepTo, giveFrom, giveTo) = (folded & mask) == 0 ? (low, middle, middle, high) : (middle, high, low, middle);
                     int keep = Start(keepTo) - Start(keepFrom);
-                    CheckCount(ExchangeInto(comm, mine, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, theirs), keep, result.Length);
+                    CheckCount(ExchangeInto(comm, mine, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), tag, theirs), keep, result.Length);
                     Elementwise.Combine<T>(mine.AsSpan(Start(keepFrom), keep), theirs.AsSpan(0, keep), result.AsSpan(Start(keepFrom), keep), op, kind);
                     mine = result;
                     (low, high) = (keepFrom, keepTo);
@@ -356,11 +358,11 @@ internal static class CollectiveAlgorithms
                     int width = high - low;
                     var (otherFrom, otherTo) = (folded & mask) == 0 ? (high, high + width) : (low - width, low);
                     int other = Start(otherTo) - Start(otherFrom);
-                    CheckCount(ExchangeInto(comm, result, Start(low), Start(high), Unfolded(folded ^ mask, remainder), BlockAllreduceTag, result, Start(otherFrom)), other, result.Length);
+                    CheckCount(ExchangeInto(comm, result, Start(low), Start(high), Unfolded(folded ^ mask, remainder), tag, result, Start(otherFrom)), other, result.Length);
                     (low, high) = (Math.Min(low, otherFrom), Math.Max(high, otherTo));
                 }
             }
-            FoldOut(comm, result, remainder, BlockAllreduceTag);
+            FoldOut(comm, result, remainder, tag);
         }
         finally
         {
@@ -432,14 +434,14 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static T Scan<T>(Intracommunicator comm, T value, ReductionOperation<T> op, bool inclusive)
     {
-        int rank = comm.Rank, size = comm.Size;
+        int rank = comm.Rank, size = comm.Size, tag = CollectiveTag.Of(CollectiveStep.Scan, OperationCode.Of(op));
         T partial = value, result = inclusive ? value : default!;
         bool haveResult = inclusive;
         for (int mask = 1; mask < size; mask <<= 1)
         {
             int partner = rank ^ mask;
             if (partner >= size) continue;
-            var other = Exchange(comm, partial, partner, partner, ScanTag);
+            var other = Exchange(comm, partial, partner, partner, tag);
             if (partner < rank)
             {
                 partial = op(other, partial);
@@ -457,16 +459,16 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static T[]? Gatherv<T>(Intracommunicator comm, T[] values, int root, Func<int, int> countAtRoot)
     {
-        int size = comm.Size, relative = Relative(comm.Rank, root, size);
+        int size = comm.Size, relative = Relative(comm.Rank, root, size), tag = CollectiveTag.Of(CollectiveStep.Gather, root: root);
         var subtree = new List<T>(values);
         for (int mask = 1; mask < size; mask <<= 1)
         {
             if ((relative & mask) != 0)
             {
-                Send(comm, subtree.ToArray(), Absolute(relative - mask, root, size), GatherTag);
+                Send(comm, subtree.ToArray(), Absolute(relative - mask, root, size), tag);
                 return null;
             }
-            if (relative + mask < size) subtree.AddRange(Receive<T[]>(comm, Absolute(relative + mask, root, size), GatherTag));
+            if (relative + mask < size) subtree.AddRange(Receive<T[]>(comm, Absolute(relative + mask, root, size), tag));
         }
 
         // At the root the blocks arrived in relative order root, root + 1, ...; rotate them back to rank order.
@@ -491,7 +493,7 @@ internal static class CollectiveAlgorithms
     /// </summary>
     public static T[] Scatterv<T>(Intracommunicator comm, T[]? values, int root, int[] counts)
     {
-        int size = comm.Size, relative = Relative(comm.Rank, root, size);
+        int size = comm.Size, relative = Relative(comm.Rank, root, size), tag = CollectiveTag.Of(CollectiveStep.Scatter, root: root);
         // Offsets of each relative rank's block within a buffer laid out in relative order.
         var offsets = new int[size + 1];
         for (int i = 0; i < size; i++) offsets[i + 1] = offsets[i] + counts[Absolute(i, root, size)];
@@ -513,7 +515,7 @@ internal static class CollectiveAlgorithms
         else
         {
             while ((relative & mask) == 0) mask <<= 1;
-            subtree = Receive<T[]>(comm, Absolute(relative - mask, root, size), ScatterTag);
+            subtree = Receive<T[]>(comm, Absolute(relative - mask, root, size), tag);
         }
 
         // subtree holds the blocks of relative ranks [relative, relative + mask) ∩ [0, size).
@@ -522,7 +524,7 @@ internal static class CollectiveAlgorithms
             int child = relative + mask;
             if (child >= size) continue;
             int end = Math.Min(child + mask, size);
-            Send(comm, subtree[(offsets[child] - offsets[relative])..(offsets[end] - offsets[relative])], Absolute(child, root, size), ScatterTag);
+            Send(comm, subtree[(offsets[child] - offsets[relative])..(offsets[end] - offsets[relative])], Absolute(child, root, size), tag);
         }
         return subtree[..(offsets[relative + 1] - offsets[relative])];
     }

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using Pmpi.Matching;
 
 namespace Pmpi.Collectives;
 
@@ -17,15 +18,7 @@ internal static class Elementwise
     public static ReductionOperation<T[]> Of<T>(ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(op);
-        var kind = Operation<T>.KindOf(op);
-        return (first, second) =>
-        {
-            if (first.Length != second.Length)
-                throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths ({first.Length} and {second.Length}).");
-            var result = GC.AllocateUninitializedArray<T>(first.Length);
-            Combine(first, second, result, op, kind);
-            return result;
-        };
+        return new ElementwiseOperation<T>(op).Combine;
     }
 
     /// <summary>
@@ -127,4 +120,36 @@ internal static class Elementwise
     {
         public static Vector<TNumber> Invoke(Vector<TNumber> x, Vector<TNumber> y) => x ^ y;
     }
+}
+
+/// <summary>An element-wise operation on arrays, which keeps the operation on elements it was made of (<see cref="OperationCode"/>).</summary>
+internal abstract class ElementwiseOperation
+{
+    /// <summary>The element operation's field in a collective's tag.</summary>
+    public abstract int Code { get; }
+}
+
+internal sealed class ElementwiseOperation<T>(ReductionOperation<T> op) : ElementwiseOperation
+{
+    private readonly PredefinedOperation _kind = Operation<T>.KindOf(op);
+
+    public override int Code => OperationCode.Of(op);
+
+    public T[] Combine(T[] first, T[] second)
+    {
+        if (first.Length != second.Length)
+            throw new MpiException(ErrorClass.InvalidCount, $"Element-wise reduction of arrays of different lengths ({first.Length} and {second.Length}).");
+        var result = GC.AllocateUninitializedArray<T>(first.Length);
+        Elementwise.Combine(first, second, result, op, _kind);
+        return result;
+    }
+}
+
+/// <summary>The operation field of a collective's tag (<see cref="CollectiveTag"/>).</summary>
+internal static class OperationCode
+{
+    /// <summary>The predefined operation <paramref name="op"/> is (element by element, for an array's), or a user's.</summary>
+    public static int Of<T>(ReductionOperation<T> op) =>
+        op.Target is ElementwiseOperation elementwise ? elementwise.Code
+        : Operation<T>.KindOf(op) is var kind and not PredefinedOperation.None ? (int)kind : CollectiveTag.UserOperation;
 }

@@ -1,3 +1,5 @@
+using Pmpi.Matching;
+
 namespace Pmpi.Collectives;
 
 /// <summary>
@@ -21,8 +23,9 @@ internal static class HierarchicalCollectives
     public static T Broadcast<T>(Intracommunicator comm, CommunicatorTopology levels, T value, int root, Func<Intracommunicator, T, int, T> broadcast)
     {
         int nodeLeader = levels.NodeLeaderOf(root), domainLeader = levels.DomainLeaderOf(root);
-        value = Hand(comm, value, root, nodeLeader, CollectiveAlgorithms.BroadcastTag);
-        value = Hand(comm, value, nodeLeader, domainLeader, CollectiveAlgorithms.BroadcastTag);
+        int tag = CollectiveTag.Of(CollectiveStep.Broadcast, root: root);
+        value = Hand(comm, value, root, nodeLeader, tag);
+        value = Hand(comm, value, nodeLeader, domainLeader, tag);
         if (levels.DomainLeaders is { } domainLeaders) value = broadcast(domainLeaders, value, levels.DomainIndexOf(root));
         if (levels.NodeLeaders is { } nodeLeaders) value = broadcast(nodeLeaders, value, 0);
         return broadcast(levels.Node, value, 0);
@@ -32,7 +35,7 @@ internal static class HierarchicalCollectives
     {
         value = ReduceToDomainLeaders(levels, value, op);
         if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Reduce(domainLeaders, value, op, levels.DomainIndexOf(root));
-        value = Hand(comm, value, levels.DomainLeaderOf(root), root, CollectiveAlgorithms.ReduceTag);
+        value = Hand(comm, value, levels.DomainLeaderOf(root), root, CollectiveTag.Of(CollectiveStep.Reduce, OperationCode.Of(op), root));
         return comm.Rank == root ? value : default!;
     }
 
@@ -76,7 +79,7 @@ internal static class HierarchicalCollectives
         int holder = levels.DomainLeaderOf(root);
         if (levels.DomainLeaders is { } domainLeaders)
             block = CollectiveAlgorithms.Gatherv(domainLeaders, block!, levels.DomainIndexOf(root), i => levels.DomainSizes[i]);
-        block = Hand(comm, block, holder, root, CollectiveAlgorithms.GatherTag);
+        block = Hand(comm, block, holder, root, CollectiveTag.Of(CollectiveStep.Gather, root: root));
         return comm.Rank == root ? InRankOrder(levels, block!) : null;
     }
 

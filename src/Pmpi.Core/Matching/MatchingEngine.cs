@@ -100,7 +100,7 @@ internal sealed class MatchingEngine
     /// <summary>Hands an arrived message to the earliest matching posted receive, or queues it as unexpected.</summary>
     public void Deliver(Message message)
     {
-        ReceiveOperation? receive;
+        ReceiveOperation? receive, disagreeing = null;
         lock (_lock)
         {
             if (_aborted is not null)
@@ -109,16 +109,20 @@ internal sealed class MatchingEngine
                 return;
             }
             message.Arrival = _arrivals++;
-            var queues = QueuesOf(message.Envelope.Context);
-            receive = queues.TakeEarliestReceive(message.Envelope.Source, message.Envelope.Tag);
+            var envelope = message.Envelope;
+            var queues = QueuesOf(envelope.Context);
+            receive = queues.TakeEarliestReceive(envelope.Source, envelope.Tag);
             if (receive is null)
             {
                 queues.Enqueue(message);
                 CompleteProbes(message);
-                return;
+                // A collective's receive from this sender that awaits another tag will never see its own message:
+                // the sender's next one in this context is this (CollectiveTag).
+                if (CollectiveTag.IsCollective(envelope.Context)) disagreeing = queues.TakeReceiveFrom(envelope.Source);
             }
         }
-        receive.Match(message);
+        if (receive is not null) receive.Match(message);
+        else disagreeing?.Fail(CollectiveTag.Disagreement(disagreeing.Pattern, message.Envelope.Tag));
     }
 
     /// <summary>
@@ -152,6 +156,14 @@ internal sealed class MatchingEngine
             }
             var queues = QueuesOf(pattern.Context);
             message = queues.TakeEarliestMessage(pattern.Source, pattern.Tag);
+            // In a collective, the sender's earliest message here is the one for this receive; another tag there is a
+            // rank that disagrees (CollectiveTag), and this receive would wait forever.
+            if (message is null && CollectiveTag.IsCollective(pattern.Context) && pattern.Source != AnySource && pattern.Tag != AnyTag
+                && queues.PeekEarliestMessage(pattern.Source, AnyTag) is { } other)
+            {
+                receive.Fail(CollectiveTag.Disagreement(pattern, other.Envelope.Tag));
+                return receive;
+            }
             if (message is null) queues.Post(receive);
         }
         if (message is null) Progress?.Poll();
@@ -286,6 +298,20 @@ internal sealed class MatchingEngine
         public ReceiveOperation? TakeEarliestReceive(int source, int tag)
         {
             if (EarliestReceiveQueue(source, tag) is not { } best) return null;
+            var receive = Dequeue(best);
+            receive.Claimed = true;
+            return receive;
+        }
+
+        /// <summary>The earliest-posted live receive from exactly <paramref name="source"/> with a tag of its own, taken off its queue.</summary>
+        public ReceiveOperation? TakeReceiveFrom(int source)
+        {
+            Queue<ReceiveOperation>? best = null;
+            foreach (var key in _posted.Keys)
+            {
+                if (SourceOf(key) == source && TagOf(key) != AnyTag) Consider(ref best, key);
+            }
+            if (best is null) return null;
             var receive = Dequeue(best);
             receive.Claimed = true;
             return receive;

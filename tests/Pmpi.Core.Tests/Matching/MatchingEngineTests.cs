@@ -127,6 +127,49 @@ public class MatchingEngineTests
         for (int seed = 0; seed < 3000; seed++) ReplayAgainstModel(seed, operations: 120);
     }
 
+    /// <summary>One of two point-to-point contexts (even; a collective context, odd, adds the rule of CollectiveTag).</summary>
+    private static int PointToPointContext(Random random) => random.Next(2) * 2;
+
+    [Fact]
+    public void CollectiveContext_ReceivePostedBehindAnotherTagFromItsSource_FailsNamingBoth()
+    {
+        var engine = new MatchingEngine();
+        engine.Deliver(Msg(1, 2, CollectiveTag.Of(CollectiveStep.Barrier), id: 1));
+
+        var receive = engine.Post(new Envelope(1, 2, CollectiveTag.Of(CollectiveStep.Allreduce, (int)PredefinedOperation.Add)));
+
+        var error = Assert.IsType<MpiException>(receive.Error);
+        Assert.Equal(ErrorClass.CollectiveMismatch, error.ErrorClass);
+        Assert.Contains("rank 2 sent Barrier where this rank awaits Allreduce by whole values of the predefined Add", error.Message);
+    }
+
+    [Fact]
+    public void CollectiveContext_MessageOfAnotherTagArrivesForAWaitingReceive_FailsIt()
+    {
+        var engine = new MatchingEngine();
+        var receive = engine.Post(new Envelope(3, 0, CollectiveTag.Of(CollectiveStep.Reduce, CollectiveTag.UserOperation, root: 0)));
+        var other = engine.Post(new Envelope(3, 1, CollectiveTag.Of(CollectiveStep.Reduce, CollectiveTag.UserOperation, root: 0)));
+
+        engine.Deliver(Msg(3, 0, CollectiveTag.Of(CollectiveStep.Reduce, CollectiveTag.UserOperation, root: 1), id: 1));
+
+        var error = Assert.IsType<MpiException>(receive.Error);
+        Assert.Contains("rank 0 sent Reduce of a user-defined operation from root 1 where this rank awaits Reduce of a user-defined operation from root 0", error.Message);
+        Assert.False(other.IsCompleted); // another sender's receive waits on
+    }
+
+    [Fact]
+    public void PointToPointContext_MessagesOfOtherTagsFromTheSource_LeaveTheReceivePosted()
+    {
+        var engine = new MatchingEngine();
+        engine.Deliver(Msg(2, 1, 5, id: 1));
+
+        var receive = engine.Post(new Envelope(2, 1, 6));
+        engine.Deliver(Msg(2, 1, 7, id: 2));
+        engine.Deliver(Msg(2, 1, 6, id: 3));
+
+        Assert.Equal(3, IdOf(receive));
+    }
+
     private static void ReplayAgainstModel(int seed, int operations)
     {
         var random = new Random(seed);
@@ -146,7 +189,7 @@ public class MatchingEngineTests
             int choice = random.Next(10);
             if (choice < 5)
             {
-                var envelope = new Envelope(random.Next(2), random.Next(3), random.Next(3));
+                var envelope = new Envelope(PointToPointContext(random), random.Next(3), random.Next(3));
                 int id = nextId++;
                 int waiting = modelReceives.FindIndex(r => Matches(r.Pattern, envelope));
                 if (waiting >= 0)
@@ -159,7 +202,7 @@ public class MatchingEngineTests
             }
             else if (choice < 9)
             {
-                var pattern = new Envelope(random.Next(2), random.Next(4) == 0 ? Any : random.Next(3), random.Next(4) == 0 ? MatchingEngine.AnyTag : random.Next(3));
+                var pattern = new Envelope(PointToPointContext(random), random.Next(4) == 0 ? Any : random.Next(3), random.Next(4) == 0 ? MatchingEngine.AnyTag : random.Next(3));
                 var operation = engine.Post(pattern);
                 posted.Add(operation);
                 int queued = modelMessages.FindIndex(m => Matches(pattern, m.Envelope));
