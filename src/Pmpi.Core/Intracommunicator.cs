@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using Pmpi.Collectives;
 using Pmpi.Hosting;
+using Pmpi.Payloads;
 using Google.Protobuf;
 using Pmpi.Rpc.V1;
 
@@ -38,7 +39,8 @@ public class Intracommunicator : Communicator
     }
 
     /// <summary>Makes <paramref name="value"/> on every rank equal the root's (MPI_Bcast; binomial tree, by node and domain when the communicator spans several).</summary>
-    public void Broadcast<T>(ref T value, int root) => value = BroadcastValue(value, Checked(root));
+    public void Broadcast<T>(ref T value, int root) =>
+        value = Codec<T>.Instance is IArrayBroadcast<T> array ? array.Broadcast(this, value, Checked(root)) : BroadcastValue(value, Checked(root));
 
     /// <summary>
     /// Broadcasts an array; a non-root array of the root's length is filled in place, otherwise replaced. A large

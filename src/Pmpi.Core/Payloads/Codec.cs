@@ -36,6 +36,16 @@ internal abstract class Codec<T>
     public abstract T Decode(Message message, PayloadSettings settings);
 }
 
+/// <summary>
+/// The array form of a broadcast for a <typeparamref name="T"/> that is an array of a raw type, reached from the
+/// single-value form (<see cref="Intracommunicator.Broadcast{T}(ref T, int)"/>, which F#'s <c>Mpi.broadcast</c> and
+/// generic callers use): a large array may go by blocks, and every rank must choose as the root does.
+/// </summary>
+internal interface IArrayBroadcast<T>
+{
+    T Broadcast(Intracommunicator comm, T values, int root);
+}
+
 internal static class CodecFactory
 {
     public static Codec<T> Create<T>()
@@ -178,8 +188,14 @@ internal sealed class RawCodec<T> : Codec<T>
 }
 
 /// <summary>An array of a raw type: borrowed for sending (no copy), copied once into the receiver's array.</summary>
-internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>
+internal sealed class RawArrayCodec<TElement> : Codec<TElement[]>, IArrayBroadcast<TElement[]>
 {
+    public TElement[] Broadcast(Intracommunicator comm, TElement[] values, int root)
+    {
+        comm.Broadcast(ref values, root);
+        return values;
+    }
+
     public override PayloadType Type { get; } = RawTypes.TypeOf(typeof(TElement), isArray: true);
 
     public override bool ReturnsNewArray => true;

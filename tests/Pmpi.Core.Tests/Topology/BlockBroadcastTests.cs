@@ -38,6 +38,31 @@ public sealed class BlockBroadcastTests
         AssertEveryRankHasTheRootsArray(results, root);
     }
 
+    /// <summary>
+    /// The single-value form with an array for its type (F#'s Mpi.broadcast, a generic caller) beside the array form:
+    /// every rank takes the root's algorithm (a non-root that took the single-value one waited forever for blocks).
+    /// </summary>
+    [Theory]
+    [InlineData(6, 0)]
+    [InlineData(6, 3)]
+    public void Broadcast_SingleValueFormOfAnArrayBesideTheArrayForm_EveryRankGetsTheRootsArray(int size, int root)
+    {
+        // Three nodes of two: among their leaders (0, 2, 4) the array goes by blocks from rank 0, which takes the array
+        // form; the other leaders take the single-value form.
+        var results = Run(Places(size, ranksPerNode: 2), world =>
+        {
+            if (world.Rank is not (2 or 4)) return BroadcastFrom(world, root);
+            var values = world.Rank == root ? RootValues() : null!;
+            var before = values;
+            BroadcastAsValue(world, ref values, root);
+            return (before, values);
+        });
+
+        AssertEveryRankHasTheRootsArray(results, root);
+
+        static void BroadcastAsValue<T>(Intracommunicator world, ref T value, int root) => world.Broadcast(ref value, root);
+    }
+
     [Fact]
     public void Broadcast_CalledWhileTheParentIsInABarrier_FailsNamingTheOtherCollective()
     {
