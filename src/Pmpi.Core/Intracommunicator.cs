@@ -157,12 +157,12 @@ public class Intracommunicator : Communicator
 
     /// <summary>
     /// Combines every rank's value in rank order at <paramref name="root"/>; default elsewhere (MPI_Reduce; binomial
-    /// tree; a commutative predefined operation goes by node and domain when the communicator spans several).
+    /// tree; by node and domain when the communicator spans several).
     /// </summary>
     public T Reduce<T>(T value, ReductionOperation<T> op, int root)
     {
         ArgumentNullException.ThrowIfNull(op);
-        return LevelsFor(op) is { } levels
+        return Topology is { } levels
             ? HierarchicalCollectives.Reduce(this, levels, value, op, Checked(root))
             : CollectiveAlgorithms.Reduce(this, value, op, Checked(root));
     }
@@ -171,32 +171,32 @@ public class Intracommunicator : Communicator
     public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return Detached(LevelsFor(op) is { } levels
+        return Detached(Topology is { } levels
             ? HierarchicalCollectives.Reduce(this, levels, values, Elementwise.Of(op), Checked(root))
             : CollectiveAlgorithms.Reduce(this, values, Elementwise.Of(op), Checked(root)), values);
     }
 
     /// <summary>
     /// Combines every rank's value in rank order and returns the result everywhere (MPI_Allreduce; recursive doubling;
-    /// a commutative predefined operation goes by node and domain when the communicator spans several).
+    /// by node and domain when the communicator spans several).
     /// </summary>
     public T Allreduce<T>(T value, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(op);
-        return LevelsFor(op) is { } levels ? HierarchicalCollectives.Allreduce(levels, value, op) : CollectiveAlgorithms.Allreduce(this, value, op);
+        return Topology is { } levels ? HierarchicalCollectives.Allreduce(levels, value, op) : CollectiveAlgorithms.Allreduce(this, value, op);
     }
 
     /// <summary>
     /// Combines arrays element by element and returns the result everywhere (MPI_Allreduce on a buffer); a long array
-    /// and a commutative predefined operation go by blocks, a reduce-scatter then an allgather (Rabenseifner).
+    /// goes by blocks, a reduce-scatter then an allgather (Rabenseifner).
     /// </summary>
     public T[] Allreduce<T>(T[] values, ReductionOperation<T> op)
     {
         ArgumentNullException.ThrowIfNull(values);
         ArgumentNullException.ThrowIfNull(op);
-        return Detached(LevelsFor(op) is { } levels
+        return Detached(Topology is { } levels
             ? HierarchicalCollectives.Allreduce(levels, values, op)
-            : CollectiveAlgorithms.AllreduceElementwise(this, values, op, Operation<T>.IsCommutative(op)), values);
+            : CollectiveAlgorithms.AllreduceElementwise(this, values, op), values);
     }
 
     /// <summary>The combination of the values of ranks 0..<see cref="Communicator.Rank"/> (MPI_Scan; recursive doubling).</summary>
@@ -261,12 +261,12 @@ public class Intracommunicator : Communicator
         ArgumentNullException.ThrowIfNull(inValues);
         ArgumentNullException.ThrowIfNull(op);
         // MPI.NET's callers pass null to have the array allocated, though the parameter says it is never null.
-        if (outValues is null || outValues.Length != inValues.Length || LevelsFor(op) is not null)
+        if (outValues is null || outValues.Length != inValues.Length || Topology is not null)
         {
             Into(ref outValues!, Allreduce(inValues, op));
             return;
         }
-        CollectiveAlgorithms.AllreduceInto(this, inValues, outValues, op, Operation<T>.IsCommutative(op));
+        CollectiveAlgorithms.AllreduceInto(this, inValues, outValues, op);
     }
 
     /// <summary>What each rank sent here, by rank, into <paramref name="outValues"/> (MPI_Alltoall).</summary>
@@ -475,6 +475,4 @@ public class Intracommunicator : Communicator
     private T BroadcastValue<T>(T value, int root) =>
         Topology is { } levels ? HierarchicalCollectives.Broadcast(this, levels, value, root, CollectiveAlgorithms.Broadcast) : CollectiveAlgorithms.Broadcast(this, value, root);
 
-    /// <summary>The levels a reduction by <paramref name="op"/> may climb: only a commutative one may be regrouped.</summary>
-    private CommunicatorTopology? LevelsFor<T>(ReductionOperation<T> op) => Operation<T>.IsCommutative(op) ? Topology : null;
 }

@@ -18,7 +18,7 @@ internal static class CollectiveAlgorithms
         AlltoallTag = CollectiveTag.Of(CollectiveStep.Alltoall);
 
     /// <summary>
-    /// From how many bytes an element-wise allreduce of a commutative operation goes by blocks
+    /// From how many bytes an element-wise allreduce goes by blocks
     /// (<see cref="AllreduceByBlocks"/>) rather than whole arrays, with at least <see cref="BlockAllreduceRanks"/>
     /// ranks; measured in docs/benchmarks.md (in place, it won at 4 ranks at 1 MB, as it won at 8 ranks from 1 MB).
     /// </summary>
@@ -243,25 +243,27 @@ internal static class CollectiveAlgorithms
     }
 
     /// <summary>Element-wise allreduce of arrays into a new array (<see cref="AllreduceInto"/>).</summary>
-    public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op, bool commutative)
+    public static T[] AllreduceElementwise<T>(Intracommunicator comm, T[] values, ReductionOperation<T> op)
     {
         var result = GC.AllocateUninitializedArray<T>(values.Length);
-        AllreduceInto(comm, values, result, op, commutative);
+        AllreduceInto(comm, values, result, op);
         return result;
     }
 
     /// <summary>
     /// Element-wise allreduce of this rank's <paramref name="values"/> into <paramref name="result"/>, an array of
     /// the same length (or <paramref name="values"/> itself, in place). By blocks (<see cref="AllreduceByBlocks"/>)
-    /// when the operation is commutative, the elements are of a raw type, the array is at least
+    /// when the elements are of a raw type, the array is at least
     /// <see cref="BlockAllreduceThreshold"/> bytes and there are at least <see cref="BlockAllreduceRanks"/> ranks
     /// (below that the extra rounds cost more than the bytes they save); otherwise whole arrays by recursive doubling
     /// (<see cref="AllreduceByDoubling"/>) on a copy of <paramref name="values"/>. Either allocates nothing and
-    /// touches no fresh memory (whose page faults, on a VM, cost more than the bytes' copies).
+    /// touches no fresh memory (whose page faults, on a VM, cost more than the bytes' copies). Both keep rank order,
+    /// so the choice does not depend on the operation: ranks that name one operation differently (F#'s (+), C#'s
+    /// Operation.Add) or that pass different ones choose alike, and the latter then fail on its tag (CollectiveTag).
     /// </summary>
-    public static void AllreduceInto<T>(Intracommunicator comm, T[] values, T[] result, ReductionOperation<T> op, bool commutative)
+    public static void AllreduceInto<T>(Intracommunicator comm, T[] values, T[] result, ReductionOperation<T> op)
     {
-        if (AllreduceGoesByBlocks(comm, values, commutative))
+        if (AllreduceGoesByBlocks(comm, values))
         {
             AllreduceByBlocks(comm, values, result, op);
             return;
@@ -271,8 +273,8 @@ internal static class CollectiveAlgorithms
     }
 
     /// <summary>Whether <see cref="AllreduceInto"/> combines <paramref name="values"/> by blocks.</summary>
-    public static bool AllreduceGoesByBlocks<T>(Intracommunicator comm, T[] values, bool commutative) =>
-        commutative && comm.Size >= BlockAllreduceRanks && values.Length >= comm.Size
+    public static bool AllreduceGoesByBlocks<T>(Intracommunicator comm, T[] values) =>
+        comm.Size >= BlockAllreduceRanks && values.Length >= comm.Size
         && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
 
     /// <summary>
@@ -310,11 +312,13 @@ internal static class CollectiveAlgorithms
     }
 
     /// <summary>
-    /// Rabenseifner's allreduce for a commutative operation on an array of a raw type (MPICH's for long messages), of
+    /// Rabenseifner's allreduce on an array of a raw type (MPICH's for long messages, commutative operations), of
     /// <paramref name="values"/> into <paramref name="result"/> (which may be <paramref name="values"/>): the ranks
     /// beyond a power of two p fold into partners as in <see cref="Allreduce"/>; the array is cut into p blocks;
     /// recursive halving leaves each of the p ranks with one block reduced over all of them (a reduce-scatter), and
-    /// recursive doubling hands the blocks round (an allgather). Each rank sends about 2·(p-1)/p of the array instead
+    /// recursive doubling hands the blocks round (an allgather). The halving pairs nearest ranks first, so each
+    /// partial combines consecutive ranks and any associative operation stays exact in rank order, not only a
+    /// commutative one (MPICH pairs the farthest first, and keeps this algorithm for commutative operations). Each rank sends about 2·(p-1)/p of the array instead
     /// of log2 p arrays, and combines (p-1)/p of it instead of log2 p arrays. Blocks are sent straight from the
     /// arrays, and received into one pooled array to be combined, or in the allgather straight into their place in
     /// <paramref name="result"/> (by the link itself, from 64 KB: a copy out of the pooled array took 10 % of the CPU
@@ -340,20 +344,27 @@ internal static class CollectiveAlgorithms
             int folded = FoldIn(comm, result, op, remainder, tag, theirs);
             if (folded >= 0)
             {
-                // Block b is elements [start(b), start(b + 1)); this rank holds blocks [low, high) reduced over its subcube.
+                // Block b is elements [start(b), start(b + 1)); this rank holds blocks [low, high) reduced over its subcube,
+                // the ranks that agree with it from bit log2(mask) up: consecutive ranks, so the partner's partial is
+                // the lower or the higher neighbour of this rank's, and combining it on that side keeps rank order.
                 int Start(int block) => (int)((long)result.Length * block / powerOfTwo);
                 int low = 0, high = powerOfTwo;
-                for (int mask = powerOfTwo / 2; mask > 0; mask /= 2)
+                for (int mask = 1; mask < powerOfTwo; mask *= 2)
                 {
                     int middle = (low + high) / 2;
-                    var (keepFrom, keepTo, giveFrom, giveTo) = (folded & mask) == 0 ? (low, middle, middle, high) : (middle, high, low, middle);
+                    bool partnerIsLower = (folded & mask) != 0;
+                    var (keepFrom, keepTo, giveFrom, giveTo) = partnerIsLower ? (middle, high, low, middle) : (low, middle, middle, high);
                     int keep = Start(keepTo) - Start(keepFrom);
                     CheckCount(ExchangeInto(comm, mine, Start(giveFrom), Start(giveTo), Unfolded(folded ^ mask, remainder), tag, theirs), keep, result.Length);
-                    Elementwise.Combine<T>(mine.AsSpan(Start(keepFrom), keep), theirs.AsSpan(0, keep), result.AsSpan(Start(keepFrom), keep), op, kind);
+                    ReadOnlySpan<T> ours = mine.AsSpan(Start(keepFrom), keep), partners = theirs.AsSpan(0, keep);
+                    var into = result.AsSpan(Start(keepFrom), keep);
+                    if (partnerIsLower) Elementwise.Combine(partners, ours, into, op, kind);
+                    else Elementwise.Combine(ours, partners, into, op, kind);
                     mine = result;
                     (low, high) = (keepFrom, keepTo);
                 }
-                for (int mask = 1; mask < powerOfTwo; mask *= 2)
+                // Back in the halving's reverse order: each step's partner holds the block range next to this rank's.
+                for (int mask = powerOfTwo / 2; mask > 0; mask /= 2)
                 {
                     int width = high - low;
                     var (otherFrom, otherTo) = (folded & mask) == 0 ? (high, high + width) : (low - width, low);

@@ -38,6 +38,7 @@ internal sealed class CommunicatorTopology
         // The order gathers climb in: domain by domain, node leader by node leader within it, rank by rank within a node.
         Order = [.. _domainLeaders.SelectMany(domain => Enumerable.Range(0, size).Where(r => _nodeLeader[r] == r && _domainLeader[r] == domain))
             .SelectMany(node => Enumerable.Range(0, size).Where(r => _nodeLeader[r] == node))];
+        KeepsRankOrder = Order.Select((rank, i) => rank == i).All(inPlace => inPlace);
         Node = Level(comm, 0, [.. Enumerable.Range(0, size).Where(r => nodeOf[r] == nodeOf[rank])]);
         if (_nodeLeader[rank] == rank)
         {
@@ -63,6 +64,12 @@ internal sealed class CommunicatorTopology
     /// its nodes by their leaders, within each node by rank.
     /// </summary>
     public int[] Order { get; }
+
+    /// <summary>
+    /// Whether <see cref="Order"/> is rank order: every node's ranks consecutive, and every domain's nodes. Combining
+    /// by levels then combines in rank order, which any associative operation allows.
+    /// </summary>
+    public bool KeepsRankOrder { get; }
 
     /// <summary>On a node leader: how many ranks each node of <see cref="NodeLeaders"/> holds, in its order; empty elsewhere.</summary>
     public int[] NodeSizes { get; } = [];

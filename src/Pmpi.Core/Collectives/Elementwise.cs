@@ -127,6 +127,9 @@ internal abstract class ElementwiseOperation
 {
     /// <summary>The element operation's field in a collective's tag.</summary>
     public abstract int Code { get; }
+
+    /// <summary>Whether the element operation commutes (<see cref="Operation{T}.IsCommutative"/>).</summary>
+    public abstract bool Commutes { get; }
 }
 
 internal sealed class ElementwiseOperation<T>(ReductionOperation<T> op) : ElementwiseOperation
@@ -134,6 +137,8 @@ internal sealed class ElementwiseOperation<T>(ReductionOperation<T> op) : Elemen
     private readonly PredefinedOperation _kind = Operation<T>.KindOf(op);
 
     public override int Code => OperationCode.Of(op);
+
+    public override bool Commutes => Operation<T>.IsCommutative(op);
 
     public T[] Combine(T[] first, T[] second)
     {

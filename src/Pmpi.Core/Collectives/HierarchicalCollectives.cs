@@ -7,13 +7,16 @@ namespace Pmpi.Collectives;
 /// among one leader per node within each domain, then among one leader per domain, and back down; each level runs
 /// the flat algorithm of <see cref="CollectiveAlgorithms"/> on its group. So a broadcast or a reduction crosses
 /// between two domains (a gateway pair) once per direction it needs, and between two nodes once, instead of
-/// ⌈log2 n⌉ times per rank. Reductions regroup the operands, so they take this path only for commutative
-/// operations (<see cref="Operation{T}.IsCommutative"/>); any other keeps the flat algorithm and its exact rank order.
+/// ⌈log2 n⌉ times per rank. Reductions combine level by level, which is rank order when the levels keep it
+/// (<see cref="CommunicatorTopology.KeepsRankOrder"/>) and a regrouping a commutative operation allows
+/// (<see cref="Operation{T}.IsCommutative"/>) otherwise; for any other operation the values climb the same levels
+/// as lists, concatenated, and are combined in rank order where the result is due. Every rank so takes the same
+/// levels whatever operation it passed, and ranks that passed different ones fail on the tags (CollectiveTag).
 /// </summary>
 internal static class HierarchicalCollectives
 {
     /// <summary>Up to the domain leaders and back: no rank leaves before every rank has come.</summary>
-    public static void Barrier(CommunicatorTopology levels) => Allreduce(levels, (byte)0, static (first, _) => first);
+    public static void Barrier(CommunicatorTopology levels) => AllreduceByLevels(levels, (byte)0, static (first, _) => first);
 
     /// <summary>
     /// Climbs from the root to its domain's leader, then spreads by <paramref name="broadcast"/> (a flat algorithm:
@@ -33,13 +36,24 @@ internal static class HierarchicalCollectives
 
     public static T Reduce<T>(Intracommunicator comm, CommunicatorTopology levels, T value, ReductionOperation<T> op, int root)
     {
+        if (CombinesByLevels(levels, op)) return ReduceByLevels(comm, levels, value, op, root);
+        var values = ReduceByLevels(comm, levels, [value], Concatenation<T>(), root);
+        return comm.Rank == root ? InRankOrder(levels, values).Aggregate((first, second) => op(first, second)) : default!;
+    }
+
+    public static T Allreduce<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op) =>
+        CombinesByLevels(levels, op) ? AllreduceByLevels(levels, value, op)
+        : InRankOrder(levels, AllreduceByLevels(levels, [value], Concatenation<T>())).Aggregate((first, second) => op(first, second));
+
+    private static T ReduceByLevels<T>(Intracommunicator comm, CommunicatorTopology levels, T value, ReductionOperation<T> op, int root)
+    {
         value = ReduceToDomainLeaders(levels, value, op);
         if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Reduce(domainLeaders, value, op, levels.DomainIndexOf(root));
         value = Hand(comm, value, levels.DomainLeaderOf(root), root, CollectiveTag.Of(CollectiveStep.Reduce, OperationCode.Of(op), root));
         return comm.Rank == root ? value : default!;
     }
 
-    public static T Allreduce<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
+    private static T AllreduceByLevels<T>(CommunicatorTopology levels, T value, ReductionOperation<T> op)
     {
         value = ReduceToDomainLeaders(levels, value, op);
         if (levels.DomainLeaders is { } domainLeaders) value = CollectiveAlgorithms.Allreduce(domainLeaders, value, op);
@@ -57,16 +71,18 @@ internal static class HierarchicalCollectives
     public static T[] Allreduce<T>(CommunicatorTopology levels, T[] values, ReductionOperation<T> op)
     {
         var elementwise = Elementwise.Of(op);
+        if (!CombinesByLevels(levels, elementwise))
+            return InRankOrder(levels, AllreduceByLevels(levels, [values], Concatenation<T[]>())).Aggregate((first, second) => elementwise(first, second));
         var combined = CollectiveAlgorithms.Reduce(levels.Node, values, elementwise, 0); // null but on node leaders
         var nodeLeaders = levels.NodeLeaders;
-        bool leadersByBlocks = nodeLeaders is not null && CollectiveAlgorithms.AllreduceGoesByBlocks(nodeLeaders, combined, commutative: true);
+        bool leadersByBlocks = nodeLeaders is not null && CollectiveAlgorithms.AllreduceGoesByBlocks(nodeLeaders, combined);
         if (nodeLeaders is not null)
         {
             combined = leadersByBlocks
-                ? CollectiveAlgorithms.AllreduceElementwise(nodeLeaders, combined, op, commutative: true)
+                ? CollectiveAlgorithms.AllreduceElementwise(nodeLeaders, combined, op)
                 : CollectiveAlgorithms.Reduce(nodeLeaders, combined, elementwise, 0);
         }
-        if (levels.DomainLeaders is { } domainLeaders) combined = CollectiveAlgorithms.AllreduceElementwise(domainLeaders, combined, op, commutative: true);
+        if (levels.DomainLeaders is { } domainLeaders) combined = CollectiveAlgorithms.AllreduceElementwise(domainLeaders, combined, op);
         // The node leaders that did not take part in the last level get its result from their domain's leader.
         if (nodeLeaders is not null && (!leadersByBlocks || levels.DomainSizes.Length > 1)) combined = CollectiveAlgorithms.BroadcastInto(nodeLeaders, combined, 0);
         return CollectiveAlgorithms.BroadcastInto(levels.Node, combined, 0);
@@ -114,6 +130,13 @@ internal static class HierarchicalCollectives
         value = CollectiveAlgorithms.Reduce(levels.Node, value, op, 0);
         return levels.NodeLeaders is { } nodeLeaders ? CollectiveAlgorithms.Reduce(nodeLeaders, value, op, 0) : value;
     }
+
+    /// <summary>Whether <paramref name="op"/> may combine level by level: in rank order, or regrouped where it commutes.</summary>
+    private static bool CombinesByLevels<T>(CommunicatorTopology levels, ReductionOperation<T> op) =>
+        levels.KeepsRankOrder || (op.Target is ElementwiseOperation elementwise ? elementwise.Commutes : Operation<T>.IsCommutative(op));
+
+    /// <summary>Lists joined in level order, lower first: the values a non-commuting operation combines in rank order at the end.</summary>
+    private static ReductionOperation<T[]> Concatenation<T>() => static (lower, higher) => [.. lower, .. higher];
 
     /// <summary>Moves <paramref name="value"/> from rank <paramref name="from"/> to rank <paramref name="to"/> (nothing when they are one).</summary>
     private static T Hand<T>(Intracommunicator comm, T value, int from, int to, int tag)

@@ -68,6 +68,38 @@ public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
         Assert.All(results, result => Assert.Equal(expected, result));
     }
 
+    /// <summary>
+    /// A product of matrices does not commute: by blocks it must still come out in rank order, element by element,
+    /// at every size (the halving pairs nearest ranks first, so each partial spans consecutive ranks).
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(SizesAndLengths))]
+    public void AllreduceByBlocks_NonCommutativeProduct_EveryRankGetsTheProductInRankOrder(int size, int length)
+    {
+        var results = Run(size, world =>
+        {
+            var values = Matrices(world.Rank, length);
+            CollectiveAlgorithms.AllreduceByBlocks(world, values, values, Matrix2.Multiply);
+            return values;
+        });
+
+        var expected = ProductsInRankOrder(size, length);
+        Assert.All(results, result => Assert.Equal(expected, result));
+    }
+
+    [Theory]
+    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks)]
+    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks + 3)]
+    public void Allreduce_NonCommutativeArrayPastTheThreshold_ProductInRankOrder(int size)
+    {
+        int length = CollectiveAlgorithms.BlockAllreduceThreshold / 32 + 5; // a Matrix2 is 32 bytes
+
+        var results = Run(size, world => world.Allreduce(Matrices(world.Rank, length), Matrix2.Multiply));
+
+        var expected = ProductsInRankOrder(size, length);
+        Assert.All(results, result => Assert.Equal(expected, result));
+    }
+
     [Fact]
     public void AllreduceByBlocks_ArraysOfDifferentLengths_FailsNamingTheLengths()
     {
@@ -81,6 +113,15 @@ public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
         CollectiveAlgorithms.AllreduceByBlocks(world, values, values, op);
         return values;
     }
+
+    private static Matrix2[] ProductsInRankOrder(int size, int length)
+    {
+        var inputs = Enumerable.Range(0, size).Select(rank => Matrices(rank, length)).ToArray();
+        return [.. Enumerable.Range(0, length).Select(i => inputs.Select(input => input[i]).Aggregate(Matrix2.Multiply))];
+    }
+
+    /// <summary>Small integer matrices that differ by rank and element, so a product out of order differs.</summary>
+    private static Matrix2[] Matrices(int rank, int length) => [.. Enumerable.Range(0, length).Select(i => new Matrix2(rank + 1, i % 3, 1, rank % 2))];
 
     private static long[] Values(int rank, int length) => [.. Enumerable.Range(0, length).Select(i => (long)((rank + 1) * 1000 + i * (rank % 3 - 1)))];
 }

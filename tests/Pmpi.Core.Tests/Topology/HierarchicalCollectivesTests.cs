@@ -7,8 +7,8 @@ namespace Pmpi.Tests.Topology;
 /// <summary>
 /// The topology-aware collectives (Barrier, Broadcast, Reduce, Allreduce, Gather, Allgather by node and domain) against the results
 /// the flat algorithms give, on random placements of ranks on nodes and domains (ranks of one node need not be
-/// consecutive), run in one process whose ranks are told where they run. Non-commutative reductions keep the flat
-/// algorithm and stay exact in rank order.
+/// consecutive), run in one process whose ranks are told where they run. Non-commutative reductions (string
+/// concatenation, matrix products) climb the levels too and stay exact in rank order.
 /// </summary>
 public sealed class HierarchicalCollectivesTests
 {
@@ -41,10 +41,11 @@ public sealed class HierarchicalCollectivesTests
             world.Broadcast(ref array, root);
             string text = world.Allreduce(Data.Text(world.Rank), Operation<string>.Add);
             var matrix = world.Reduce(Data.Matrix(world.Rank), Matrix2.Multiply, root);
+            var matrices = world.Allreduce([Data.Matrix(world.Rank), Data.Matrix(size - world.Rank)], Matrix2.Multiply);
             var gathered = world.Gather($"r{world.Rank}", root);
             var allgathered = world.Allgather(values[world.Rank]);
             world.Barrier();
-            return (sum, max, elementwise, reducedMin, doubleSum, broadcast, array, text, matrix, gathered, allgathered);
+            return (sum, max, elementwise, reducedMin, doubleSum, broadcast, array, text, matrix, gathered, allgathered, matrices);
         });
 
         // Assert
@@ -61,6 +62,7 @@ public sealed class HierarchicalCollectivesTests
             Assert.Equal([root, size, 7], r.array);
             Assert.Equal(Data.TextUpTo(size - 1), r.text);
             Assert.Equal(rank == root ? Data.Fold(size, Data.Matrix, Matrix2.Multiply) : default, r.matrix);
+            Assert.Equal([Data.Fold(size, Data.Matrix, Matrix2.Multiply), Data.Fold(size, i => Data.Matrix(size - i), Matrix2.Multiply)], r.matrices);
             Assert.Equal(rank == root ? Enumerable.Range(0, size).Select(i => $"r{i}").ToArray() : null, r.gathered);
             Assert.Equal(values, r.allgathered);
         }
