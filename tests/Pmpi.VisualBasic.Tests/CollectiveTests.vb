@@ -39,6 +39,23 @@ Public Class CollectiveTests
         Assert.All(sums, Sub(s) Assert.Equal(expected, s))
     End Sub
 
+    ''' <summary>
+    ''' Lambdas name the predefined operations they compute, as Visual Basic compiles them in a debug build too (the
+    ''' result through a local): ranks that pass Math.Max or a sum beside ReduceOperation's agree, where an operation
+    ''' of the user's would fail the collective as a mismatch.
+    ''' </summary>
+    <Fact>
+    Public Sub Allreduce_MathMaxAndSumLambdasBesideReduceOperations_AgreeOnTheOperation()
+        Dim results = Job.RunRanks(4,
+            Function(world)
+                Dim value = world.Rank * 1.5
+                If world.Rank Mod 2 = 0 Then Return (world.Allreduce(value, ReduceOperation.Max), world.Allreduce(world.Rank, ReduceOperation.Sum))
+                Return (world.Allreduce(value, Function(a, b) Math.Max(a, b)), world.Allreduce(world.Rank, Function(a, b) a + b))
+            End Function)
+
+        Assert.All(results, Sub(r) Assert.Equal((4.5, 6), r))
+    End Sub
+
     <Fact>
     Public Sub Broadcast_ByRefClass_EveryRankGetsRootsParticle()
         Dim particles = Job.RunRanks(3,

@@ -51,7 +51,7 @@ internal static class OperationRecognizer
         if (il is null || !Instructions.TryDecode(il, method.IsStatic, out var code)) return PredefinedOperation.None;
 
         if (Arithmetic<T>(code) is var arithmetic and not PredefinedOperation.None) return arithmetic;
-        if (code is [{ Op: Op.A }, { Op: Op.B }, { Op: Op.Call, Token: var token }, { Op: Op.Ret }])
+        if (code is [{ Op: Op.A }, { Op: Op.B }, { Op: Op.Call, Token: var token }, .. var after] && Returns(after))
         {
             try
             {
@@ -77,12 +77,14 @@ internal static class OperationRecognizer
             if (to != typeof(T)) return PredefinedOperation.None;
             rest = after;
         }
-        // Returned at once, or (a debug build) through local 0.
-        if (rest is not ([{ Op: Op.Ret }] or [{ Op: Op.Store }, { Op: Op.Load }, { Op: Op.Ret }] or [{ Op: Op.Store }, { Op: Op.Branch }, { Op: Op.Load }, { Op: Op.Ret }]))
-            return PredefinedOperation.None;
+        if (!Returns(rest)) return PredefinedOperation.None;
         if (typeof(T) == typeof(bool)) return binary is PredefinedOperation.Add or PredefinedOperation.Multiply ? PredefinedOperation.None : binary.OnBool();
         return binary;
     }
+
+    /// <summary>Whether <paramref name="code"/> returns the value on the stack: at once, or (a debug build) through local 0.</summary>
+    private static bool Returns(List<Instruction> code) =>
+        code is [{ Op: Op.Ret }] or [{ Op: Op.Store }, { Op: Op.Load }, { Op: Op.Ret }] or [{ Op: Op.Store }, { Op: Op.Branch }, { Op: Op.Load }, { Op: Op.Ret }];
 
     private static bool IsMinOrMax(MethodInfo method, out PredefinedOperation kind)
     {
