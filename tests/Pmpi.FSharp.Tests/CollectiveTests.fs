@@ -73,3 +73,22 @@ let ``AllreduceArray_FSharpOperatorsBesideCSharpOperations_OneAlgorithmAndTheSer
     Assert.All(results, fun (sums, maxima) ->
         Assert.Equal<float[]>(sum, sums)
         Assert.Equal<float[]>(maximum, maxima))
+
+/// Each F# operator names its predefined operation: ranks passing it beside ranks passing Operation's agree, where a
+/// user's operation beside a predefined one would fail the collective as a mismatch.
+[<Fact>]
+let ``Allreduce_FSharpOperatorsBesideOperationsOwn_AgreeOnEveryOperation`` () =
+    let results =
+        Job.run 4 (fun world ->
+            let r = Mpi.rank world
+            let fsharp = r % 2 = 0
+            let pick (own: Pmpi.ReductionOperation<'T>) (op: 'T -> 'T -> 'T) (value: 'T) =
+                if fsharp then Mpi.allreduce op value world else world.Allreduce(value, own)
+            pick Pmpi.Operation<int>.Multiply (*) (r + 1),
+            pick Pmpi.Operation<float>.Min min (float r),
+            pick Pmpi.Operation<int>.BitwiseAnd (&&&) (7 - r),
+            pick Pmpi.Operation<int>.BitwiseOr (|||) (1 <<< r),
+            pick Pmpi.Operation<int64>.ExclusiveOr (^^^) (int64 r),
+            pick Pmpi.Operation<bool>.LogicalAnd (&&) (r < 3),
+            pick Pmpi.Operation<bool>.LogicalOr (||) (r = 2))
+    Assert.All(results, fun result -> Assert.Equal((24, 0.0, 4, 15, 0L, false, true), result))

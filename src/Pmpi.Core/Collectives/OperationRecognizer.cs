@@ -15,7 +15,8 @@ namespace Pmpi.Collectives;
 /// <item>the two arguments and one arithmetic or bitwise instruction (with a narrowing conversion back to the type, or
 /// overflow-checked, as Visual Basic compiles integer sums: a sum that would overflow then wraps, as MPI_SUM does);</item>
 /// <item>a call of <see cref="Math.Max(double, double)"/> or <see cref="Math.Min(double, double)"/> (or the type's own
-/// Max or Min) on the two arguments;</item>
+/// Max or Min) on the two arguments, or of a static method that is itself one of these forms (F#'s debug build calls
+/// FSharp.Core's op_BooleanAnd for <c>(&amp;&amp;)</c>);</item>
 /// <item>a choice between the two arguments by comparing them, and nothing else: such a function's result depends only
 /// on their order, so calling it on two ordered values tells max from min;</item>
 /// <item>on bool, a function without calls, fields or memory, whose four results are its truth table.</item>
@@ -32,11 +33,14 @@ internal static class OperationRecognizer
         if (!typeof(T).IsPrimitive || op.HasSingleTarget is false) return PredefinedOperation.None;
         var method = op.Method;
         if (method.IsStatic && op.Target is not null) return PredefinedOperation.None; // closed over its first argument
-        return Known.GetOrAdd(method, static (method, op) => Read(method, op), op);
+        return Known.GetOrAdd(method, static (method, op) => Read(method, op, calls: 0), op);
     }
 
+    /// <summary>How deep a chain of calls on the two arguments is followed (F#'s debug build calls op_BooleanAnd for (&amp;&amp;)).</summary>
+    private const int MaxCalls = 2;
+
     [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "A call whose target trimming removed is not resolved, and the operation stays a user's.")]
-    private static PredefinedOperation Read<T>(MethodInfo method, ReductionOperation<T> op)
+    private static PredefinedOperation Read<T>(MethodInfo method, ReductionOperation<T> op, int calls)
     {
         if (IsMinOrMax(method, out var direct)) return direct;
         byte[]? il;
@@ -55,8 +59,11 @@ internal static class OperationRecognizer
         {
             try
             {
+                // A call of a static (T, T) -> T method on the two arguments computes what that method does.
                 return method.Module.ResolveMethod(token, method.DeclaringType?.GetGenericArguments(), method.GetGenericArguments()) is MethodInfo called
-                    && IsMinOrMax(called, out var kind) ? kind : PredefinedOperation.None;
+                    && called.IsStatic && !called.ContainsGenericParameters && calls < MaxCalls
+                    && called.ReturnType == typeof(T) && called.GetParameters() is [{ } first, { } second] && first.ParameterType == typeof(T) && second.ParameterType == typeof(T)
+                    ? Read(called, op, calls + 1) : PredefinedOperation.None;
             }
             catch (Exception e) when (e is ArgumentException or BadImageFormatException or NotSupportedException)
             {
