@@ -277,13 +277,13 @@ static void Big(Intracommunicator world, int megabytes)
     static double Value(int i) => i * 0.5 + (i % 7919);
 }
 
-// An Allreduce of an array of doubles, by Operation<double>.Add (predefined and commutative: it may go by node and
-// domain) or by a lambda that adds (not known to commute: the flat algorithm); rank 0 prints whether it is right.
+// An Allreduce of an array of doubles, by Operation<double>.Add or by a user's operation that adds (b + a, which
+// PMPI does not take for MPI_SUM, so not known to commute); rank 0 prints whether it is right.
 static void Allreduce(Intracommunicator world, int megabytes, bool predefined)
 {
     int length = megabytes * 1024 * 1024 / sizeof(double);
     var values = Enumerable.Range(0, length).Select(i => (double)(world.Rank + i % 1000)).ToArray();
-    var sum = predefined ? world.Allreduce(values, Operation<double>.Add) : world.Allreduce(values, (a, b) => a + b);
+    var sum = predefined ? world.Allreduce(values, Operation<double>.Add) : world.Allreduce(values, (a, b) => b + a);
     long ranks = world.Size * (world.Size - 1L) / 2;
     bool right = Enumerable.Range(0, length).All(i => sum[i] == ranks + world.Size * (double)(i % 1000));
     if (world.Rank == 0) Console.WriteLine($"allreduce {(right ? "ok" : "wrong")} {length} doubles");

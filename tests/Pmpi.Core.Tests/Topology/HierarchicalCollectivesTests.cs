@@ -124,6 +124,28 @@ public sealed class HierarchicalCollectivesTests
         Assert.True(topologies.All(t => t is null), what);
     }
 
+    /// <summary>
+    /// On random placements (ranks of a node not always consecutive), ranks that pass a predefined sum beside ranks that
+    /// pass their own operation take the same levels, so they meet each other's tags and fail naming both; before,
+    /// the sum's ranks climbed the levels and the others ran flat, and every rank waited on a different communicator.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(MismatchSeeds))]
+    public void Allreduce_PredefinedBesideUsersOperation_RandomPlacement_FailsNamingBoth(int seed)
+    {
+        var random = new Random(seed);
+        int size = random.Next(3, 9);
+        var places = RandomPlaces(random, size);
+        bool[] predefined = [.. Enumerable.Range(0, size).Select(rank => rank == 0 || (rank != 1 && random.Next(2) == 0))];
+
+        var error = Assert.ThrowsAny<Exception>(() => Run(places, world =>
+            world.Allreduce(world.Rank + 1L, predefined[world.Rank] ? Operation<long>.Add : (a, b) => a + b + 1)));
+
+        Assert.Contains("Ranks disagree in a collective", error.ToString());
+    }
+
+    public static TheoryData<int> MismatchSeeds => [.. Enumerable.Range(100, 12)];
+
     [Fact]
     public void IsCommutative_PredefinedOnPrimitivesOnly()
     {
