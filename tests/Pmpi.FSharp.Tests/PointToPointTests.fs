@@ -95,3 +95,10 @@ let ``Recv_WrongType_ThrowsTypeMismatchNamingRankAndTag`` () =
                 else world |> Mpi.recv<float[]> 0 4 |> ignore)
             |> ignore)
     Assert.Contains("Rank 1 receiving from rank 0 with tag 4", error.Message)
+
+/// Mpi.run returns what the body returned, the lowest rank's where the ranks are threads of this process, so main can
+/// return it as the process's exit code.
+[<Fact>]
+let ``Run_BodyReturnsAnExitCode_RunReturnsTheLowestRanksValue`` () =
+    let code = Mpi.run [| "--pmpi-ranks"; "3"; "left" |] (fun world args -> if args = [| "left" |] then 40 + Mpi.rank world else -1)
+    Assert.Equal(40, code)

@@ -56,6 +56,15 @@ Public Class CollectiveTests
         Assert.All(results, Sub(r) Assert.Equal((4.5, 6), r))
     End Sub
 
+    ''' <summary>Mpi.Run with a Function returns what it returned, the lowest rank's where the ranks are threads here: Main's exit code.</summary>
+    <Fact>
+    Public Sub Run_FunctionReturnsAnExitCode_RunReturnsTheLowestRanksValue()
+        Dim args = {"--pmpi-ranks", "3", "left"}
+        Dim code = Mpi.Run(args, Function(world) If(args.SequenceEqual({"left"}), 40 + world.Rank, -1))
+
+        Assert.Equal(40, code)
+    End Sub
+
     <Fact>
     Public Sub Broadcast_ByRefClass_EveryRankGetsRootsParticle()
         Dim particles = Job.RunRanks(3,

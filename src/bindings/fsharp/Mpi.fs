@@ -38,12 +38,16 @@ module Mpi =
 
     /// <summary>
     /// Runs <paramref name="body"/> on every rank with the arguments left once PMPI's own are removed: one rank when
-    /// launched by <c>pmpi run</c>, else <c>--pmpi-ranks N</c> (or PMPI_RANKS) threads of this process.
+    /// launched by <c>pmpi run</c>, else <c>--pmpi-ranks N</c> (or PMPI_RANKS) threads of this process. Returns what
+    /// <paramref name="body"/> returned on this process's rank (the lowest one's, when the ranks are threads here),
+    /// so <c>main</c> can return it as the exit code: <c>Mpi.run argv (fun world args -> ...; 0)</c>.
     /// </summary>
     /// <exception cref="T:Pmpi.MpiException">A rank failed or aborted; the message names it.</exception>
-    let run (argv: string[]) (body: Intracommunicator -> string[] -> unit) =
+    let run (argv: string[]) (body: Intracommunicator -> string[] -> 'R) : 'R =
         let mutable args = argv
-        Environment.Run(&args, Action<_>(fun world -> body world args), FSharpPayloadSerializer.Options())
+        let results = System.Collections.Concurrent.ConcurrentDictionary<int, 'R>()
+        Environment.Run(&args, Action<Intracommunicator>(fun world -> results[world.Rank] <- body world args), FSharpPayloadSerializer.Options())
+        (results |> Seq.minBy (fun result -> result.Key)).Value
 
     /// <summary>Runs <paramref name="body"/> on <paramref name="ranks"/> in-process ranks, aborting them after <paramref name="timeout"/>.</summary>
     /// <exception cref="T:System.TimeoutException">The job ran past <paramref name="timeout"/>.</exception>

@@ -24,6 +24,19 @@ Public Module Mpi
         Environment.Run(args, body)
     End Sub
 
+    ''' <summary>
+    ''' Runs <paramref name="body"/> as <see cref="Run(ByRef String(), Action(Of Intracommunicator))"/> does and returns
+    ''' what it returned on this process's rank (the lowest one's, when the ranks are threads here), so a
+    ''' <c>Function Main(args As String()) As Integer</c> can return it as the exit code.
+    ''' </summary>
+    ''' <exception cref="MpiException">A rank failed or aborted; the message names it.</exception>
+    Public Function Run(ByRef args As String(), body As Func(Of Intracommunicator, Integer)) As Integer
+        ArgumentNullException.ThrowIfNull(body)
+        Dim results As New System.Collections.Concurrent.ConcurrentDictionary(Of Integer, Integer)()
+        Environment.Run(args, Sub(world) results(world.Rank) = body(world))
+        Return results.OrderBy(Function(result) result.Key).First().Value
+    End Function
+
     ''' <summary>The same with a serializer of the caller's choosing (every rank of a job must use the same one).</summary>
     Public Sub Run(ByRef args As String(), body As Action(Of Intracommunicator), serializer As IPayloadSerializer)
         Environment.Run(args, body, New EnvironmentOptions With {.Serializer = serializer})
