@@ -376,6 +376,7 @@ public abstract class Communicator : IDisposable
     internal Message Complete(ReceiveOperation receive)
     {
         receive.Wait(Runtime.Device.Engine);
+        if (receive.Error is CollectiveMismatch mismatch) throw mismatch.Naming(Rank, Members);
         Request.ThrowIfFailed(receive);
         return receive.Message!;
     }

@@ -86,7 +86,8 @@ internal static class CollectiveAlgorithms
             if (tag != CollectiveTag.Of(CollectiveStep.Broadcast, root: root))
             {
                 message.Release();
-                throw CollectiveTag.Disagreement(new Envelope(comm.CollectiveContext, parent, CollectiveTag.Of(CollectiveStep.Broadcast, root: root)), tag);
+                throw CollectiveTag.Disagreement(new Envelope(comm.CollectiveContext, parent, CollectiveTag.Of(CollectiveStep.Broadcast, root: root)), tag)
+                    .Naming(comm.Rank, comm.Members);
             }
             values = comm.DecodeArray(message, comm.CollectiveContext, values);
         }

@@ -55,10 +55,7 @@ internal static class CollectiveTag
     public static bool IsCollective(int context) => (context & 1) != 0;
 
     /// <summary>The error of a rank whose receive for <paramref name="awaited"/> met <paramref name="sent"/> from the same peer instead.</summary>
-    public static MpiException Disagreement(Envelope awaited, int sent) =>
-        new(ErrorClass.CollectiveMismatch,
-            $"Ranks disagree in a collective: rank {awaited.Source} sent {Describe(sent)} where this rank awaits {Describe(awaited.Tag)}. "
-            + "Every rank must call the same collectives in the same order, with the same root, operation, count and type.");
+    public static CollectiveMismatch Disagreement(Envelope awaited, int sent) => new(awaited, sent);
 
     /// <summary>The step, operation and root a tag names, in words.</summary>
     public static string Describe(int tag)
@@ -81,4 +78,23 @@ internal static class CollectiveTag
         bool rooted = step is CollectiveStep.Broadcast or CollectiveStep.BroadcastByBlocks or CollectiveStep.Reduce or CollectiveStep.Gather or CollectiveStep.Scatter;
         return rooted ? $"{name}{what} from root {root}" : name + what;
     }
+}
+
+/// <summary>
+/// A collective's receive that met another tag from its source (<see cref="CollectiveTag"/>). The matching engine
+/// knows ranks only as its communicator's; <see cref="Naming"/> restates the error with world ranks too.
+/// </summary>
+internal sealed class CollectiveMismatch(Envelope awaited, int sent)
+    : MpiException(ErrorClass.CollectiveMismatch, Text(awaited, sent, $"rank {awaited.Source}", "this rank"))
+{
+    /// <summary>The same error, naming this rank and the sender in <paramref name="members"/>' communicator, and their world ranks where those differ.</summary>
+    public MpiException Naming(int rank, ReadOnlySpan<int> members) =>
+        new(ErrorClass.CollectiveMismatch, Text(awaited, sent, Name(awaited.Source, members), $"{Name(rank, members)}, this rank,"));
+
+    private static string Name(int rank, ReadOnlySpan<int> members) =>
+        members[rank] == rank ? $"rank {rank}" : $"rank {rank} (world rank {members[rank]})";
+
+    private static string Text(Envelope awaited, int sent, string sender, string receiver) =>
+        $"Ranks disagree in a collective: {sender} sent {CollectiveTag.Describe(sent)} where {receiver} awaits {CollectiveTag.Describe(awaited.Tag)}. "
+        + "Every rank must call the same collectives in the same order, with the same root, operation, count and type.";
 }

@@ -78,6 +78,19 @@ public abstract class CollectiveMismatchTests(Device device) : DeviceSuite(devic
         Assert.Contains("Scan of the predefined Add", error.Message);
     }
 
+    [Fact]
+    public void Allreduce_OnACommunicatorInReverseOrder_NamesTheWorldRanksToo()
+    {
+        var error = Fails(3, world =>
+        {
+            var reversed = world.Split(0, -world.Rank)!; // rank 2 - world rank
+            reversed.Allreduce(1, world.Rank == 1 ? Operation<int>.Max : Operation<int>.Add);
+        });
+
+        Assert.Contains("(world rank ", error.Message);
+        Assert.Contains(", this rank, awaits Allreduce by whole values", error.Message);
+    }
+
     /// <summary>Runs the job, which must fail, and gives the rank's error that says the ranks disagree.</summary>
     private MpiException Fails(int size, Action<Intracommunicator> body)
     {

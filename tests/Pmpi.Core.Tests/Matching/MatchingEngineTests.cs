@@ -138,7 +138,7 @@ public class MatchingEngineTests
 
         var receive = engine.Post(new Envelope(1, 2, CollectiveTag.Of(CollectiveStep.Allreduce, (int)PredefinedOperation.Add)));
 
-        var error = Assert.IsType<MpiException>(receive.Error);
+        var error = Assert.IsType<CollectiveMismatch>(receive.Error);
         Assert.Equal(ErrorClass.CollectiveMismatch, error.ErrorClass);
         Assert.Contains("rank 2 sent Barrier where this rank awaits Allreduce by whole values of the predefined Add", error.Message);
     }
@@ -152,7 +152,7 @@ public class MatchingEngineTests
 
         engine.Deliver(Msg(3, 0, CollectiveTag.Of(CollectiveStep.Reduce, CollectiveTag.UserOperation, root: 1), id: 1));
 
-        var error = Assert.IsType<MpiException>(receive.Error);
+        var error = Assert.IsType<CollectiveMismatch>(receive.Error);
         Assert.Contains("rank 0 sent Reduce of a user-defined operation from root 1 where this rank awaits Reduce of a user-defined operation from root 0", error.Message);
         Assert.False(other.IsCompleted); // another sender's receive waits on
     }

@@ -74,7 +74,7 @@ public sealed class BlockBroadcastTests
             return 0;
         }));
 
-        Assert.Contains("rank 0 sent Barrier where this rank awaits Broadcast from root 0", error.ToString());
+        Assert.Contains("rank 0 sent Barrier where rank 1, this rank, awaits Broadcast from root 0", error.ToString());
     }
 
     /// <summary>Rank r's array before the broadcast: the root's values; rank r % 3 == 1 none; r % 3 == 2 a shorter one.</summary>
