@@ -134,8 +134,8 @@ internal sealed class JobRun
             Summary = failure switch
             {
                 null => $"Job {Id}: {Size} ranks finished in {clock.Elapsed.TotalSeconds:F2} s.",
-                { Rank: >= 0 } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s: rank {f.Rank} failed (exit code {f.Code}): {f.Reason}.",
-                { } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s (exit code {f.Code}): {f.Reason}.",
+                { Rank: >= 0 } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s: rank {f.Rank} failed (exit code {f.Code}): {Sentence(f.Reason)}",
+                { } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s (exit code {f.Code}): {Sentence(f.Reason)}",
             },
         };
         await Publish(new JobEvent { Finished = finished }).ConfigureAwait(false);
@@ -570,4 +570,7 @@ internal sealed class JobRun
 
         public TaskCompletionSource<RankTable> Released { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
     }
+
+    /// <summary>A failure's reason as the summary's last sentence: one full stop, whether the reason brought its own.</summary>
+    private static string Sentence(string reason) => reason.EndsWith('.') ? reason : reason + ".";
 }
