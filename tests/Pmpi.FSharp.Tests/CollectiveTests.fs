@@ -92,3 +92,69 @@ let ``Allreduce_FSharpOperatorsBesideOperationsOwn_AgreeOnEveryOperation`` () =
             pick Pmpi.Operation<bool>.LogicalAnd (&&) (r < 3),
             pick Pmpi.Operation<bool>.LogicalOr (||) (r = 2))
     Assert.All(results, fun result -> Assert.Equal((24, 0.0, 4, 15, 0L, false, true), result))
+
+[<Fact>]
+let ``BroadcastFrom_ValueOnlyAtTheRoot_EveryRankGetsIt`` () =
+    let values = Job.run 3 (fun world -> world |> Mpi.broadcastFrom 1 (if Mpi.rank world = 1 then Some [ "a"; "b" ] else None))
+    Assert.All(values, fun value -> Assert.Equal<string list>([ "a"; "b" ], value))
+
+[<Fact>]
+let ``BroadcastInto_ArraysOfTheRootsLength_FilledInPlace`` () =
+    let results =
+        Job.run 4 (fun world ->
+            let mine = if Mpi.rank world = 2 then [| 1.5; 2.5; 3.5 |] else Array.zeroCreate 3
+            world |> Mpi.broadcastInto 2 mine
+            mine)
+    Assert.All(results, fun result -> Assert.Equal<float[]>([| 1.5; 2.5; 3.5 |], result))
+
+[<Fact>]
+let ``BroadcastInto_AShorterArray_FailsNamingBothLengths`` () =
+    let error =
+        Assert.ThrowsAny<exn>(fun () ->
+            Job.run 2 (fun world -> world |> Mpi.broadcastInto 0 (Array.zeroCreate (if Mpi.rank world = 0 then 4 else 3))) |> ignore)
+    Assert.Contains("holds 3 elements; the root's, rank 0's, 4", error.ToString())
+
+[<Fact>]
+let ``ScatterFromAndAlltoall_EachRankGetsItsElements`` () =
+    let results =
+        Job.run 3 (fun world ->
+            let r = Mpi.rank world
+            let mine = world |> Mpi.scatterFrom 0 (if r = 0 then Some [| 10; 11; 12 |] else None)
+            mine, world |> Mpi.alltoall (Array.init 3 (fun j -> 10 * r + j)))
+    Assert.Equal<(int * int[])[]>([| 10, [| 0; 10; 20 |]; 11, [| 1; 11; 21 |]; 12, [| 2; 12; 22 |] |], results)
+
+[<Fact>]
+let ``VForms_UnevenCounts_BlocksInRankOrder`` () =
+    // Rank r holds r + 1 elements: r, r, ...
+    let counts = [| 1; 2; 3 |]
+    let results =
+        Job.run 3 (fun world ->
+            let r = Mpi.rank world
+            let mine = Array.create (r + 1) r
+            let gathered = world |> Mpi.gatherv 2 counts mine
+            let all = world |> Mpi.allgatherv counts mine
+            let scattered = world |> Mpi.scatterv 0 counts (if r = 0 then Some [| 7; 8; 8; 9; 9; 9 |] else None)
+            // Rank r sends (j + 1) copies of r to rank j, and receives (r + 1) from each.
+            let exchanged = world |> Mpi.alltoallv [| 1; 2; 3 |] (Array.create 3 (r + 1)) [| r; r; r; r; r; r |]
+            gathered, all, scattered, exchanged)
+    let everyone = [| 0; 1; 1; 2; 2; 2 |]
+    Assert.Equal<(int[] option * int[] * int[] * int[])[]>(
+        [| None, everyone, [| 7 |], [| 0; 1; 2 |]
+           None, everyone, [| 8; 8 |], [| 0; 0; 1; 1; 2; 2 |]
+           Some everyone, everyone, [| 9; 9; 9 |], [| 0; 0; 0; 1; 1; 1; 2; 2; 2 |] |],
+        results)
+
+[<Fact>]
+let ``DupAndTopologies_GridShiftAndGraphNeighbours`` () =
+    let results =
+        Job.run 4 (fun world ->
+            let copy = Mpi.dup world
+            let grid = world |> Mpi.cartesian [| 2; 2 |] [| true; false |] false
+            let ring = world |> Mpi.graph [| [| 1; 3 |]; [| 0; 2 |]; [| 1; 3 |]; [| 2; 0 |] |] false
+            Mpi.rank copy, Mpi.coordinates grid, grid |> Mpi.shift 0 1, Mpi.neighbors ring |> Array.sort)
+    Assert.Equal<(int * int[] * (int * int) * int[])[]>(
+        [| 0, [| 0; 0 |], (2, 2), [| 1; 3 |]
+           1, [| 0; 1 |], (3, 3), [| 0; 2 |]
+           2, [| 1; 0 |], (0, 0), [| 1; 3 |]
+           3, [| 1; 1 |], (1, 1), [| 0; 2 |] |],
+        results)

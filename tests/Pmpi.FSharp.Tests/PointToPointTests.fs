@@ -102,3 +102,17 @@ let ``Recv_WrongType_ThrowsTypeMismatchNamingRankAndTag`` () =
 let ``Run_BodyReturnsAnExitCode_RunReturnsTheLowestRanksValue`` () =
     let code = Mpi.run [| "--pmpi-ranks"; "3"; "left" |] (fun world args -> if args = [| "left" |] then 40 + Mpi.rank world else -1)
     Assert.Equal(40, code)
+
+[<Fact>]
+let ``RecvWithStatusTaskAndAsync_GiveTheValueAndWhereItCameFrom`` () =
+    let results =
+        Job.run 3 (fun world ->
+            match Mpi.rank world with
+            | 0 ->
+                let fromTask, status = (world |> Mpi.recvWithStatusTask<string> Mpi.anySource 5).Result
+                let fromAsync, other = world |> Mpi.recvWithStatusAsync<string> Mpi.anySource 5 |> Async.RunSynchronously
+                Some(set [ fromTask, status.Source, status.Tag; fromAsync, other.Source, other.Tag ])
+            | r ->
+                world |> Mpi.send 0 5 $"from {r}"
+                None)
+    Assert.Equal(Some(set [ "from 1", 1, 5; "from 2", 2, 5 ]), results[0])

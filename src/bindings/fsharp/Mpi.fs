@@ -118,6 +118,25 @@ module Mpi =
             do! comm.ImmediateSend<'T>(value, dest, tag).WaitAsync(token) |> Async.AwaitTask |> Async.Ignore
         }
 
+    /// <summary>A task that completes with the next matching message's value and its status (source, tag, count).</summary>
+    let recvWithStatusTask<'T> source tag (comm: Communicator) : Task<'T * CompletedStatus> =
+        let request = comm.ImmediateReceive<'T>(source, tag)
+        task {
+            let! status = request.WaitAsync()
+            return request.Value, status
+        }
+
+    /// <summary>The Async form of <c>recvWithStatusTask</c>; cancelling the workflow cancels the receive.</summary>
+    let recvWithStatusAsync<'T> source tag (comm: Communicator) : Async<'T * CompletedStatus> =
+        async {
+            let! token = Async.CancellationToken
+            let request = comm.ImmediateReceive<'T>(source, tag)
+            use _ = token.Register(fun () -> request.Cancel())
+            let! status = request.WaitAsync() |> Async.AwaitTask
+            if status.Cancelled then raise (OperationCanceledException token)
+            return request.Value, status
+        }
+
     /// <summary>The Async form of <c>recvTask</c>; cancelling the workflow cancels the receive.</summary>
     let recvAsync<'T> source tag (comm: Communicator) : Async<'T> =
         async {
@@ -135,6 +154,27 @@ module Mpi =
         let mutable shared = value
         comm.Broadcast<'T>(&shared, root)
         shared
+
+    /// <summary>
+    /// The root's value on every rank (MPI_Bcast), given only at the root: <c>Some value</c> there, <c>None</c> elsewhere.
+    /// An array goes as <c>broadcastInto</c>'s does, by blocks between nodes when it is large.
+    /// </summary>
+    let broadcastFrom root (value: 'T option) (comm: Intracommunicator) : 'T =
+        if comm.Rank = root && value.IsNone then
+            raise (MpiException(ErrorClass.InvalidArgument, $"Mpi.broadcastFrom: the root, rank {root}, passed None; the root passes Some value."))
+        let mutable shared = Option.defaultValue Unchecked.defaultof<'T> value
+        comm.Broadcast<'T>(&shared, root)
+        shared
+
+    /// <summary>
+    /// Fills every rank's <paramref name="values"/> with the root's, in place (MPI_Bcast into a buffer): nothing is
+    /// allocated, and a large array goes by blocks between nodes. Every rank's array has the root's length.
+    /// </summary>
+    let broadcastInto root (values: 'T[]) (comm: Intracommunicator) : unit =
+        let mutable target = values
+        comm.Broadcast<'T>(&target, root)
+        if not (obj.ReferenceEquals(target, values)) then
+            raise (MpiException(ErrorClass.InvalidCount, $"Mpi.broadcastInto: rank {comm.Rank}'s array holds {values.Length} elements; the root's, rank {root}'s, {target.Length}."))
 
     /// <summary>Every rank's value combined by <paramref name="op"/> in rank order: Some at <paramref name="root"/>, None elsewhere (MPI_Reduce).</summary>
     let reduce root (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) =
@@ -167,9 +207,59 @@ module Mpi =
     /// <summary>Element <c>rank</c> of the root's <paramref name="values"/> (one per rank), on every rank (MPI_Scatter); other ranks pass <c>[||]</c>.</summary>
     let scatter root (values: 'T[]) (comm: Intracommunicator) : 'T = comm.Scatter<'T>(values, root)
 
+    /// <summary>Element <c>rank</c> of the root's values (one per rank), given only at the root: <c>Some values</c> there, <c>None</c> elsewhere (MPI_Scatter).</summary>
+    let scatterFrom root (values: 'T[] option) (comm: Intracommunicator) : 'T =
+        comm.Scatter<'T>(Option.defaultValue Unchecked.defaultof<'T[]> values, root)
+
+    /// <summary>Element <c>j</c> of each rank's <paramref name="values"/> (one per rank) goes to rank <c>j</c>; gives what each rank sent here, by rank (MPI_Alltoall).</summary>
+    let alltoall (values: 'T[]) (comm: Intracommunicator) : 'T[] = comm.Alltoall<'T>(values)
+
+    // ---- The v-forms: blocks of a length per rank ----
+
+    /// <summary>Every rank's array concatenated in rank order: Some at <paramref name="root"/>, None elsewhere (MPI_Gatherv). <paramref name="counts"/> (each rank's length) matters at the root only.</summary>
+    let gatherv root (counts: int[]) (values: 'T[]) (comm: Intracommunicator) = comm.GatherFlattened<'T>(values, counts, root) |> Option.ofObj
+
+    /// <summary>Every rank's array concatenated in rank order, on every rank (MPI_Allgatherv); <paramref name="counts"/> is each rank's length.</summary>
+    let allgatherv (counts: int[]) (values: 'T[]) (comm: Intracommunicator) : 'T[] = comm.AllgatherFlattened<'T>(values, counts)
+
+    /// <summary>Block <c>rank</c> of the root's array cut into blocks of <paramref name="counts"/>, on every rank (MPI_Scatterv); the array is given only at the root.</summary>
+    let scatterv root (counts: int[]) (values: 'T[] option) (comm: Intracommunicator) : 'T[] =
+        comm.ScatterFromFlattened<'T>(Option.defaultValue Unchecked.defaultof<'T[]> values, counts, root)
+
+    /// <summary>Each rank sends <c>sendCounts[j]</c> elements to rank <c>j</c> and receives <c>receiveCounts[i]</c> from rank <c>i</c>, concatenated in rank order (MPI_Alltoallv).</summary>
+    let alltoallv (sendCounts: int[]) (receiveCounts: int[]) (values: 'T[]) (comm: Intracommunicator) : 'T[] =
+        comm.AlltoallFlattened<'T>(values, sendCounts, receiveCounts)
+
     /// <summary>
     /// Partitions the ranks by <paramref name="color"/>, ordered by <paramref name="key"/> (MPI_Comm_split): the new
     /// communicator, or None for a negative color (this rank joins none).
     /// </summary>
     let split color key (comm: Intracommunicator) =
         comm.Split((if color < 0 then Intracommunicator.Undefined else color), key) |> Option.ofObj
+
+    /// <summary>A communicator of the same ranks whose messages never meet <paramref name="comm"/>'s (MPI_Comm_dup).</summary>
+    let dup (comm: Intracommunicator) = comm.Dup()
+
+    // ---- Topologies ----
+
+    /// <summary>
+    /// The ranks of <paramref name="comm"/> as a grid of <paramref name="dims"/> (periodic where <paramref name="periods"/>
+    /// says so; <c>reorder</c> lets PMPI renumber them), MPI_Cart_create.
+    /// </summary>
+    let cartesian (dims: int[]) (periods: bool[]) reorder (comm: Intracommunicator) = new CartesianCommunicator(comm, dims.Length, dims, periods, reorder)
+
+    /// <summary>This rank's coordinates in the grid (MPI_Cart_coords).</summary>
+    let coordinates (grid: CartesianCommunicator) = grid.Coordinates
+
+    /// <summary>The ranks <paramref name="displacement"/> steps below and above this one along <paramref name="direction"/>: (source, dest), as MPI_Cart_shift gives them.</summary>
+    let shift direction displacement (grid: CartesianCommunicator) =
+        let mutable source = 0
+        let mutable dest = 0
+        grid.Shift(direction, displacement, &source, &dest)
+        source, dest
+
+    /// <summary>The ranks of <paramref name="comm"/> as a graph: <c>edges[i]</c> are rank i's neighbours (MPI_Graph_create).</summary>
+    let graph (edges: int[][]) reorder (comm: Intracommunicator) = new GraphCommunicator(comm, edges, reorder)
+
+    /// <summary>The neighbours of this rank in a grid or a graph (MPI_Graph_neighbors, a grid's adjacent ranks).</summary>
+    let neighbors (topology: TopologicalCommunicator) = topology.NeighborsOf topology.Rank
