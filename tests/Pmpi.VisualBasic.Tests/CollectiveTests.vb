@@ -65,6 +65,23 @@ Public Class CollectiveTests
         Assert.Equal(40, code)
     End Sub
 
+    ''' <summary>TryReduce tells the root's result, even 0, from the other ranks' none; TryExclusiveScan rank 0's none likewise.</summary>
+    <Fact>
+    Public Sub TryReduceAndTryExclusiveScan_ResultOnlyWhereThereIsOne()
+        Dim results = Job.RunRanks(3,
+            Function(world)
+                Dim sum = -1, product = -1L, before = -1
+                Dim hasSum = world.TryReduce(world.Rank - 1, ReduceOperation.Sum, 2, sum)
+                Dim hasProduct = world.TryReduce(CLng(world.Rank + 2), Function(a, b) a * b, 0, product)
+                Dim hasBefore = world.TryExclusiveScan(world.Rank + 1, ReduceOperation.Sum, before)
+                Return (hasSum, sum, hasProduct, product, hasBefore, before)
+            End Function)
+
+        Assert.Equal((False, -1, True, 24L, False, -1), results(0))
+        Assert.Equal((False, -1, False, -1L, True, 1), results(1))
+        Assert.Equal((True, 0, False, -1L, True, 3), results(2))
+    End Sub
+
     <Fact>
     Public Sub Broadcast_ByRefClass_EveryRankGetsRootsParticle()
         Dim particles = Job.RunRanks(3,

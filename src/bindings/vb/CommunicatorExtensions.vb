@@ -56,6 +56,43 @@ Public Module CommunicatorExtensions
     End Function
 
     ''' <summary>
+    ''' Every rank's value combined by <paramref name="op"/>, into <paramref name="result"/> at <paramref name="root"/>:
+    ''' True there, False elsewhere (where <paramref name="result"/> is left as it was), so a root's 0 is told from
+    ''' no result (MPI_Reduce).
+    ''' </summary>
+    <Extension>
+    Public Function TryReduce(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation, root As Integer, ByRef result As T) As Boolean
+        Return AtRoot(comm, comm.Reduce(value, OperationOf(Of T)(op), root), root, result)
+    End Function
+
+    ''' <summary>The same with an operation of the caller's (e.g. <c>Function(a, b) a * b</c>).</summary>
+    <Extension>
+    Public Function TryReduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T), root As Integer, ByRef result As T) As Boolean
+        Return AtRoot(comm, comm.Reduce(value, OperationOf(combine), root), root, result)
+    End Function
+
+    ''' <summary>Arrays combined element by element by <paramref name="combine"/> at <paramref name="root"/>; Nothing elsewhere.</summary>
+    <Extension>
+    Public Function Reduce(Of T)(comm As Intracommunicator, values As T(), combine As Func(Of T, T, T), root As Integer) As T()
+        Return comm.Reduce(values, OperationOf(combine), root)
+    End Function
+
+    ''' <summary>The combination by <paramref name="combine"/> of the values of ranks 0 to this one (MPI_Scan).</summary>
+    <Extension>
+    Public Function Scan(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T)) As T
+        Return comm.Scan(value, OperationOf(combine))
+    End Function
+
+    ''' <summary>
+    ''' The combination of the values of ranks 0 to this one's predecessor into <paramref name="result"/>: True, or
+    ''' False on rank 0, which has no predecessor (MPI_Exscan).
+    ''' </summary>
+    <Extension>
+    Public Function TryExclusiveScan(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation, ByRef result As T) As Boolean
+        Return AtRoot(comm, comm.ExclusiveScan(value, OperationOf(Of T)(op)), If(comm.Rank = 0, -1, comm.Rank), result)
+    End Function
+
+    ''' <summary>
     ''' Receives a matching message into <paramref name="value"/> if one has arrived and returns True; returns False at
     ''' once otherwise (MPI_Iprobe then MPI_Recv).
     ''' </summary>
@@ -82,6 +119,13 @@ Public Module CommunicatorExtensions
         source = status.Source
         tag = status.Tag
     End Sub
+
+    ''' <summary>Sets <paramref name="result"/> to <paramref name="value"/> on rank <paramref name="holder"/> alone, and says whether it did.</summary>
+    Private Function AtRoot(Of T)(comm As Intracommunicator, value As T, holder As Integer, ByRef result As T) As Boolean
+        If comm.Rank <> holder Then Return False
+        result = value
+        Return True
+    End Function
 
     ''' <summary>
     ''' A delegate of the lambda's own method, not of Func.Invoke: Pmpi.Core reads that method to know
