@@ -93,8 +93,19 @@ public sealed class CartesianCommunicator : TopologicalCommunicator
         return [.. neighbours];
     }
 
-    /// <summary>The number of undirected edges between neighbouring ranks (half the total of <see cref="NeighborsOf"/> over all ranks).</summary>
-    public override int NumEdges => Enumerable.Range(0, Size).Sum(r => NeighborsOf(r).Length) / 2;
+    /// <summary>
+    /// The grid's edges as MPI.NET counts them: each line of d ranks along a dimension has d - 1, and one more, the
+    /// wrap-around, where the dimension is periodic, even where the wrap joins ranks already adjacent (d of 1 or 2,
+    /// where <see cref="NeighborsOf"/> lists no neighbour twice).
+    /// </summary>
+    public override int NumEdges
+    {
+        get
+        {
+            int ranks = _dimensions.Aggregate(1, (product, extent) => product * extent);
+            return Enumerable.Range(0, _dimensions.Length).Sum(d => (_dimensions[d] - 1 + (_periodic[d] ? 1 : 0)) * (ranks / _dimensions[d]));
+        }
+    }
 
     /// <summary>
     /// The sub-grid through the calling rank that keeps the dimensions where <paramref name="remain_dims"/> is non-zero

@@ -14,6 +14,26 @@ public abstract class CartesianTests(Device device) : DeviceSuite(device)
         Assert.Equal(expected, dims);
     }
 
+    /// <summary>MPI.NET's count (its CartTest): d - 1 edges per line, one more where periodic, even for d of 1 or 2.</summary>
+    [Theory]
+    [InlineData(new[] { 2, 2 }, new[] { true, true }, 8)]
+    [InlineData(new[] { 2, 3 }, new[] { false, true }, 3 + 6)]
+    [InlineData(new[] { 4 }, new[] { true }, 4)]
+    [InlineData(new[] { 3, 1 }, new[] { false, true }, 2 + 3)]
+    [InlineData(new[] { 2, 2, 2 }, new[] { false, false, false }, 12)]
+    public void NumEdges_CountsAsMpiNetDoes(int[] dims, bool[] periods, int expected)
+    {
+        int size = dims.Aggregate(1, (a, b) => a * b);
+
+        var edges = Run(size, world =>
+        {
+            using var grid = new CartesianCommunicator(world, dims.Length, dims, periods, reorder: false);
+            return grid.NumEdges;
+        });
+
+        Assert.All(edges, count => Assert.Equal(expected, count));
+    }
+
     [Fact]
     public void Shift_OnPeriodicAndOpenDimensions_GivesNeighboursOrProcNull()
     {
