@@ -75,7 +75,7 @@ public sealed class Environment : IDisposable
         ArgumentNullException.ThrowIfNull(options);
         args = TakeRanks(args ?? [], out var ranks, out var ranksGiven);
         if (Initialized) return;
-        if (Finalized) throw new ObjectDisposedException(nameof(Environment), "PMPI was already finalized on this rank; MPI allows one initialization per process.");
+        if (Finalized) throw AlreadyFinalized();
         var identity = RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable);
         if (identity is null && ranksGiven && ranks > 1)
             throw new MpiException(ErrorClass.InvalidArgument, $"{ranks} ranks were asked for, but new Environment(ref args) makes this process one rank: " +
@@ -89,6 +89,9 @@ public sealed class Environment : IDisposable
 
     /// <summary>Whether PMPI was finalized for the calling rank (MPI_Finalized); it cannot be initialised again.</summary>
     public static bool Finalized => FinalizedRank.Value;
+
+    private static ObjectDisposedException AlreadyFinalized() =>
+        new(nameof(Environment), "PMPI was already finalized on this rank; MPI allows one initialization per process.");
 
     /// <summary>
     /// The thread support provided: what was asked for (PMPI's operations are safe from any thread), or
@@ -149,6 +152,7 @@ public sealed class Environment : IDisposable
     /// run as threads always end with the call.
     /// </param>
     /// <exception cref="MpiException">A rank threw or called Abort; the message names the first rank that failed.</exception>
+    /// <exception cref="ObjectDisposedException">A Run or Dispose already finalized PMPI here; MPI initialises once (an <see cref="InvalidOperationException"/>, as MPI.NET throws).</exception>
     public static void Run(ref string[] args, Action<Intracommunicator> body, bool cleanupEnvironment = true) =>
         Run(ref args, Threading.Serialized, body, cleanupEnvironment);
 
@@ -181,8 +185,12 @@ public sealed class Environment : IDisposable
         }
         if (!RankIdentity.IsLaunched(System.Environment.GetEnvironmentVariable))
         {
+            // Ranks as threads of this process: as a launched rank's, their Run initialises once (MPI.NET's
+            // EnvironmentDisposalThrowsTest), so finalizing marks this caller too, and a later Run throws.
+            if (Finalized) throw AlreadyFinalized();
             args = TakeRanks(args, out var ranks, out _);
             Run(ranks, body, options);
+            if (cleanupEnvironment) FinalizedRank.Value = true;
             return;
         }
         var environment = new Environment(ref args, threading, options);

@@ -59,6 +59,23 @@ public class EnvironmentTests
         });
     }
 
+    /// <summary>MPI.NET's EnvironmentDisposalThrowsTest: Run, which finalizes, then Run again, which must throw InvalidOperationException.</summary>
+    [Fact]
+    public void Run_AgainAfterARunThatFinalized_ThrowsInvalidOperationException()
+    {
+        OnOwnThread(() =>
+        {
+            string[] args = [];
+            int ranks = 0;
+            Pmpi.Environment.Run(ref args, comm => ranks += comm.Size, true);
+
+            var again = Assert.ThrowsAny<InvalidOperationException>(() => Pmpi.Environment.Run(ref args, comm => ranks += comm.Size, true));
+
+            Assert.Contains("already finalized", again.Message);
+            Assert.Equal(1, ranks);
+        });
+    }
+
     [Fact]
     public void Constructor_AskedForSeveralRanks_ThrowsNamingTheWaysToGetThem()
     {
