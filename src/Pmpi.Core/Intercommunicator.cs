@@ -151,7 +151,8 @@ public sealed class Intercommunicator : Communicator
     /// <summary>The other group's arrays combined element by element at the root; null elsewhere (MPI_Reduce of a buffer).</summary>
     public T[]? Reduce<T>(T[] values, ReductionOperation<T> op, int root)
     {
-        ArgumentNullException.ThrowIfNull(values);
+        // The root's group contributes nothing, so its ranks may pass null (MPI.NET's IntercommunicatorTest does).
+        if (root is not (Root or Null)) ArgumentNullException.ThrowIfNull(values);
         var result = IntercommunicatorCollectives.Reduce(this, _local, values, Elementwise.Of(op), CheckedRoot(root));
         return root == Root ? result : null;
     }

@@ -79,6 +79,24 @@ public abstract class IntercommunicatorTests(Device device) : DeviceSuite(device
         }
     }
 
+    /// <summary>The root's group contributes nothing to a Reduce, so its ranks may pass null arrays (MPI.NET's IntercommunicatorTest).</summary>
+    [Theory]
+    [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
+    public void ReduceArray_RootGroupPassesNull_RootGetsTheOtherGroupsCombination(int size)
+    {
+        int half = size / 2;
+        var results = Run(size, world =>
+        {
+            using var inter = Halves(world, out bool lower);
+            int root = lower ? (inter.Rank == 0 ? Intercommunicator.Root : Intercommunicator.Null) : 0;
+            return inter.Reduce(lower ? null! : new[] { world.Rank, 1 }, Operation<int>.Add, root);
+        });
+
+        var upper = Enumerable.Range(half, size - half).ToArray();
+        Assert.Equal([upper.Sum(), upper.Length], results[0]!);
+        Assert.All(results[1..], result => Assert.Null(result));
+    }
+
     [Theory]
     [MemberData(nameof(TestJob.OddSizes), MemberType = typeof(TestJob))]
     public void ArrayAndOutputForms_BetweenHalves_CombineTheOtherGroupsArrays(int size)
