@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Pmpi;
 
 /// <summary>How <see cref="Communicator.Clone"/> carries an attribute's value to the new communicator (MPI.NET's names).</summary>
@@ -5,7 +7,11 @@ public enum AttributeDuplication
 {
     /// <summary>Not copied: the new communicator does not have the attribute.</summary>
     None,
-    /// <summary>Both communicators hold the same value (the same object, for a reference type).</summary>
+    /// <summary>
+    /// Both communicators hold the same value: the same object, for a reference type; for a structure larger than a
+    /// pointer, one shared place, so a value set on either is the other's too (MPI.NET's; a smaller value is copied,
+    /// as a C attribute holds it).
+    /// </summary>
     Shallow,
     /// <summary>The new communicator holds a copy: <see cref="ICloneable.Clone"/> for objects, the value itself for value types.</summary>
     Deep,
@@ -19,10 +25,11 @@ public enum AttributeDuplication
 public class Attribute
 #pragma warning restore CA1711
 {
-    private protected Attribute(Type valueType, AttributeDuplication duplication)
+    private protected Attribute(Type valueType, AttributeDuplication duplication, bool sharesPlace)
     {
         ValueType = valueType;
         Duplication = duplication;
+        SharesPlace = sharesPlace;
     }
 
     /// <summary>How a value is carried by <see cref="Communicator.Clone"/>.</summary>
@@ -37,8 +44,12 @@ public class Attribute
     {
         if (duplication == AttributeDuplication.Deep && !typeof(T).IsValueType && !typeof(ICloneable).IsAssignableFrom(typeof(T)))
             throw new ArgumentException($"Deep duplication copies values with ICloneable, which {typeof(T).FullName} does not implement.", nameof(duplication));
-        return new Attribute(typeof(T), duplication);
+        bool sharesPlace = duplication == AttributeDuplication.Shallow && typeof(T).IsValueType && Unsafe.SizeOf<T>() > IntPtr.Size;
+        return new Attribute(typeof(T), duplication, sharesPlace);
     }
+
+    /// <summary>Whether communicators that share a value (<see cref="AttributeDuplication.Shallow"/>, a large structure) share its place too.</summary>
+    internal bool SharesPlace { get; }
 
     internal object? Duplicate(object? value) => Duplication == AttributeDuplication.Deep && value is ICloneable cloneable ? cloneable.Clone() : value;
 }
@@ -46,6 +57,7 @@ public class Attribute
 /// <summary>The attributes of one communicator (MPI_Comm_set_attr / get_attr / delete_attr).</summary>
 public sealed class AttributeSet
 {
+    // A value, or for an attribute that shares its place (Attribute.SharesPlace) the box that duplicates share.
     private readonly Dictionary<Attribute, object?> _values = [];
     private readonly Lock _lock = new();
 
@@ -59,14 +71,23 @@ public sealed class AttributeSet
         get
         {
             ArgumentNullException.ThrowIfNull(attribute);
-            lock (_lock) return _values.GetValueOrDefault(attribute);
+            lock (_lock)
+            {
+                var stored = _values.GetValueOrDefault(attribute);
+                return attribute.SharesPlace && stored is StrongBox<object?> place ? place.Value : stored;
+            }
         }
         set
         {
             ArgumentNullException.ThrowIfNull(attribute);
             if (value is not null && !attribute.ValueType.IsInstanceOfType(value))
                 throw new ArgumentException($"The attribute holds {attribute.ValueType.FullName} values; {value.GetType().FullName} is not one.", nameof(value));
-            lock (_lock) _values[attribute] = value;
+            lock (_lock)
+            {
+                if (!attribute.SharesPlace) _values[attribute] = value;
+                else if (_values.GetValueOrDefault(attribute) is StrongBox<object?> place) place.Value = value;
+                else _values[attribute] = new StrongBox<object?>(value);
+            }
         }
     }
 
@@ -83,6 +104,6 @@ public sealed class AttributeSet
         lock (source._lock) entries = [.. source._values];
         lock (_lock)
             foreach (var (attribute, value) in entries)
-                if (attribute.Duplication != AttributeDuplication.None) _values[attribute] = attribute.Duplicate(value);
+                if (attribute.Duplication != AttributeDuplication.None) _values[attribute] = attribute.SharesPlace ? value : attribute.Duplicate(value);
     }
 }

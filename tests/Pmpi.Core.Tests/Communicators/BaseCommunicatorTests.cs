@@ -1,3 +1,5 @@
+using Pmpi.Tests.Collectives;
+
 namespace Pmpi.Tests.Communicators;
 
 /// <summary>What MPI.NET offers on the base Communicator type: Barrier, Clone, Compare, attributes and its spellings.</summary>
@@ -56,6 +58,39 @@ public abstract class BaseCommunicatorTests(Device device) : DeviceSuite(device)
             Assert.Equal(1, r.Deep);      // a clone taken at Clone
             Assert.Equal(r.Rank, r.Number);
             Assert.Null(r.Removed);
+        });
+    }
+
+    /// <summary>
+    /// MPI.NET's AttributesTest: a shallow attribute of a structure larger than a pointer shares its place with the
+    /// duplicate, so a value set on either is the other's; a small one (an int) is copied; removal detaches one side.
+    /// </summary>
+    [Fact]
+    public void Clone_ShallowStructure_SharesItsPlaceWhereASmallValueIsCopied()
+    {
+        var point = Pmpi.Attribute.Create<Vector2D>(AttributeDuplication.Shallow);
+        var small = Pmpi.Attribute.Create<int>(AttributeDuplication.Shallow);
+        var deepPoint = Pmpi.Attribute.Create<Vector2D>(AttributeDuplication.Deep);
+        Run(1, world =>
+        {
+            using var parent = world.Dup();
+            parent.Attributes[point] = new Vector2D(2.1, 2.2);
+            parent.Attributes[small] = 25;
+            parent.Attributes[deepPoint] = new Vector2D(3.1, 3.2);
+            using var child = parent.Clone();
+
+            parent.Attributes[point] = new Vector2D(4.1, 4.2);
+            parent.Attributes[small] = 99;
+            parent.Attributes[deepPoint] = new Vector2D(5.1, 5.2);
+            Assert.Equal(new Vector2D(4.1, 4.2), child.Attributes[point]);
+            Assert.Equal(25, child.Attributes[small]);
+            Assert.Equal(new Vector2D(3.1, 3.2), child.Attributes[deepPoint]);
+
+            child.Attributes[point] = new Vector2D(6.1, 6.2);
+            Assert.Equal(new Vector2D(6.1, 6.2), parent.Attributes[point]);
+            parent.Attributes.Remove(point);
+            Assert.Null(parent.Attributes[point]);
+            Assert.Equal(new Vector2D(6.1, 6.2), child.Attributes[point]);
         });
     }
 
