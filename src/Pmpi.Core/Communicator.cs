@@ -282,6 +282,48 @@ public abstract class Communicator : IDisposable
         }
     }
 
+    // ---- Matched probes (MPI-3 §3.8.2) ----
+
+    /// <summary>
+    /// Waits for a matching message and takes it out of matching, so that no other receive (another thread's of this
+    /// rank included) can take it before <see cref="MatchedMessage.Receive{T}()"/> does (MPI_Mprobe). With
+    /// <see cref="ProcNull"/>, a message that holds nothing (MPI_MESSAGE_NO_PROC).
+    /// </summary>
+    public MatchedMessage MatchedProbe(int source, int tag)
+    {
+        if (source == ProcNull) return new MatchedMessage(this, null);
+        CheckSource(source);
+        CheckTag(tag, allowAny: true);
+        return new MatchedMessage(this, ReceiveMessage(source, tag, Context));
+    }
+
+    /// <summary>The same if a matching message has arrived, taken out of matching; otherwise null at once (MPI_Improbe).</summary>
+    public MatchedMessage? ImmediateMatchedProbe(int source, int tag)
+    {
+        if (source == ProcNull) return new MatchedMessage(this, null);
+        CheckSource(source);
+        CheckTag(tag, allowAny: true);
+        try
+        {
+            return Runtime.Device.Engine.TryTake(new Envelope(Context, source, tag)) is { } message ? new MatchedMessage(this, message) : null;
+        }
+        catch (MpiException e)
+        {
+            throw new MpiException(e.ErrorClass, e.Message, e);
+        }
+    }
+
+    /// <summary>Decodes a message that <see cref="MatchedProbe"/> took, as a receive of it would.</summary>
+    internal T ReceiveMatched<T>(Message message, out CompletedStatus status)
+    {
+        var value = Decode<T>(message, Context);
+        status = new CompletedStatus(message.Envelope.Source, message.Envelope.Tag, message.Type, message.Payload.Length, CountOf(value), false);
+        return value;
+    }
+
+    /// <summary>The status of a message taken by a matched probe.</summary>
+    internal static Status MatchedStatus(Message message) => StatusOf(message);
+
     // ---- Synchronisation and communicators ----
 
     /// <summary>Returns once every member (of both groups, for an intercommunicator) has called it (MPI_Barrier).</summary>

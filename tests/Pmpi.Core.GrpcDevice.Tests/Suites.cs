@@ -121,6 +121,10 @@ namespace Pmpi.Tests.Communicators
 
 namespace Pmpi.Tests.PointToPoint
 {
+    public sealed class GrpcMatchedProbeTests() : MatchedProbeTests(Device.Grpc);
+
+    public sealed class SharedMemoryMatchedProbeTests() : MatchedProbeTests(Device.SharedMemory);
+
     public sealed class GrpcErrorTests() : ErrorTests(Device.Grpc);
 
     public sealed class SharedMemoryErrorTests() : ErrorTests(Device.SharedMemory);

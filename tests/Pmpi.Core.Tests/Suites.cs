@@ -63,6 +63,8 @@ namespace Pmpi.Tests.Communicators
 
 namespace Pmpi.Tests.PointToPoint
 {
+    public sealed class InProcessMatchedProbeTests() : MatchedProbeTests(Device.InProcess);
+
     public sealed class InProcessErrorTests() : ErrorTests(Device.InProcess);
 
     public sealed class InProcessNonblockingTests() : NonblockingTests(Device.InProcess);

@@ -194,6 +194,17 @@ internal sealed class MatchingEngine
         }
     }
 
+    /// <summary>The earliest unexpected message matching <paramref name="pattern"/>, taken off its queue; null if none (MPI_Improbe).</summary>
+    public Message? TryTake(Envelope pattern)
+    {
+        Progress?.Poll();
+        lock (_lock)
+        {
+            if (_aborted is not null) throw _aborted;
+            return _contexts.TryGetValue(pattern.Context, out var queues) ? queues.TakeEarliestMessage(pattern.Source, pattern.Tag) : null;
+        }
+    }
+
     /// <summary>A probe that completes when a matching message is queued (at once if one is).</summary>
     public ProbeOperation PostProbe(Envelope pattern)
     {

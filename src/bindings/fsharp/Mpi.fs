@@ -102,6 +102,18 @@ module Mpi =
     /// <summary>The status of a matching message if one has arrived, else None (MPI_Iprobe).</summary>
     let tryProbe source tag (comm: Communicator) = comm.ImmediateProbe(source, tag) |> Option.ofObj
 
+    /// <summary>
+    /// Waits for a matching message and takes it out of matching, so no other thread's receive takes it; receive it
+    /// with <c>Mpi.receiveMatched</c> (MPI_Mprobe).
+    /// </summary>
+    let matchedProbe source tag (comm: Communicator) = comm.MatchedProbe(source, tag)
+
+    /// <summary>The same if a matching message has arrived, else None at once (MPI_Improbe).</summary>
+    let tryMatchedProbe source tag (comm: Communicator) = comm.ImmediateMatchedProbe(source, tag) |> Option.ofObj
+
+    /// <summary>Receives the message a matched probe took (MPI_Mrecv).</summary>
+    let receiveMatched<'T> (message: MatchedMessage) : 'T = message.Receive<'T>()
+
     // ---- Non-blocking ----
 
     /// <summary>Starts a send (MPI_Isend) and returns a task that completes with it; <paramref name="value"/> must not change until then.</summary>
