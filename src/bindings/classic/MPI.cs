@@ -7,7 +7,7 @@ namespace Pmpi.Classic;
 /// MPI_SUCCESS; as with MPI_ERRORS_ARE_FATAL, an error throws an <see cref="MpiException"/> that ends the job, naming
 /// the call, rank and problem.
 /// </summary>
-public static class MPI
+public static partial class MPI
 {
     private static readonly AsyncLocal<Environment?> Initialised = new();
 
@@ -27,6 +27,15 @@ public static class MPI
 
     /// <summary>Pass where a status is not wanted.</summary>
     public static readonly MPI_Status? MPI_STATUS_IGNORE;
+
+    /// <summary>Pass where an array of statuses is not wanted (MPI_Waitall, MPI_Testall).</summary>
+    public static readonly MPI_Status?[]? MPI_STATUSES_IGNORE;
+
+    /// <summary>No request: what MPI_Waitall, MPI_Waitany and their tests leave in place of a completed one.</summary>
+    public static readonly MPI_Request? MPI_REQUEST_NULL;
+
+    /// <summary>No value: the index MPI_Waitany gives when no request was active, the color that leaves a rank out of MPI_Comm_split.</summary>
+    public const int MPI_UNDEFINED = Intracommunicator.Undefined;
 
     /// <summary>All ranks of the job, as the calling rank sees them.</summary>
     public static Intracommunicator MPI_COMM_WORLD => Communicator.World;
@@ -156,182 +165,6 @@ public static class MPI
         return MPI_SUCCESS;
     }
 
-    // ---- Point-to-point ----
-
-    /// <summary>Sends the first <paramref name="count"/> elements of <paramref name="buf"/>.</summary>
-    public static int MPI_Send<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        comm.Send(Prefix(buf, count, datatype, nameof(MPI_Send)), dest, tag);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Sends one value (C's <c>MPI_Send(&amp;x, 1, ...)</c>).</summary>
-    public static int MPI_Send<T>(ref T buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        CheckOne<T>(count, datatype, nameof(MPI_Send));
-        comm.Send(buf, dest, tag);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Receives at most <paramref name="count"/> elements into the front of <paramref name="buf"/>; a longer message is a Truncate error.</summary>
-    public static int MPI_Recv<T>(T[] buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, MPI_Status? status)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        var target = Prefix(buf, count, datatype, nameof(MPI_Recv));
-        comm.Receive(source, tag, ref target, out CompletedStatus completed);
-        if (!ReferenceEquals(target, buf)) Array.Copy(target, buf, completed.Count());
-        Fill(status, completed, typeof(T));
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Receives one value (C's <c>MPI_Recv(&amp;x, 1, ...)</c>).</summary>
-    public static int MPI_Recv<T>(ref T buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, MPI_Status? status)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        CheckOne<T>(count, datatype, nameof(MPI_Recv));
-        comm.Receive(source, tag, out buf, out CompletedStatus completed);
-        Fill(status, completed, typeof(T));
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Starts a send of the first <paramref name="count"/> elements; <paramref name="buf"/> must not change until MPI_Wait.</summary>
-    public static int MPI_Isend<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm, out MPI_Request request)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        request = new MPI_Request(comm.ImmediateSend(Prefix(buf, count, datatype, nameof(MPI_Isend)), dest, tag), typeof(T), null);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Starts a receive into the first <paramref name="count"/> elements of <paramref name="buf"/>, complete at MPI_Wait.</summary>
-    public static int MPI_Irecv<T>(T[] buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, out MPI_Request request)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        var target = Prefix(buf, count, datatype, nameof(MPI_Irecv));
-        request = new MPI_Request(comm.ImmediateReceive(source, tag, target), typeof(T),
-            ReferenceEquals(target, buf) ? null : received => Array.Copy(target, buf, received));
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Waits for <paramref name="request"/> to complete.</summary>
-    public static int MPI_Wait(MPI_Request request, MPI_Status? status)
-    {
-        ArgumentNullException.ThrowIfNull(request);
-        Fill(status, request.Wait(), request.ElementType);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Waits for the first <paramref name="count"/> requests to complete.</summary>
-    public static int MPI_Waitall(int count, MPI_Request[] requests, MPI_Status[]? statuses)
-    {
-        ArgumentNullException.ThrowIfNull(requests);
-        for (int i = 0; i < count; i++) MPI_Wait(requests[i], statuses?[i]);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>The number of <paramref name="datatype"/> elements a receive delivered.</summary>
-    public static int MPI_Get_count(MPI_Status status, MPI_Datatype datatype, out int count)
-    {
-        ArgumentNullException.ThrowIfNull(status);
-        ArgumentNullException.ThrowIfNull(datatype);
-        if (status.ElementType is { } type && type != datatype.ElementType)
-            throw new MpiException(ErrorClass.TypeMismatch, $"MPI_Get_count: the receive delivered {type.Name} elements, not {datatype}.");
-        count = status.Count;
-        return MPI_SUCCESS;
-    }
-
-    // ---- Collectives ----
-
-    /// <summary>Returns once every rank of <paramref name="comm"/> has called it.</summary>
-    public static int MPI_Barrier(Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        comm.Barrier();
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Copies the root's first <paramref name="count"/> elements of <paramref name="buffer"/> into every rank's.</summary>
-    public static int MPI_Bcast<T>(T[] buffer, int count, MPI_Datatype datatype, int root, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        var shared = Prefix(buffer, count, datatype, nameof(MPI_Bcast));
-        comm.Broadcast(ref shared, root);
-        if (!ReferenceEquals(shared, buffer)) Array.Copy(shared, buffer, count);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Copies the root's value into every rank's (C's <c>MPI_Bcast(&amp;x, 1, ...)</c>).</summary>
-    public static int MPI_Bcast<T>(ref T buffer, int count, MPI_Datatype datatype, int root, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        CheckOne<T>(count, datatype, nameof(MPI_Bcast));
-        comm.Broadcast(ref buffer, root);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Combines the ranks' first <paramref name="count"/> elements element by element into the root's <paramref name="recvbuf"/>.</summary>
-    public static int MPI_Reduce<T>(T[] sendbuf, T[]? recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        ArgumentNullException.ThrowIfNull(op);
-        var result = comm.Reduce(Prefix(sendbuf, count, datatype, nameof(MPI_Reduce)), op.For<T>(), root);
-        if (comm.Rank == root) Array.Copy(result!, Target(recvbuf, count, nameof(MPI_Reduce)), count);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Combines the ranks' values into the root's <paramref name="recvbuf"/> (C's <c>MPI_Reduce(&amp;x, &amp;y, 1, ...)</c>).</summary>
-    public static int MPI_Reduce<T>(ref T sendbuf, ref T recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        ArgumentNullException.ThrowIfNull(op);
-        CheckOne<T>(count, datatype, nameof(MPI_Reduce));
-        var result = comm.Reduce(sendbuf, op.For<T>(), root);
-        if (comm.Rank == root) recvbuf = result;
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Combines the ranks' first <paramref name="count"/> elements element by element into every rank's <paramref name="recvbuf"/>.</summary>
-    public static int MPI_Allreduce<T>(T[] sendbuf, T[] recvbuf, int count, MPI_Datatype datatype, MPI_Op op, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        ArgumentNullException.ThrowIfNull(op);
-        var result = comm.Allreduce(Prefix(sendbuf, count, datatype, nameof(MPI_Allreduce)), op.For<T>());
-        Array.Copy(result, Target(recvbuf, count, nameof(MPI_Allreduce)), count);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Combines the ranks' values into every rank's <paramref name="recvbuf"/>.</summary>
-    public static int MPI_Allreduce<T>(ref T sendbuf, ref T recvbuf, int count, MPI_Datatype datatype, MPI_Op op, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        ArgumentNullException.ThrowIfNull(op);
-        CheckOne<T>(count, datatype, nameof(MPI_Allreduce));
-        recvbuf = comm.Allreduce(sendbuf, op.For<T>());
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Concatenates every rank's first <paramref name="sendcount"/> elements, in rank order, into the root's <paramref name="recvbuf"/>.</summary>
-    public static int MPI_Gather<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[]? recvbuf, int recvcount, MPI_Datatype recvtype, int root, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        CheckType<T>(recvtype, nameof(MPI_Gather));
-        var gathered = comm.GatherFlattened(Prefix(sendbuf, sendcount, sendtype, nameof(MPI_Gather)), root);
-        if (comm.Rank == root) Array.Copy(gathered!, Target(recvbuf, recvcount * comm.Size, nameof(MPI_Gather)), gathered!.Length);
-        return MPI_SUCCESS;
-    }
-
-    /// <summary>Gives rank i the i-th block of <paramref name="sendcount"/> elements of the root's <paramref name="sendbuf"/>.</summary>
-    public static int MPI_Scatter<T>(T[]? sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype, int root, Intracommunicator comm)
-    {
-        ArgumentNullException.ThrowIfNull(comm);
-        CheckType<T>(sendtype, nameof(MPI_Scatter));
-        var all = comm.Rank == root ? Prefix(sendbuf!, sendcount * comm.Size, sendtype, nameof(MPI_Scatter)) : null;
-        var block = comm.ScatterFromFlattened(all, recvcount, root);
-        Array.Copy(block, Target(recvbuf, recvcount, nameof(MPI_Scatter)), block.Length);
-        return MPI_SUCCESS;
-    }
-
     // ---- Checks ----
 
     private static T[] Prefix<T>(T[] buf, int count, MPI_Datatype datatype, string call)
@@ -371,6 +204,35 @@ public static class MPI
         status.MPI_ERROR = MPI_SUCCESS;
         status.Count = completed.Count();
         status.ElementType = elementType;
+        status.Probed = null;
+    }
+
+    // A probe knows the message but not the type it will be received as: MPI_Get_count asks the message. Probing
+    // MPI_PROC_NULL finds an empty message from it at once (MPI-4.1 §3.8.1).
+    private static void FillProbed(MPI_Status? status, Status? probed)
+    {
+        if (status is null) return;
+        FillEmpty(status);
+        if (probed is null)
+        {
+            status.MPI_SOURCE = MPI_PROC_NULL;
+            return;
+        }
+        status.MPI_SOURCE = probed.Source;
+        status.MPI_TAG = probed.Tag;
+        status.Probed = probed;
+    }
+
+    // The empty status of MPI-4.1 §3.7.3, for a request that was MPI_REQUEST_NULL.
+    private static void FillEmpty(MPI_Status? status)
+    {
+        if (status is null) return;
+        status.MPI_SOURCE = MPI_ANY_SOURCE;
+        status.MPI_TAG = MPI_ANY_TAG;
+        status.MPI_ERROR = MPI_SUCCESS;
+        status.Count = 0;
+        status.ElementType = null;
+        status.Probed = null;
     }
 
     private static MPI_Op Op(string name, string operation) =>

@@ -57,21 +57,24 @@ public sealed class MPI_Status
     internal int Count;
 
     internal Type? ElementType;
+
+    internal Status? Probed;
 }
 
-/// <summary>A started non-blocking operation (MPI_Request), completed by MPI_Wait.</summary>
+/// <summary>A started non-blocking operation (MPI_Request), completed by MPI_Wait or found complete by MPI_Test.</summary>
 public sealed class MPI_Request
 {
-    private readonly Request _request;
     private readonly Action<int>? _onCompletion;
     private CompletedStatus? _completed;
 
     internal MPI_Request(Request request, Type elementType, Action<int>? onCompletion)
     {
-        _request = request;
+        Operation = request;
         ElementType = elementType;
         _onCompletion = onCompletion;
     }
+
+    internal Request Operation { get; }
 
     internal Type ElementType { get; }
 
@@ -79,9 +82,11 @@ public sealed class MPI_Request
     internal CompletedStatus Wait()
     {
         if (_completed is { } done) return done;
-        var completed = _request.Wait();
+        var completed = Operation.Wait();
         _onCompletion?.Invoke(completed.Count());
         _completed = completed;
         return completed;
     }
+
+    internal CompletedStatus? Test() => _completed ?? (Operation.Test() is null ? null : Wait());
 }
