@@ -103,6 +103,9 @@ public static partial class MPI
     /// <summary>Bitwise exclusive or.</summary>
     public static readonly MPI_Op MPI_BXOR = Op(nameof(MPI_BXOR), nameof(Operation<int>.ExclusiveOr));
 
+    /// <summary>No operation: what MPI_Op_free leaves.</summary>
+    public static readonly MPI_Op? MPI_OP_NULL;
+
     // ---- Environment ----
 
     /// <summary>
@@ -236,5 +239,5 @@ public static partial class MPI
     }
 
     private static MPI_Op Op(string name, string operation) =>
-        new(name, type => typeof(Operation<>).MakeGenericType(type).GetProperty(operation)!.GetValue(null)!);
+        new(name, isCommutative: true, isPredefined: true, (type, _, _) => typeof(Operation<>).MakeGenericType(type).GetProperty(operation)!.GetValue(null)!);
 }

@@ -22,24 +22,59 @@ public sealed class MPI_Datatype
     public override string ToString() => $"{Name} ({ElementType.Name})";
 }
 
-/// <summary>A predefined reduction (MPI_SUM, MPI_MAX, ...), applied to the element type of the buffer.</summary>
+/// <summary>
+/// A reduction: a predefined one (MPI_SUM, MPI_MAX, ...), applied to the element type of the buffer, or a user's
+/// from MPI_Op_create, which applies to the element type it was created for.
+/// </summary>
 public sealed class MPI_Op
 {
-    private readonly Func<Type, object> _forType;
+    private readonly Func<Type, MPI_Datatype, string, object> _forType;
+    private bool _freed;
 
-    internal MPI_Op(string name, Func<Type, object> forType)
+    internal MPI_Op(string name, bool isCommutative, bool isPredefined, Func<Type, MPI_Datatype, string, object> forType)
     {
         Name = name;
+        IsCommutative = isCommutative;
+        IsPredefined = isPredefined;
         _forType = forType;
     }
 
-    /// <summary>The MPI name, e.g. MPI_SUM.</summary>
+    /// <summary>The MPI name, e.g. MPI_SUM; for a user's operation, MPI_Op_create and its element type.</summary>
     public string Name { get; }
+
+    internal bool IsCommutative { get; }
+
+    internal bool IsPredefined { get; }
 
     /// <summary>The MPI name.</summary>
     public override string ToString() => Name;
 
-    internal ReductionOperation<T> For<T>() => (ReductionOperation<T>)_forType(typeof(T));
+    internal void Free() => _freed = true;
+
+    internal ReductionOperation<T> For<T>(MPI_Datatype datatype, string call) => _freed
+        ? throw new MpiException(ErrorClass.InvalidArgument, $"{call}: the operation {Name} was freed by MPI_Op_free.")
+        : (ReductionOperation<T>)_forType(typeof(T), datatype, call);
+}
+
+/// <summary>
+/// A user's reduction in C's form (MPI_User_function): combine <paramref name="invec"/> into <paramref name="inoutvec"/>
+/// element by element, <c>inoutvec[i] = invec[i] op inoutvec[i]</c>, for the first <paramref name="len"/> elements;
+/// <paramref name="invec"/> holds the lower ranks' values, so the operation need not commute.
+/// </summary>
+public delegate void MPI_User_function<T>(T[] invec, T[] inoutvec, int len, MPI_Datatype datatype);
+
+/// <summary>
+/// A user's function as Core's reduction of two values, in rank order. It is an instance method that calls the user's
+/// delegate, so Core never takes it for a predefined operation, whatever the function computes.
+/// </summary>
+internal sealed class UserOperation<T>(MPI_User_function<T> function, MPI_Datatype datatype)
+{
+    public T Combine(T first, T second)
+    {
+        T[] invec = [first], inoutvec = [second];
+        function(invec, inoutvec, 1, datatype);
+        return inoutvec[0];
+    }
 }
 
 /// <summary>What a receive matched (MPI_Status): fill one by passing it to MPI_Recv, or pass MPI_STATUS_IGNORE.</summary>
