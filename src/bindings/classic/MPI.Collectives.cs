@@ -195,6 +195,62 @@ public static partial class MPI
         return MPI_SUCCESS;
     }
 
+    // ---- In place ----
+
+    /// <summary>Combines the ranks' first <paramref name="count"/> elements of <paramref name="recvbuf"/> element by element into every rank's <paramref name="recvbuf"/>.</summary>
+    public static int MPI_Allreduce<T>(MPI_InPlace sendbuf, T[] recvbuf, int count, MPI_Datatype datatype, MPI_Op op, Intracommunicator comm)
+    {
+        ArgumentNullException.ThrowIfNull(sendbuf);
+        return MPI_Allreduce(Prefix(recvbuf, count, datatype, nameof(MPI_Allreduce)), recvbuf, count, datatype, op, comm);
+    }
+
+    /// <summary>Combines the ranks' values of <paramref name="recvbuf"/> into every rank's <paramref name="recvbuf"/>.</summary>
+    public static int MPI_Allreduce<T>(MPI_InPlace sendbuf, ref T recvbuf, int count, MPI_Datatype datatype, MPI_Op op, Intracommunicator comm)
+    {
+        ArgumentNullException.ThrowIfNull(sendbuf);
+        var value = recvbuf;
+        return MPI_Allreduce(ref value, ref recvbuf, count, datatype, op, comm);
+    }
+
+    /// <summary>At the root only: the root's input is the first <paramref name="count"/> elements of <paramref name="recvbuf"/>, which receives the result.</summary>
+    public static int MPI_Reduce<T>(MPI_InPlace sendbuf, T[] recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, Intracommunicator comm)
+    {
+        ArgumentNullException.ThrowIfNull(sendbuf);
+        ArgumentNullException.ThrowIfNull(comm);
+        CheckRootInPlace(root, comm, nameof(MPI_Reduce));
+        return MPI_Reduce(Prefix(recvbuf, count, datatype, nameof(MPI_Reduce)), recvbuf, count, datatype, op, root, comm);
+    }
+
+    /// <summary>At the root only: the root's input is <paramref name="recvbuf"/>, which receives the result.</summary>
+    public static int MPI_Reduce<T>(MPI_InPlace sendbuf, ref T recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, Intracommunicator comm)
+    {
+        ArgumentNullException.ThrowIfNull(sendbuf);
+        ArgumentNullException.ThrowIfNull(comm);
+        CheckRootInPlace(root, comm, nameof(MPI_Reduce));
+        var value = recvbuf;
+        return MPI_Reduce(ref value, ref recvbuf, count, datatype, op, root, comm);
+    }
+
+    /// <summary>
+    /// Each rank's block is already in place, the rank-th block of <paramref name="recvcount"/> elements of its
+    /// <paramref name="recvbuf"/>; every rank gets all blocks. <paramref name="sendcount"/> and <paramref name="sendtype"/> are ignored.
+    /// </summary>
+    public static int MPI_Allgather<T>(MPI_InPlace sendbuf, int sendcount, MPI_Datatype? sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype, Intracommunicator comm)
+    {
+        ArgumentNullException.ThrowIfNull(sendbuf);
+        ArgumentNullException.ThrowIfNull(comm);
+        var all = Target(recvbuf, recvcount * comm.Size, nameof(MPI_Allgather));
+        var mine = all[(comm.Rank * recvcount)..((comm.Rank + 1) * recvcount)];
+        return MPI_Allgather(mine, recvcount, recvtype, all, recvcount, recvtype, comm);
+    }
+
+    // MPI-4.1 §6.9.1: only the root passes MPI_IN_PLACE to MPI_Reduce; the others have no receive buffer to reduce in.
+    private static void CheckRootInPlace(int root, Intracommunicator comm, string call)
+    {
+        if (comm.Rank != root)
+            throw new MpiException(ErrorClass.InvalidArgument, $"{call}: MPI_IN_PLACE is the root's send buffer only; rank {comm.Rank} is not the root ({root}) and passes its own send buffer.");
+    }
+
     // ---- Scans and reduce-scatter ----
 
     /// <summary>Rank i's <paramref name="recvbuf"/> gets the element-wise combination of ranks 0..i's first <paramref name="count"/> elements.</summary>

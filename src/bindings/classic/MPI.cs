@@ -25,6 +25,9 @@ public static partial class MPI
     /// <summary>No rank (MPI_PROC_NULL): sending to it does nothing, receiving from it returns at once.</summary>
     public const int MPI_PROC_NULL = Communicator.ProcNull;
 
+    /// <summary>The send buffer that says the input is in the receive buffer (MPI_Allreduce, MPI_Reduce at the root, MPI_Allgather).</summary>
+    public static readonly MPI_InPlace MPI_IN_PLACE = new();
+
     /// <summary>Pass where a status is not wanted.</summary>
     public static readonly MPI_Status? MPI_STATUS_IGNORE;
 

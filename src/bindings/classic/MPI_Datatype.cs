@@ -125,3 +125,17 @@ public sealed class MPI_Request
 
     internal CompletedStatus? Test() => _completed ?? (Operation.Test() is null ? null : Wait());
 }
+
+/// <summary>
+/// The type of MPI_IN_PLACE, which passed as the send buffer of MPI_Allreduce, of MPI_Reduce at the root or of
+/// MPI_Allgather says the input is already in the receive buffer.
+/// </summary>
+public sealed class MPI_InPlace
+{
+    internal MPI_InPlace()
+    {
+    }
+
+    /// <summary>The MPI name.</summary>
+    public override string ToString() => nameof(MPI.MPI_IN_PLACE);
+}
