@@ -14,13 +14,19 @@ public static partial class MPI
         return MPI_SUCCESS;
     }
 
-    /// <summary>Copies the root's first <paramref name="count"/> elements of <paramref name="buffer"/> into every rank's.</summary>
+    /// <summary>Copies the root's first <paramref name="count"/> items of <paramref name="datatype"/> in <paramref name="buffer"/> into every rank's.</summary>
     public static int MPI_Bcast<T>(T[] buffer, int count, MPI_Datatype datatype, int root, Intracommunicator comm)
     {
         ArgumentNullException.ThrowIfNull(comm);
-        var shared = Prefix(buffer, count, datatype, nameof(MPI_Bcast));
+        Action<int>? deliver = null;
+        var target = comm.Rank == root ? Packed(buffer, count, datatype, nameof(MPI_Bcast)) : ReceiveTarget(buffer, count, datatype, nameof(MPI_Bcast), out deliver);
+        var shared = target;
         comm.Broadcast(ref shared, root);
-        if (!ReferenceEquals(shared, buffer)) Array.Copy(shared, buffer, count);
+        if (shared.Length != count * datatype.Size)
+            throw new MpiException(ErrorClass.InvalidCount, $"MPI_Bcast: the root sent {shared.Length} elements; {count} items of {datatype} here hold {count * datatype.Size}.");
+        // The broadcast fills a target of the root's length in place, and replaces any other.
+        if (!ReferenceEquals(shared, target)) Array.Copy(shared, target, shared.Length);
+        deliver?.Invoke(shared.Length);
         return MPI_SUCCESS;
     }
 

@@ -8,7 +8,7 @@ public static partial class MPI
     public static int MPI_Send<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm)
     {
         ArgumentNullException.ThrowIfNull(comm);
-        comm.Send(Prefix(buf, count, datatype, nameof(MPI_Send)), dest, tag);
+        comm.Send(Packed(buf, count, datatype, nameof(MPI_Send)), dest, tag);
         return MPI_SUCCESS;
     }
 
@@ -25,7 +25,7 @@ public static partial class MPI
     public static int MPI_Ssend<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm)
     {
         ArgumentNullException.ThrowIfNull(comm);
-        comm.Ssend(Prefix(buf, count, datatype, nameof(MPI_Ssend)), dest, tag);
+        comm.Ssend(Packed(buf, count, datatype, nameof(MPI_Ssend)), dest, tag);
         return MPI_SUCCESS;
     }
 
@@ -65,7 +65,7 @@ public static partial class MPI
         TRecv[] recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, Communicator comm, MPI_Status? status)
     {
         ArgumentNullException.ThrowIfNull(comm);
-        var send = comm.ImmediateSend(Prefix(sendbuf, sendcount, sendtype, nameof(MPI_Sendrecv)), dest, sendtag);
+        var send = comm.ImmediateSend(Packed(sendbuf, sendcount, sendtype, nameof(MPI_Sendrecv)), dest, sendtag);
         var completed = ReceiveInto(recvbuf, recvcount, recvtype, source, recvtag, comm, nameof(MPI_Sendrecv));
         send.Wait();
         Fill(status, completed, typeof(TRecv));
@@ -89,7 +89,7 @@ public static partial class MPI
     public static int MPI_Isend<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm, out MPI_Request request)
     {
         ArgumentNullException.ThrowIfNull(comm);
-        request = new MPI_Request(comm.ImmediateSend(Prefix(buf, count, datatype, nameof(MPI_Isend)), dest, tag), typeof(T), null);
+        request = new MPI_Request(comm.ImmediateSend(Packed(buf, count, datatype, nameof(MPI_Isend)), dest, tag), typeof(T), null);
         return MPI_SUCCESS;
     }
 
@@ -97,9 +97,8 @@ public static partial class MPI
     public static int MPI_Irecv<T>(T[] buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, out MPI_Request request)
     {
         ArgumentNullException.ThrowIfNull(comm);
-        var target = Prefix(buf, count, datatype, nameof(MPI_Irecv));
-        request = new MPI_Request(comm.ImmediateReceive(source, tag, target), typeof(T),
-            ReferenceEquals(target, buf) ? null : received => Array.Copy(target, buf, received));
+        var target = ReceiveTarget(buf, count, datatype, nameof(MPI_Irecv), out var deliver);
+        request = new MPI_Request(comm.ImmediateReceive(source, tag, target), typeof(T), deliver);
         return MPI_SUCCESS;
     }
 
@@ -213,29 +212,35 @@ public static partial class MPI
         return MPI_SUCCESS;
     }
 
-    /// <summary>The number of <paramref name="datatype"/> elements a receive delivered, or a probed message holds.</summary>
+    /// <summary>
+    /// The number of <paramref name="datatype"/> items a receive delivered, or a probed message holds; MPI_UNDEFINED
+    /// when the elements do not make whole items of a derived datatype.
+    /// </summary>
     public static int MPI_Get_count(MPI_Status status, MPI_Datatype datatype, out int count)
     {
         ArgumentNullException.ThrowIfNull(status);
         ArgumentNullException.ThrowIfNull(datatype);
+        int elements;
         if (status.Probed is { } probed)
         {
-            count = probed.Count(datatype.ElementType)
+            elements = probed.Count(datatype.ElementType)
                 ?? throw new MpiException(ErrorClass.TypeMismatch, $"MPI_Get_count: the probed message does not hold {datatype} elements.");
-            return MPI_SUCCESS;
         }
-        if (status.ElementType is { } type && type != datatype.ElementType)
-            throw new MpiException(ErrorClass.TypeMismatch, $"MPI_Get_count: the receive delivered {type.Name} elements, not {datatype}.");
-        count = status.Count;
+        else
+        {
+            if (status.ElementType is { } type && type != datatype.ElementType)
+                throw new MpiException(ErrorClass.TypeMismatch, $"MPI_Get_count: the receive delivered {type.Name} elements, not {datatype}.");
+            elements = status.Count;
+        }
+        count = datatype.Size == 0 ? (elements == 0 ? 0 : MPI_UNDEFINED) : elements % datatype.Size == 0 ? elements / datatype.Size : MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
 
-    // A receive into part of a buffer lands in a buffer of its own, copied to the front of the caller's.
     private static CompletedStatus ReceiveInto<T>(T[] buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, string call)
     {
-        var target = Prefix(buf, count, datatype, call);
+        var target = ReceiveTarget(buf, count, datatype, call, out var deliver);
         comm.Receive(source, tag, ref target, out CompletedStatus completed);
-        if (!ReferenceEquals(target, buf)) Array.Copy(target, buf, completed.Count());
+        deliver?.Invoke(completed.Count());
         return completed;
     }
 

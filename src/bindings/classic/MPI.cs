@@ -195,11 +195,21 @@ public static partial class MPI
         if (count != 1) throw new MpiException(ErrorClass.InvalidCount, $"{call}: a single value was passed by reference, so count must be 1, not {count}; pass an array for more.");
     }
 
+    // Derived datatypes are taken by the calls that pack and unpack them (MPI.Datatypes.cs); the others name them.
     private static void CheckType<T>(MPI_Datatype datatype, string call)
+    {
+        CheckElementType<T>(datatype, call);
+        if (datatype.Offsets is not null)
+            throw new MpiException(ErrorClass.TypeMismatch, $"{call} takes a predefined datatype, not the derived {datatype}; MPI_Send, MPI_Ssend, MPI_Isend, MPI_Recv, MPI_Irecv, MPI_Sendrecv and MPI_Bcast take derived ones.");
+    }
+
+    private static void CheckElementType<T>(MPI_Datatype datatype, string call)
     {
         ArgumentNullException.ThrowIfNull(datatype);
         if (datatype.ElementType != typeof(T))
             throw new MpiException(ErrorClass.TypeMismatch, $"{call}: the buffer holds {typeof(T).Name} but the datatype is {datatype}.");
+        if (datatype.IsFreed) throw new MpiException(ErrorClass.TypeMismatch, $"{call}: the datatype {datatype} was freed by MPI_Type_free.");
+        if (!datatype.IsCommitted) throw new MpiException(ErrorClass.TypeMismatch, $"{call}: the datatype {datatype} is not committed; call MPI_Type_commit first.");
     }
 
     private static void Fill(MPI_Status? status, CompletedStatus completed, Type? elementType)

@@ -2,15 +2,42 @@ namespace Pmpi.Classic;
 
 /// <summary>
 /// An MPI datatype naming the .NET element type of a buffer (MPI_INT is <see cref="int"/>, MPI_DOUBLE_PRECISION is
-/// <see cref="double"/>, ...). Every call checks it against the buffer, as a C compiler cannot.
+/// <see cref="double"/>, ...). Every call checks it against the buffer, as a C compiler cannot. A derived datatype
+/// (MPI_Type_contiguous, MPI_Type_vector) names which elements of the buffer one item of it takes.
 /// </summary>
 public sealed class MPI_Datatype
 {
     internal MPI_Datatype(string name, Type elementType)
+        : this(name, elementType, null, 1)
+    {
+        IsCommitted = true;
+    }
+
+    private MPI_Datatype(string name, Type elementType, int[]? offsets, int extent)
     {
         Name = name;
         ElementType = elementType;
+        Offsets = offsets;
+        Extent = extent;
     }
+
+    /// <summary>Where the elements of one item lie, counted in elements from its start; null for a predefined datatype, whose item is one element.</summary>
+    internal int[]? Offsets { get; }
+
+    /// <summary>How many elements one item spans: the next item of a count starts that far on (MPI's extent, in elements).</summary>
+    internal int Extent { get; }
+
+    /// <summary>How many elements one item takes.</summary>
+    internal int Size => Offsets?.Length ?? 1;
+
+    internal bool IsCommitted { get; set; }
+
+    internal bool IsFreed { get; set; }
+
+    /// <summary>The offset of the <paramref name="k"/>-th element of the <paramref name="item"/>-th item.</summary>
+    internal int Offset(int item, int k) => item * Extent + (Offsets?[k] ?? 0);
+
+    internal MPI_Datatype Derive(string name, int[] offsets, int extent) => new(name, ElementType, offsets, extent);
 
     /// <summary>The MPI name, e.g. MPI_INTEGER.</summary>
     public string Name { get; }
