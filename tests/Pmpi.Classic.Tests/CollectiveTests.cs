@@ -6,6 +6,40 @@ public sealed class CollectiveTests
     private static readonly EnvironmentOptions Bounded = new() { Timeout = TimeSpan.FromSeconds(30) };
 
     [Fact]
+    public void MPI_Bcast_WholeAndPrefixOfArrays_EveryRankHoldsTheRootsElementsAndKeepsItsTail()
+    {
+        var whole = new double[3][];
+        var prefixes = new int[3][];
+        Environment.Run(3, _ =>
+        {
+            MPI_Comm_rank(MPI_COMM_WORLD, out int rank);
+            var large = new double[1 << 19];
+            if (rank == 2) for (int i = 0; i < large.Length; i++) large[i] = i * 0.5;
+            MPI_Bcast(large, large.Length, MPI_DOUBLE, 2, MPI_COMM_WORLD);
+            whole[rank] = large;
+            int[] prefix = rank == 0 ? [1, 2, 3, 4] : [-rank, -rank, -rank, -rank];
+            MPI_Bcast(prefix, 2, MPI_INT, 0, MPI_COMM_WORLD);
+            prefixes[rank] = prefix;
+        }, Bounded);
+
+        Assert.All(whole, w => Assert.True(w.Select((x, i) => x == i * 0.5).All(equal => equal)));
+        Assert.Equal([[1, 2, 3, 4], [1, 2, -1, -1], [1, 2, -2, -2]], prefixes);
+    }
+
+    [Fact]
+    public void MPI_Bcast_CountsDiffer_ThrowsInvalidCountNamingBoth()
+    {
+        var error = Assert.Throws<MpiException>(() => Environment.Run(2, _ =>
+        {
+            MPI_Comm_rank(MPI_COMM_WORLD, out int rank);
+            var buffer = new int[4];
+            MPI_Bcast(buffer, rank == 0 ? 3 : 4, MPI_INT, 0, MPI_COMM_WORLD);
+        }, Bounded));
+
+        Assert.Contains("MPI_Bcast: the root sent 3 elements; 4 items of MPI_INT (Int32) here hold 4", error.Message);
+    }
+
+    [Fact]
     public void MPI_Allgather_TwoPerRank_EveryRankHoldsAllBlocksInRankOrder()
     {
         var results = new int[3][];

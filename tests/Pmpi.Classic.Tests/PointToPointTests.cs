@@ -279,4 +279,23 @@ public sealed class PointToPointTests
         Assert.Equal(1, statuses[0]!.MPI_SOURCE);
         Assert.Equal((MPI_ANY_SOURCE, MPI_ANY_TAG), (statuses[2]!.MPI_SOURCE, statuses[2]!.MPI_TAG));
     }
+
+    [Fact]
+    public void MPI_Wait_AndTest_RequestNull_ReturnAtOnceWithAnEmptyStatus()
+    {
+        var waited = new MPI_Status { MPI_SOURCE = 5, MPI_TAG = 5 };
+        var tested = new MPI_Status { MPI_SOURCE = 5, MPI_TAG = 5 };
+        bool flag = false;
+        int count = -1;
+        Environment.Run(1, _ =>
+        {
+            MPI_Wait(MPI_REQUEST_NULL, waited);
+            MPI_Test(MPI_REQUEST_NULL, out flag, tested);
+            MPI_Get_count(waited, MPI_INT, out count);
+        }, Bounded);
+
+        Assert.True(flag);
+        Assert.Equal((MPI_ANY_SOURCE, MPI_ANY_TAG, 0), (waited.MPI_SOURCE, waited.MPI_TAG, count));
+        Assert.Equal((MPI_ANY_SOURCE, MPI_ANY_TAG), (tested.MPI_SOURCE, tested.MPI_TAG));
+    }
 }

@@ -130,18 +130,26 @@ public static partial class MPI
 
     // ---- Completion ----
 
-    /// <summary>Waits for <paramref name="request"/> to complete.</summary>
-    public static int MPI_Wait(MPI_Request request, MPI_Status? status)
+    /// <summary>Waits for <paramref name="request"/> to complete; MPI_REQUEST_NULL returns at once with an empty status.</summary>
+    public static int MPI_Wait(MPI_Request? request, MPI_Status? status)
     {
-        ArgumentNullException.ThrowIfNull(request);
-        Fill(status, request.Wait(), request.ElementType);
+        if (request is null) FillEmpty(status);
+        else Fill(status, request.Wait(), request.ElementType);
         return MPI_SUCCESS;
     }
 
-    /// <summary>Sets <paramref name="flag"/> when <paramref name="request"/> has completed (a receive's data is then in its buffer); never blocks.</summary>
-    public static int MPI_Test(MPI_Request request, out bool flag, MPI_Status? status)
+    /// <summary>
+    /// Sets <paramref name="flag"/> when <paramref name="request"/> has completed (a receive's data is then in its
+    /// buffer), as for MPI_REQUEST_NULL with an empty status; never blocks.
+    /// </summary>
+    public static int MPI_Test(MPI_Request? request, out bool flag, MPI_Status? status)
     {
-        ArgumentNullException.ThrowIfNull(request);
+        if (request is null)
+        {
+            flag = true;
+            FillEmpty(status);
+            return MPI_SUCCESS;
+        }
         var completed = request.Test();
         flag = completed is not null;
         if (completed is not null) Fill(status, completed, request.ElementType);
