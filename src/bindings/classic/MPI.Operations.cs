@@ -7,7 +7,8 @@ public static partial class MPI
     /// <summary>
     /// A reduction of <typeparamref name="T"/> elements that applies <paramref name="function"/>, for MPI_Reduce,
     /// MPI_Allreduce, MPI_Scan and the rest. Reductions always combine in rank order, so a non-commutative
-    /// <paramref name="function"/> gives the result MPI specifies whatever <paramref name="commute"/> says.
+    /// <paramref name="function"/> gives the result MPI specifies whatever <paramref name="commute"/> says. C# infers
+    /// no element type from a method, so name it: <c>MPI_Op_create&lt;double&gt;(MyOp, true, out var op)</c>.
     /// </summary>
     public static int MPI_Op_create<T>(MPI_User_function<T> function, bool commute, out MPI_Op op)
     {
