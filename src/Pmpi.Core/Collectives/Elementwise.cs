@@ -136,7 +136,7 @@ internal sealed class ElementwiseOperation<T>(ReductionOperation<T> op) : Elemen
 {
     private readonly PredefinedOperation _kind = Operation<T>.KindOf(op);
 
-    public override int Code => OperationCode.Of(op);
+    public override int Code => OperationCode.Of(_kind);
 
     public override bool Commutes => Operation<T>.IsCommutative(op);
 
@@ -155,6 +155,8 @@ internal static class OperationCode
 {
     /// <summary>The predefined operation <paramref name="op"/> is (element by element, for an array's), or a user's.</summary>
     public static int Of<T>(ReductionOperation<T> op) =>
-        op.Target is ElementwiseOperation elementwise ? elementwise.Code
-        : Operation<T>.KindOf(op) is var kind and not PredefinedOperation.None ? (int)kind : CollectiveTag.UserOperation;
+        op.Target is ElementwiseOperation elementwise ? elementwise.Code : Of(Operation<T>.KindOf(op));
+
+    /// <summary>The field for an operation of <paramref name="kind"/>: the predefined one, or a user's for None.</summary>
+    public static int Of(PredefinedOperation kind) => kind == PredefinedOperation.None ? CollectiveTag.UserOperation : (int)kind;
 }
