@@ -1,3 +1,5 @@
+using Pmpi.Collectives;
+
 namespace Pmpi;
 
 /// <summary>
@@ -8,6 +10,7 @@ public sealed class CartesianCommunicator : TopologicalCommunicator
 {
     private readonly int[] _dimensions;
     private readonly bool[] _periodic;
+    private Neighborhood? _neighborhood;
 
     /// <summary>
     /// Arranges the ranks of <paramref name="oldComm"/> as a grid of <paramref name="dims"/> (collective). The grid
@@ -91,6 +94,20 @@ public sealed class CartesianCommunicator : TopologicalCommunicator
             if (coordinates[d] < _dimensions[d] - 1 || wraps) neighbours.Add(Neighbour(coordinates, d, +1));
         }
         return [.. neighbours];
+    }
+
+    /// <summary>
+    /// Two slots per dimension, down then up (MPI's order). A rank sends down first; its down neighbour takes that as
+    /// the message from its up neighbour, so each rank posts up before down, which keeps the pairs right where one
+    /// rank is both neighbours (a periodic dimension of one or two ranks).
+    /// </summary>
+    internal override Neighborhood Neighborhood => _neighborhood ??= NeighborhoodOfRank();
+
+    private Neighborhood NeighborhoodOfRank()
+    {
+        var coordinates = Coordinates;
+        int[] slots = [.. Enumerable.Range(0, _dimensions.Length).SelectMany(d => new[] { Neighbour(coordinates, d, -1), Neighbour(coordinates, d, +1) })];
+        return new Neighborhood(slots, slots, [.. Enumerable.Range(0, _dimensions.Length).SelectMany(d => new[] { 2 * d + 1, 2 * d })]);
     }
 
     /// <summary>

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using Pmpi.Collectives;
 using Pmpi.Devices;
 using Pmpi.Hosting;
 using Pmpi.Matching;
@@ -45,9 +46,11 @@ public abstract class Communicator : IDisposable
     /// <param name="members">The world ranks of the calling rank's group.</param>
     /// <param name="rank">The calling rank's index in <paramref name="members"/>.</param>
     /// <param name="peers">The world ranks that point-to-point ranks name: the remote group of an intercommunicator; else the members.</param>
-    private protected Communicator(RankRuntime runtime, int context, int[] members, int rank, int[]? peers = null)
+    /// <param name="sequence">The order of collectives this communicator's take part in: its own, unless it is a level of a hierarchical one.</param>
+    private protected Communicator(RankRuntime runtime, int context, int[] members, int rank, int[]? peers = null, CollectiveSequence? sequence = null)
     {
         Runtime = runtime;
+        Sequence = sequence ?? new CollectiveSequence();
         Context = context;
         _members = members;
         _peers = peers ?? members;
@@ -91,6 +94,9 @@ public abstract class Communicator : IDisposable
 
     /// <summary>Collective traffic has its own context, so it never matches a user's point-to-point receive.</summary>
     internal int CollectiveContext => Context + 1;
+
+    /// <summary>The order of this communicator's collectives, blocking and nonblocking, which its collective traffic keeps.</summary>
+    internal CollectiveSequence Sequence { get; }
 
     internal ReadOnlySpan<int> Members => _members;
 
@@ -253,6 +259,40 @@ public abstract class Communicator : IDisposable
         });
     }
 
+    // ---- Persistent point-to-point (MPI_Send_init, MPI_Recv_init): started again and again with PersistentRequest.Start ----
+
+    /// <summary>A send of <paramref name="value"/> to start again and again (MPI_Send_init).</summary>
+    public PersistentRequest PersistentSend<T>(T value, int dest, int tag)
+    {
+        CheckDestination(dest, tag);
+        return new(() => ImmediateSend(value, dest, tag));
+    }
+
+    /// <summary>A send of <paramref name="values"/> as they are at each start (MPI_Send_init on a buffer).</summary>
+    public PersistentRequest PersistentSend<T>(T[] values, int dest, int tag)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        CheckDestination(dest, tag);
+        return new(() => ImmediateSend(values, dest, tag));
+    }
+
+    /// <summary>A receive to start again and again (MPI_Recv_init); its value is the last round's.</summary>
+    public PersistentRequest<T> PersistentReceive<T>(int source, int tag)
+    {
+        CheckSource(source);
+        CheckTag(tag, allowAny: true);
+        return new(() => ImmediateReceive<T>(source, tag), round => ((ReceiveRequest<T>)round).Value);
+    }
+
+    /// <summary>A receive into <paramref name="values"/> to start again and again (MPI_Recv_init on a buffer).</summary>
+    public PersistentRequest<T[]> PersistentReceive<T>(int source, int tag, T[] values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        CheckSource(source);
+        CheckTag(tag, allowAny: true);
+        return new(() => ImmediateReceive(source, tag, values), round => ((ReceiveRequest<T[]>)round).Value);
+    }
+
     // ---- Probes ----
 
     /// <summary>Waits until a matching message is available, without receiving it (MPI_Probe).</summary>
@@ -367,6 +407,8 @@ public abstract class Communicator : IDisposable
     /// <summary>Frees this communicator (MPI_Comm_free); <see cref="World"/> and <see cref="Self"/> cannot be freed.</summary>
     public void Dispose()
     {
+        // MPI_Comm_free lets the communicator's outstanding operations finish; its nonblocking collectives do here.
+        Sequence.AwaitTurn();
         if (Context > 3) _disposed = true;
         GC.SuppressFinalize(this);
     }
@@ -392,8 +434,11 @@ public abstract class Communicator : IDisposable
         return StartSend(payload with { Bytes = payload.Bytes.Slice(start * size, count * size) }, dest, tag, context, synchronous: false);
     }
 
-    private SendOperation StartSend(OutgoingPayload payload, int dest, int tag, int context, bool synchronous) =>
-        Runtime.Links[_peers[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
+    private SendOperation StartSend(OutgoingPayload payload, int dest, int tag, int context, bool synchronous)
+    {
+        if (context != Context) Sequence.AwaitTurn();
+        return Runtime.Links[_peers[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
+    }
 
     /// <summary>Waits for a send, making progress meanwhile (a lent payload completes when the peer's acknowledgement is read).</summary>
     internal void Complete(SendOperation send)
@@ -407,6 +452,7 @@ public abstract class Communicator : IDisposable
         CheckLive();
         CheckSource(source);
         CheckTag(tag, allowAny: true);
+        if (context != Context) Sequence.AwaitTurn();
         return Runtime.Device.Engine.Post(new Envelope(context, source, tag), returnsNewArray, into);
     }
 
@@ -503,6 +549,12 @@ public abstract class Communicator : IDisposable
     private void CheckSource(int source)
     {
         if (source != AnySource) CheckRank(source, nameof(source));
+    }
+
+    private void CheckDestination(int dest, int tag)
+    {
+        if (dest != ProcNull) CheckRank(dest, nameof(dest));
+        CheckTag(tag, allowAny: false);
     }
 
     private static void CheckTag(int tag, bool allowAny)

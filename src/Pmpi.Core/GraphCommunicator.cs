@@ -1,3 +1,5 @@
+using Pmpi.Collectives;
+
 namespace Pmpi;
 
 /// <summary>
@@ -7,6 +9,7 @@ namespace Pmpi;
 public sealed class GraphCommunicator : TopologicalCommunicator
 {
     private readonly int[][] _edges;
+    private Neighborhood? _neighborhood;
 
     /// <summary>
     /// Gives the ranks of <paramref name="oldComm"/> the graph <paramref name="edges"/> (collective): one list of
@@ -30,6 +33,29 @@ public sealed class GraphCommunicator : TopologicalCommunicator
     {
         CheckRank(rank, nameof(rank));
         return (int[])_edges[rank].Clone();
+    }
+
+    /// <summary>
+    /// One slot per entry of the calling rank's neighbour list, to send and to receive (MPI's order for a graph). The
+    /// graph must be symmetric, each edge listed by both its ends as often, or some rank would wait for a message
+    /// its neighbour never sends (MPI makes such a call erroneous; here it fails naming the edge).
+    /// </summary>
+    internal override Neighborhood Neighborhood => _neighborhood ??= SymmetricNeighborhood();
+
+    private Neighborhood SymmetricNeighborhood()
+    {
+        for (int node = 0; node < _edges.Length; node++)
+        {
+            foreach (int neighbour in _edges[node].Distinct())
+            {
+                int there = _edges[node].Count(n => n == neighbour), back = _edges[neighbour].Count(n => n == node);
+                if (there != back)
+                    throw new MpiException(ErrorClass.InvalidArgument,
+                        $"Neighbourhood collectives need a symmetric graph: node {node} lists {neighbour} {there} time(s), node {neighbour} lists {node} {back} time(s).");
+            }
+        }
+        var mine = _edges[Rank];
+        return new Neighborhood(mine, mine, [.. Enumerable.Range(0, mine.Length)]);
     }
 
     /// <summary>The rank the calling rank would have in a graph of <paramref name="edges"/> (MPI_Graph_map): its own, or <see cref="Intracommunicator.Undefined"/> if the graph has fewer nodes.</summary>

@@ -11,7 +11,7 @@ namespace Pmpi;
 /// A communicator within one group of ranks (MPI intracommunicator): point-to-point plus the MPI-1 collectives and
 /// the constructors of new communicators. Every member must call a collective, in the same order.
 /// </summary>
-public class Intracommunicator : Communicator
+public partial class Intracommunicator : Communicator
 {
     /// <summary>The color that leaves a rank out of every communicator made by <see cref="Split"/> (MPI_UNDEFINED).</summary>
     public const int Undefined = -1;
@@ -19,8 +19,8 @@ public class Intracommunicator : Communicator
     private readonly Lazy<CommunicatorTopology?> _topology;
     private readonly Lazy<bool> _spansNodes;
 
-    internal Intracommunicator(RankRuntime runtime, int context, int[] members, int rank)
-        : base(runtime, context, members, rank)
+    internal Intracommunicator(RankRuntime runtime, int context, int[] members, int rank, CollectiveSequence? sequence = null)
+        : base(runtime, context, members, rank, sequence: sequence)
     {
         _topology = new(() => CommunicatorTopology.Of(this, runtime.Device.Places));
         _spansNodes = new(() => CommunicatorTopology.SpansNodes(this, runtime.Device.Places));

@@ -30,6 +30,8 @@ public enum ErrorClass
     /// (MPI leaves such a program erroneous; implementations that check arguments report MPI_ERR_ARG).
     /// </summary>
     CollectiveMismatch,
+    /// <summary>A request was used as it cannot be: a persistent request started while active, a collective cancelled (MPI_ERR_REQUEST).</summary>
+    InvalidRequest,
 }
 
 /// <summary>An MPI error raised to the program, carrying its <see cref="ErrorClass"/>.</summary>

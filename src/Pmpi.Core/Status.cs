@@ -61,5 +61,8 @@ public sealed class CompletedStatus : Status
     /// <summary>Whether the operation was cancelled before it matched (MPI_Test_cancelled).</summary>
     public bool Cancelled { get; }
 
+    /// <summary>MPI's empty status: of a collective, or of a persistent request that is not active.</summary>
+    internal static CompletedStatus Empty { get; } = new(Communicator.AnySource, Communicator.AnyTag, default, 0, 0, cancelled: false);
+
     internal static CompletedStatus ForCancelled(int source, int tag) => new(source, tag, default, 0, 0, cancelled: true);
 }

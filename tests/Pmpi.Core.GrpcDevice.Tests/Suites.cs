@@ -39,6 +39,10 @@ namespace Pmpi.Tests.Collectives
 
     public sealed class SharedMemoryGatherTests() : GatherTests(Device.SharedMemory);
 
+    public sealed class GrpcNonblockingCollectiveTests() : NonblockingCollectiveTests(Device.Grpc);
+
+    public sealed class SharedMemoryNonblockingCollectiveTests() : NonblockingCollectiveTests(Device.SharedMemory);
+
     public sealed class GrpcNonCommutativeTests() : NonCommutativeTests(Device.Grpc);
 
     public sealed class SharedMemoryNonCommutativeTests() : NonCommutativeTests(Device.SharedMemory);
@@ -78,6 +82,10 @@ namespace Pmpi.Tests.Collectives
 
 namespace Pmpi.Tests.Communicators
 {
+    public sealed class GrpcNeighborhoodTests() : NeighborhoodTests(Device.Grpc);
+
+    public sealed class SharedMemoryNeighborhoodTests() : NeighborhoodTests(Device.SharedMemory);
+
     public sealed class GrpcCartesianTests() : CartesianTests(Device.Grpc);
 
     public sealed class SharedMemoryCartesianTests() : CartesianTests(Device.SharedMemory);
@@ -121,6 +129,10 @@ namespace Pmpi.Tests.Communicators
 
 namespace Pmpi.Tests.PointToPoint
 {
+    public sealed class GrpcPersistentRequestTests() : PersistentRequestTests(Device.Grpc);
+
+    public sealed class SharedMemoryPersistentRequestTests() : PersistentRequestTests(Device.SharedMemory);
+
     public sealed class GrpcMatchedProbeTests() : MatchedProbeTests(Device.Grpc);
 
     public sealed class SharedMemoryMatchedProbeTests() : MatchedProbeTests(Device.SharedMemory);

@@ -20,6 +20,8 @@ namespace Pmpi.Tests.Collectives
 
     public sealed class InProcessGatherTests() : GatherTests(Device.InProcess);
 
+    public sealed class InProcessNonblockingCollectiveTests() : NonblockingCollectiveTests(Device.InProcess);
+
     public sealed class InProcessNonCommutativeTests() : NonCommutativeTests(Device.InProcess);
     public sealed class InProcessBlockAllreduceTests() : BlockAllreduceTests(Device.InProcess);
 
@@ -40,6 +42,8 @@ namespace Pmpi.Tests.Collectives
 
 namespace Pmpi.Tests.Communicators
 {
+    public sealed class InProcessNeighborhoodTests() : NeighborhoodTests(Device.InProcess);
+
     public sealed class InProcessCartesianTests() : CartesianTests(Device.InProcess);
 
     public sealed class InProcessBaseCommunicatorTests() : BaseCommunicatorTests(Device.InProcess);
@@ -63,6 +67,8 @@ namespace Pmpi.Tests.Communicators
 
 namespace Pmpi.Tests.PointToPoint
 {
+    public sealed class InProcessPersistentRequestTests() : PersistentRequestTests(Device.InProcess);
+
     public sealed class InProcessMatchedProbeTests() : MatchedProbeTests(Device.InProcess);
 
     public sealed class InProcessErrorTests() : ErrorTests(Device.InProcess);

@@ -138,6 +138,6 @@ internal sealed class CommunicatorTopology
     private static Intracommunicator Level(Intracommunicator comm, int level, int[] ranks)
     {
         var members = comm.Members.ToArray();
-        return new Intracommunicator(comm.Runtime, LevelContext(comm.Context, level), [.. ranks.Select(r => members[r])], Array.IndexOf(ranks, comm.Rank));
+        return new Intracommunicator(comm.Runtime, LevelContext(comm.Context, level), [.. ranks.Select(r => members[r])], Array.IndexOf(ranks, comm.Rank), comm.Sequence);
     }
 }

@@ -14,6 +14,8 @@ internal enum CollectiveStep
     Scan,
     AllreduceByBlocks,
     BroadcastByBlocks,
+    NeighborAllgather,
+    NeighborAlltoall,
     IntercommunicatorBarrier = 21,
     IntercommunicatorBroadcast,
     IntercommunicatorGather,

@@ -1,0 +1,69 @@
+using System.Runtime.ExceptionServices;
+using Pmpi.Matching;
+
+namespace Pmpi;
+
+/// <summary>
+/// A nonblocking collective in progress (MPI_Ibarrier, MPI_Iallreduce, ...): it runs on its own while the program
+/// computes; <see cref="Value"/> is its result, as the blocking collective would return it.
+/// </summary>
+public sealed class CollectiveRequest<T> : Request
+{
+    private readonly Outcome _outcome = new();
+    private T _value = default!;
+
+    internal CollectiveRequest()
+    {
+    }
+
+    /// <summary>The collective's result; waits for completion first.</summary>
+    public T Value
+    {
+        get
+        {
+            Wait();
+            return _value;
+        }
+    }
+
+    internal override Completion Completion => _outcome;
+
+    /// <inheritdoc/>
+    public override CompletedStatus Wait()
+    {
+        _outcome.Wait();
+        return Status();
+    }
+
+    /// <inheritdoc/>
+    public override CompletedStatus? Test() => _outcome.IsCompleted ? Status() : null;
+
+    /// <summary>Throws: MPI does not allow a collective to be cancelled.</summary>
+    public override void Cancel() =>
+        throw new MpiException(ErrorClass.InvalidRequest, "A nonblocking collective cannot be cancelled (MPI_Cancel of it is erroneous); wait for it or test it.");
+
+    internal void Run(Func<T> collective)
+    {
+        try
+        {
+            _value = collective();
+            _outcome.Finish(null);
+        }
+        catch (Exception e)
+        {
+            _outcome.Finish(e);
+        }
+    }
+
+    private CompletedStatus Status()
+    {
+        // An error of the collective (a user operation's own exception included) is thrown as it was raised.
+        if (_outcome.Error is { } error) ExceptionDispatchInfo.Throw(error);
+        return CompletedStatus.Empty;
+    }
+
+    private sealed class Outcome : Completion
+    {
+        public void Finish(Exception? error) => TryComplete(error);
+    }
+}
