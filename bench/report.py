@@ -7,6 +7,9 @@ RUNS_DIR holds one file per run, named KIND.ROUND, or KIND.ROUND.PART for a run 
 round's parts make one sweep; run.sh writes them), either followed by .pairN for a round's N-th pair of a comparison
 that pairs more than once a round (the collectives): pingpong-{sm,tcp,inproc,procs,network} with
 "size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
+faces-{fsharp,vb} (the allreduce lines of collectives-pmpi through the F# and Visual Basic faces, run in the
+same pairs as the collectives), overlap-{ompi,pmpi} with
+"iallreduce<TAB>size<TAB>allreduce_us<TAB>pure_us<TAB>compute_us<TAB>total_us<TAB>overlap_pct" lines,
 launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
 and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
 `machine` (one line), `load` (the load average before each round), `reclaim` (the CPU ms the kernel's
@@ -205,6 +208,64 @@ class Report:
                      f"| {statistics.median(p for p, _ in values):.2f} | {spread(ratios)} | {goal} |")
         self.out()
 
+    def faces(self):
+        """Allreduce through each language's face beside C#'s and Open MPI's, from the same pairs."""
+        kinds = {"C#": "collectives-pmpi", "F#": "faces-fsharp", "VB": "faces-vb"}
+        per_size = defaultdict(lambda: defaultdict(list))   # size -> face -> [(face µs, Open MPI µs, C# µs)]
+        for key, ref_lines in self.runs.get("collectives-ompi", {}).items():
+            theirs = table_rows(ref_lines, (str, int))
+            ours = {face: table_rows(self.runs.get(kind, {}).get(key, []), (str, int)) for face, kind in kinds.items()}
+            for face in ("F#", "VB"):
+                for (operation, size), t in ours[face].items():
+                    if operation == "allreduce" and (operation, size) in theirs and (operation, size) in ours["C#"]:
+                        per_size[size][face].append((t, theirs[operation, size], ours["C#"][operation, size]))
+        if not per_size:
+            return
+        self.out("### Allreduce through each face, 4 ranks: F# (`Mpi.allreduceArray (+)`) and Visual Basic "
+                 "(`Allreduce(values, ReduceOperation.Sum)`) beside C# (`Allreduce(values, Operation<double>.Add, ref result)`) and Open MPI")
+        self.out()
+        self.out("| size | face | Open MPI µs | C# µs | face µs | face/Open MPI | face/C# |")
+        self.out("|---:|---|---:|---:|---:|---:|---:|")
+        for size in sorted(per_size):
+            for face, values in sorted(per_size[size].items()):
+                over_ompi = [t / r for t, r, _ in values]
+                over_csharp = [t / c for t, _, c in values]
+                self.note_spread(f"allreduce {size_label(size)} through the {face} face", over_ompi)
+                self.out(f"| {size_label(size)} | {face} | {statistics.median(r for _, r, _ in values):.2f} "
+                         f"| {statistics.median(c for _, _, c in values):.2f} | {statistics.median(t for t, _, _ in values):.2f} "
+                         f"| {spread(over_ompi)} | {spread(over_csharp)} |")
+        self.out()
+
+    def overlap(self):
+        """Iallreduce beside computation: each side's times and overlap, medians over the rounds."""
+        sides = {}
+        for side in ("ompi", "pmpi"):
+            rows = defaultdict(list)   # size -> [(allreduce, pure, compute, total, overlap)]
+            for lines in self.runs.get(f"overlap-{side}", {}).values():
+                for line in lines:
+                    parts = line.split("\t")
+                    if parts[0] == "iallreduce" and len(parts) == 7:
+                        rows[int(parts[1])].append(tuple(float(p) for p in parts[2:]))
+            sides[side] = rows
+        sizes = sorted(sides["ompi"].keys() & sides["pmpi"].keys())
+        if not sizes:
+            return
+        self.out("### Nonblocking allreduce beside computation, 2 ranks: osu_iallreduce's method (bench/native/overlap.c)")
+        self.out()
+        self.out("Pure: Iallreduce then Wait; compute: as long as pure, no MPI call; total: Iallreduce, compute, Wait. "
+                 "Overlap = 100 (1 − (total − compute) / pure): 100 when the collective completes while the rank computes.")
+        self.out()
+        self.out("| size | side | Allreduce µs | pure µs | compute µs | total µs | overlap % |")
+        self.out("|---:|---|---:|---:|---:|---:|---:|")
+        for size in sizes:
+            for side, name in (("ompi", "Open MPI"), ("pmpi", "PMPI")):
+                columns = list(zip(*sides[side][size]))
+                medians = [statistics.median(c) for c in columns]
+                overlap = columns[4]
+                self.out(f"| {size_label(size)} | {name} | {medians[0]:.2f} | {medians[1]:.2f} | {medians[2]:.2f} | {medians[3]:.2f} "
+                         f"| {medians[4]:.0f} ({min(overlap):.0f}–{max(overlap):.0f}) |")
+        self.out()
+
     def launch(self, pmpi_kind, hello):
         counts = sorted({int(k.rsplit("-", 1)[1]) for k in self.runs if k.startswith(f"launch-{pmpi_kind}-")})
         if not counts:
@@ -352,6 +413,8 @@ def main():
     report.out()
     report.pingpong()
     report.collectives()
+    report.faces()
+    report.overlap()
     report.launch("pmpi", "ReadyToRun (bench/Pmpi.Bench.Hello.ReadyToRun)")
     report.launch("pmpiaot", "Native AOT (bench/Pmpi.Bench.Hello)")
     report.out("### Figures that did not reproduce")

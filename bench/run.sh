@@ -15,7 +15,11 @@
 #              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes; and
 #              for scale, OpenSSL's own TLS beside plain TCP (bench/native/tls_pingpong.py): what encryption costs
 #              natively on this machine; and .NET's, SslStream beside plain sockets at every size (`Pmpi.Bench tlsfloor`)
-#   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`, three pairs a round
+#   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`, three pairs a round;
+#              beside them in the same pairs, the allreduce through the F# and the Visual Basic face
+#              (bench/Pmpi.Bench.FSharp, bench/Pmpi.Bench.VisualBasic: `Pmpi.Bench faces`)
+#   overlap    how much of a nonblocking allreduce hides behind computation, 2 ranks, once a round (osu_iallreduce's
+#              method: bench/native/overlap.c beside `Pmpi.Bench overlap`)
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
 #              resident memory after init; the hello published twice: ReadyToRun, as a rank usually ships
 #              (bench/Pmpi.Bench.Hello.ReadyToRun: framework-dependent, run by the dotnet host), and Native AOT,
@@ -50,7 +54,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --keep) keep="${2:?--keep needs a directory}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -106,7 +110,7 @@ mkdir -p "$runs"
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
 
 echo "run.sh: building bench/native/*.c, bench/Pmpi.Bench and the pmpi CLI (Release)" >&2
-for program in pingpong collectives hello placement; do
+for program in pingpong collectives overlap hello placement; do
   timeout 120 mpicc -O2 -pthread -o "$work/$program" "$repo/bench/native/$program.c"
 done
 timeout 600 dotnet build "$repo/bench/Pmpi.Bench" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
@@ -243,6 +247,10 @@ tcp_dotnet() { run pingpong-tcp-dotnet dotnet "$bench_dll" tlsfloor tcp $quick_f
 tls_dotnet() { run pingpong-tls-dotnet dotnet "$bench_dll" tlsfloor tls $quick_flag; }
 coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag --sizes $sizes; }
 coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+coll_fsharp() { run faces-fsharp "${pmpi[@]}" -n 4 "$bench_dll" -- faces --face fsharp --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+coll_vb() { run faces-vb "${pmpi[@]}" -n 4 "$bench_dll" -- faces --face vb --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+overlap_ompi() { run overlap-ompi "${ompi[@]}" -np 2 ./overlap $quick_flag; }
+overlap_pmpi() { run overlap-pmpi "${pmpi[@]}" -n 2 "$bench_dll" -- overlap --device grpc --ranks 2 --jit-warmup $quick_flag --timeout "$child_timeout"; }
 
 # CPU time (ms) used so far by the kernel's memory-reclaim threads (kdamond: DAMON; kswapd). On some VMs they take a
 # core for tenths of a second at a time, which no pairing undoes, so the report gives what they took in each round.
@@ -268,10 +276,11 @@ for ((round = 1; round <= rounds; round++)); do
     [[ $with_tls -eq 1 ]] && chain h2c tls
   done
   for ((pair = 1; pair <= collective_pairs; pair++)); do
-    for sizes in "${collective_groups[@]}"; do chain coll_ompi coll_pmpi; done
+    for sizes in "${collective_groups[@]}"; do chain coll_fsharp coll_ompi coll_pmpi coll_vb; done
   done
   pair=1
   sizes=
+  chain overlap_ompi overlap_pmpi
   # The TLS floors are for scale, with no goal of their own: --quick leaves them out.
   if [[ $quick -eq 0 ]]; then
     chain tcp_native tls_native

@@ -4,6 +4,10 @@
 //                                                   (grpc: in rank processes, `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`)
 //   collectives [--device ...] [--ranks N] [--jit-warmup] [--quick] [--block-allreduce-from BYTES]
 //                                                   Allreduce and Broadcast latency per size
+//   overlap [--device ...] [--ranks N] [--jit-warmup] [--quick] [--sizes N...]
+//                                                   how much of ImmediateAllreduce hides behind computation
+//   faces --face fsharp|vb [--device ...] [--ranks N] [--jit-warmup] [--quick] [--sizes N...]
+//                                                   Allreduce latency through the F# or Visual Basic face
 //   hello [--device ...] [--ranks N]                           each rank's resident memory after init, for launch timing
 //   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
 //   baseline                                                   the floor: thread hand-off and memcpy, without PMPI
@@ -21,6 +25,7 @@ using Pmpi.Bench.Launch;
 using Pmpi.Bench.Launchers;
 using Pmpi.Bench.Matching;
 using Pmpi.Bench.Objects;
+using Pmpi.Bench.Overlap;
 using Pmpi.Bench.PingPong;
 
 var device = new Option<BenchDevice>("--device")
@@ -96,6 +101,58 @@ collectives.SetAction(parse =>
     });
 });
 
+var overlapSizes = new Option<int[]>("--sizes")
+{
+    Description = "Message sizes in bytes, instead of the native mirror's.",
+    AllowMultipleArgumentsPerToken = true,
+    DefaultValueFactory = _ => OverlapBenchmark.Sizes,
+};
+var overlap = new Command("overlap", "How much of ImmediateAllreduce hides behind computation, per message size, as bench/native/overlap.c.")
+{
+    device, ranks, jitWarmup, quick, timeout, overlapSizes,
+};
+overlap.SetAction(parse =>
+{
+    bool warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
+    int[] sweep = parse.GetValue(overlapSizes)!;
+    return RunJob(parse, parse.GetValue(ranks), (world, _) =>
+    {
+        int sweeps = warmup ? JitWarmup.Run(() => OverlapBenchmark.Run(world, TextWriter.Null, sweep, quick: true), MostOverRanks(world)) : 0;
+        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI, {world.Size} ranks{AfterSweeps(sweeps)}: iallreduce\tsize\tallreduce_us\tpure_us\tcompute_us\ttotal_us\toverlap_pct");
+        OverlapBenchmark.Run(world, Console.Out, sweep, isQuick);
+    });
+});
+
+var face = new Option<string>("--face") { Description = "The face whose allreduce is timed: fsharp (Mpi.allreduceArray (+)) or vb (Allreduce(values, ReduceOperation.Sum)).", Required = true };
+face.AcceptOnlyFromAmong("fsharp", "vb");
+var faces = new Command("faces", "Allreduce latency (us) per message size through the F# or Visual Basic face, as the allreduce lines of `collectives`.")
+{
+    face, device, ranks, jitWarmup, quick, timeout, sizes,
+};
+faces.SetAction(parse =>
+{
+    bool warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
+    int[] sweep = parse.GetValue(sizes)!;
+    Func<Intracommunicator, int, int, double> secondsPerCall = parse.GetValue(face) == "fsharp"
+        ? Pmpi.Bench.FSharp.Allreduce.secondsPerCall
+        : Pmpi.Bench.VisualBasic.Allreduce.SecondsPerCall;
+    return RunJob(parse, parse.GetValue(ranks), (world, _) =>
+    {
+        void Sweep(TextWriter output, bool quickSweep)
+        {
+            foreach (int n in sweep)
+            {
+                double slowest = world.Allreduce(secondsPerCall(world, n, CollectivesBenchmark.IterationsFor(n, quickSweep)), Operation<double>.Max);
+                if (world.Rank == 0) output.WriteLine(string.Create(System.Globalization.CultureInfo.InvariantCulture, $"allreduce\t{n}\t{slowest * 1e6:F2}"));
+            }
+            output.Flush();
+        }
+        int sweeps = warmup ? JitWarmup.Run(() => Sweep(TextWriter.Null, quickSweep: true), MostOverRanks(world)) : 0;
+        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {parse.GetValue(face)} face, {world.Size} ranks{AfterSweeps(sweeps)}: operation\tsize\tus");
+        Sweep(Console.Out, isQuick);
+    });
+});
+
 var hello = new Command("hello", "Each rank's resident memory after init and a barrier, as bench/native/hello.c (run.sh times the launch).")
 {
     device, ranks, timeout,
@@ -147,7 +204,7 @@ matching.SetAction(parse =>
 
 var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh and docs/benchmarks.md).")
 {
-    pingpong, collectives, hello, linkedArray, baseline, tlsFloor, experiments, matching,
+    pingpong, collectives, overlap, faces, hello, linkedArray, baseline, tlsFloor, experiments, matching,
 };
 return root.Parse(args).Invoke();
 

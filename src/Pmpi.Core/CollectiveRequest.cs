@@ -1,4 +1,5 @@
 using System.Runtime.ExceptionServices;
+using Pmpi.Collectives;
 using Pmpi.Matching;
 
 namespace Pmpi;
@@ -7,13 +8,17 @@ namespace Pmpi;
 /// A nonblocking collective in progress (MPI_Ibarrier, MPI_Iallreduce, ...): it runs on its own while the program
 /// computes; <see cref="Value"/> is its result, as the blocking collective would return it.
 /// </summary>
-public sealed class CollectiveRequest<T> : Request
+public sealed class CollectiveRequest<T> : Request, ISequencedCollective
 {
     private readonly Outcome _outcome = new();
+    private readonly CollectiveSequence _sequence;
+    private readonly Func<T> _collective;
     private T _value = default!;
 
-    internal CollectiveRequest()
+    internal CollectiveRequest(CollectiveSequence sequence, Func<T> collective)
     {
+        _sequence = sequence;
+        _collective = collective;
     }
 
     /// <summary>The collective's result; waits for completion first.</summary>
@@ -31,6 +36,7 @@ public sealed class CollectiveRequest<T> : Request
     /// <inheritdoc/>
     public override CompletedStatus Wait()
     {
+        if (!_outcome.IsCompleted) _sequence.TryRunHere(this);
         _outcome.Wait();
         return Status();
     }
@@ -42,11 +48,11 @@ public sealed class CollectiveRequest<T> : Request
     public override void Cancel() =>
         throw new MpiException(ErrorClass.InvalidRequest, "A nonblocking collective cannot be cancelled (MPI_Cancel of it is erroneous); wait for it or test it.");
 
-    internal void Run(Func<T> collective)
+    void ISequencedCollective.Run()
     {
         try
         {
-            _value = collective();
+            _value = _collective();
             _outcome.Finish(null);
         }
         catch (Exception e)
