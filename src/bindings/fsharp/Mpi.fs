@@ -5,11 +5,29 @@ open System.Threading.Tasks
 open Pmpi
 
 /// <summary>
+/// A nonblocking collective started by one of the <c>Mpi.i*</c> functions (MPI_Iallreduce, ...): it progresses while
+/// the rank computes, and <c>Value</c> is what the blocking function of the same name returns, an option where that
+/// is one. Pmpi.Core's own request, whose value would be a default where F# has None, is <c>Request</c>.
+/// </summary>
+[<Sealed>]
+type PendingCollective<'T> internal (request: Request, result: unit -> 'T) =
+
+    /// <summary>Pmpi.Core's request, to put in a <see cref="T:Pmpi.RequestList"/> or wait for as a task.</summary>
+    member _.Request = request
+
+    /// <summary>Whether the collective has completed (MPI_Test); never blocks, and throws the collective's error if it failed.</summary>
+    member _.IsCompleted = not (isNull (request.Test()))
+
+    /// <summary>The collective's result; waits for it first (MPI_Wait).</summary>
+    member _.Value = result ()
+
+/// <summary>
 /// PMPI for F#: functions that take the communicator last, so they pipe (<c>world |> Mpi.send 1 7 data</c>);
 /// reductions from any F# function or operator (<c>Mpi.allreduce (+) x world</c>); options where a result exists on
-/// some ranks only; Task and Async forms of the non-blocking operations. Values of any type travel: primitives and
-/// arrays of them as raw bytes, everything else (records, tuples, unions, lists, ...) through
-/// <see cref="T:Pmpi.FSharp.FSharpPayloadSerializer"/>.
+/// some ranks only; Task and Async forms of the non-blocking operations; nonblocking (<c>Mpi.iallreduce</c>),
+/// persistent (<c>Mpi.allreduceInit</c>) and neighbourhood (<c>Mpi.neighborAlltoall</c>) collectives. Values of any
+/// type travel: primitives and arrays of them as raw bytes, everything else (records, tuples, unions, lists, ...)
+/// through <see cref="T:Pmpi.FSharp.FSharpPayloadSerializer"/>.
 /// </summary>
 [<RequireQualifiedAccess>]
 module Mpi =
@@ -33,6 +51,14 @@ module Mpi =
         Delegate.CreateDelegate(typeof<ReductionOperation<'T>>, adapted, invoke) :?> ReductionOperation<'T>
 
     let private someAt root (comm: Communicator) value = if comm.Rank = root then Some value else None
+
+    /// Core's request, seen through the result F# gives for its blocking form.
+    let private pending (request: CollectiveRequest<'R>) (result: 'R -> 'T) = PendingCollective(request, fun () -> result request.Value)
+
+    /// Raises unless the broadcast filled the caller's own array, which it does when its length is the root's.
+    let private filledInPlace caller root (values: 'T[]) (received: 'T[]) (comm: Intracommunicator) =
+        if not (obj.ReferenceEquals(received, values)) then
+            raise (MpiException(ErrorClass.InvalidCount, $"{caller}: rank {comm.Rank}'s array holds {values.Length} elements; the root's, rank {root}'s, {received.Length}."))
 
     // ---- Running ----
 
@@ -185,8 +211,7 @@ module Mpi =
     let broadcastInto root (values: 'T[]) (comm: Intracommunicator) : unit =
         let mutable target = values
         comm.Broadcast<'T>(&target, root)
-        if not (obj.ReferenceEquals(target, values)) then
-            raise (MpiException(ErrorClass.InvalidCount, $"Mpi.broadcastInto: rank {comm.Rank}'s array holds {values.Length} elements; the root's, rank {root}'s, {target.Length}."))
+        filledInPlace "Mpi.broadcastInto" root values target comm
 
     /// <summary>Every rank's value combined by <paramref name="op"/> in rank order: Some at <paramref name="root"/>, None elsewhere (MPI_Reduce).</summary>
     let reduce root (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) =
@@ -252,6 +277,128 @@ module Mpi =
     /// <summary>A communicator of the same ranks whose messages never meet <paramref name="comm"/>'s (MPI_Comm_dup).</summary>
     let dup (comm: Intracommunicator) = comm.Dup()
 
+    // ---- Nonblocking collectives: each starts at once, in the order the program calls them, and runs while the rank computes ----
+
+    /// <summary>Starts a barrier (MPI_Ibarrier): completes once every rank has started it.</summary>
+    let ibarrier (comm: Intracommunicator) = pending (comm.ImmediateBarrier()) ignore
+
+    /// <summary>Starts a broadcast of the root's <paramref name="value"/> (MPI_Ibcast); other ranks' values are ignored.</summary>
+    let ibroadcast root (value: 'T) (comm: Intracommunicator) = pending (comm.ImmediateBroadcast<'T>(value, root)) id
+
+    /// <summary>Starts filling every rank's <paramref name="values"/> with the root's, in place, as <c>broadcastInto</c> does (MPI_Ibcast into a buffer).</summary>
+    let ibroadcastInto root (values: 'T[]) (comm: Intracommunicator) =
+        pending (comm.ImmediateBroadcast<'T>(values, root)) (fun received -> filledInPlace "Mpi.ibroadcastInto" root values received comm)
+
+    /// <summary>Starts a reduction by <paramref name="op"/> to <paramref name="root"/> (MPI_Ireduce): Some there, None elsewhere.</summary>
+    let ireduce root (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) =
+        pending (comm.ImmediateReduce<'T>(value, operation op, root)) (someAt root comm)
+
+    /// <summary>Starts a reduction on every rank (MPI_Iallreduce).</summary>
+    let iallreduce (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) = pending (comm.ImmediateAllreduce<'T>(value, operation op)) id
+
+    /// <summary>Starts combining arrays element by element at <paramref name="root"/> (MPI_Ireduce on a buffer): Some there, None elsewhere.</summary>
+    let ireduceArray root (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) =
+        pending (comm.ImmediateReduce<'T>(values, operation op, root)) Option.ofObj
+
+    /// <summary>Starts combining arrays element by element on every rank, by blocks when long (MPI_Iallreduce on a buffer).</summary>
+    let iallreduceArray (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) = pending (comm.ImmediateAllreduce<'T>(values, operation op)) id
+
+    /// <summary>Starts an inclusive scan (MPI_Iscan).</summary>
+    let iscan (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) = pending (comm.ImmediateScan<'T>(value, operation op)) id
+
+    /// <summary>Starts an exclusive scan (MPI_Iexscan): None on rank 0.</summary>
+    let iexscan (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) =
+        pending (comm.ImmediateExclusiveScan<'T>(value, operation op)) (fun combined -> if comm.Rank = 0 then None else Some combined)
+
+    /// <summary>Starts a gather to <paramref name="root"/> (MPI_Igather): Some there, None elsewhere.</summary>
+    let igather root (value: 'T) (comm: Intracommunicator) = pending (comm.ImmediateGather<'T>(value, root)) Option.ofObj
+
+    /// <summary>Starts an allgather (MPI_Iallgather).</summary>
+    let iallgather (value: 'T) (comm: Intracommunicator) = pending (comm.ImmediateAllgather<'T>(value)) id
+
+    /// <summary>Starts a scatter of the root's <paramref name="values"/>, one per rank (MPI_Iscatter); other ranks pass <c>[||]</c>.</summary>
+    let iscatter root (values: 'T[]) (comm: Intracommunicator) = pending (comm.ImmediateScatter<'T>(values, root)) id
+
+    /// <summary>Starts an all-to-all exchange, element <c>j</c> to rank <c>j</c> (MPI_Ialltoall).</summary>
+    let ialltoall (values: 'T[]) (comm: Intracommunicator) = pending (comm.ImmediateAlltoall<'T>(values)) id
+
+    /// <summary>Starts <c>gatherv</c> (MPI_Igatherv): Some at <paramref name="root"/>, None elsewhere.</summary>
+    let igatherv root (counts: int[]) (values: 'T[]) (comm: Intracommunicator) =
+        pending (comm.ImmediateGatherFlattened<'T>(values, counts, root)) Option.ofObj
+
+    /// <summary>Starts <c>allgatherv</c> (MPI_Iallgatherv).</summary>
+    let iallgatherv (counts: int[]) (values: 'T[]) (comm: Intracommunicator) = pending (comm.ImmediateAllgatherFlattened<'T>(values, counts)) id
+
+    /// <summary>Starts <c>scatterv</c> (MPI_Iscatterv); the array is given only at the root.</summary>
+    let iscatterv root (counts: int[]) (values: 'T[] option) (comm: Intracommunicator) =
+        pending (comm.ImmediateScatterFromFlattened<'T>(Option.defaultValue Unchecked.defaultof<'T[]> values, counts, root)) id
+
+    /// <summary>Starts <c>alltoallv</c> (MPI_Ialltoallv).</summary>
+    let ialltoallv (sendCounts: int[]) (receiveCounts: int[]) (values: 'T[]) (comm: Intracommunicator) =
+        pending (comm.ImmediateAlltoallFlattened<'T>(values, sendCounts, receiveCounts)) id
+
+    /// <summary>
+    /// Waits for a started collective without blocking a thread: <c>let! sum = world |> Mpi.iallreduce (+) x |> Mpi.await</c>.
+    /// Cancelling the workflow stops the wait, not the collective, which MPI cannot cancel.
+    /// </summary>
+    let await (collective: PendingCollective<'T>) : Async<'T> =
+        async {
+            let! token = Async.CancellationToken
+            do! collective.Request.WaitAsync(token) |> Async.AwaitTask |> Async.Ignore
+            return collective.Value
+        }
+
+    // ---- Persistent requests: bound to their arguments once and started again and again, each start reading the arrays as they are then ----
+
+    /// <summary>A send of <paramref name="value"/> to <paramref name="dest"/> with <paramref name="tag"/> (MPI_Send_init); an array is sent as it is at each start.</summary>
+    let sendInit dest tag (value: 'T) (comm: Communicator) = comm.PersistentSend<'T>(value, dest, tag)
+
+    /// <summary>A receive from <paramref name="source"/> with <paramref name="tag"/> (MPI_Recv_init); its <c>Value</c> is the last round's.</summary>
+    let recvInit<'T> source tag (comm: Communicator) : PersistentRequest<'T> = comm.PersistentReceive<'T>(source, tag)
+
+    /// <summary>A receive into <paramref name="buffer"/>, as <c>recvInto</c> does, at each start (MPI_Recv_init on a buffer).</summary>
+    let recvIntoInit source tag (buffer: 'T[]) (comm: Communicator) = comm.PersistentReceive<'T>(source, tag, buffer)
+
+    /// <summary>A barrier (MPI_Barrier_init).</summary>
+    let barrierInit (comm: Intracommunicator) = comm.PersistentBarrier()
+
+    /// <summary>Fills every rank's <paramref name="values"/> with the root's, in place, at each start (MPI_Bcast_init); every rank's array has the root's length.</summary>
+    let broadcastInit root (values: 'T[]) (comm: Intracommunicator) = comm.PersistentBroadcast<'T>(values, root)
+
+    /// <summary>
+    /// Combines arrays element by element at <paramref name="root"/> (MPI_Reduce_init). <c>Value</c> is Pmpi.Core's:
+    /// the root's result, which each round fills again, and null elsewhere (<c>Option.ofObj</c> makes it an option).
+    /// </summary>
+    let reduceInit root (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) = comm.PersistentReduce<'T>(values, operation op, root)
+
+    /// <summary>Combines arrays element by element on every rank (MPI_Allreduce_init); each round fills the same result array.</summary>
+    let allreduceInit (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) = comm.PersistentAllreduce<'T>(values, operation op)
+
+    /// <summary>Concatenates every rank's <paramref name="values"/>, of one length, at <paramref name="root"/> (MPI_Gather_init); <c>Value</c> is null elsewhere.</summary>
+    let gatherInit root (values: 'T[]) (comm: Intracommunicator) = comm.PersistentGather<'T>(values, root)
+
+    /// <summary>Block <c>rank</c> of the root's array cut into blocks of <paramref name="count"/> (MPI_Scatter_init); the array is given only at the root.</summary>
+    let scatterInit root count (values: 'T[] option) (comm: Intracommunicator) =
+        comm.PersistentScatter<'T>(Option.defaultValue Unchecked.defaultof<'T[]> values, count, root)
+
+    /// <summary>Every rank's <paramref name="values"/>, of one length, concatenated in rank order (MPI_Allgather_init).</summary>
+    let allgatherInit (values: 'T[]) (comm: Intracommunicator) = comm.PersistentAllgather<'T>(values)
+
+    /// <summary>Block <c>j</c> of <paramref name="count"/> elements to rank <c>j</c>; what each rank sent here, by rank (MPI_Alltoall_init).</summary>
+    let alltoallInit count (values: 'T[]) (comm: Intracommunicator) = comm.PersistentAlltoall<'T>(values, count)
+
+    /// <summary>Starts a persistent request (MPI_Start); it must not be active.</summary>
+    let start (request: PersistentRequest) = request.Start()
+
+    /// <summary>Starts each request in order (MPI_Startall).</summary>
+    let startAll (requests: PersistentRequest seq) = PersistentRequest.StartAll requests
+
+    /// <summary>Waits for a request to complete (MPI_Wait); an inactive persistent request returns at once. Its value, if it has one, is its <c>Value</c>.</summary>
+    let wait (request: Request) = request.Wait() |> ignore
+
+    /// <summary>Waits for every request in order (MPI_Waitall).</summary>
+    let waitAll (requests: #Request seq) = for request in requests do wait request
+
     // ---- Topologies ----
 
     /// <summary>
@@ -275,3 +422,25 @@ module Mpi =
 
     /// <summary>The neighbours of this rank in a grid or a graph (MPI_Graph_neighbors, a grid's adjacent ranks).</summary>
     let neighbors (topology: TopologicalCommunicator) = topology.NeighborsOf topology.Rank
+
+    // ---- Neighbourhood collectives, by slot: on a grid two per dimension, down then up (off a non-periodic edge, default); on a graph one per neighbour ----
+
+    /// <summary>Sends <paramref name="value"/> to every neighbour; gives what each sent, by slot (MPI_Neighbor_allgather).</summary>
+    let neighborAllgather (value: 'T) (topology: TopologicalCommunicator) : 'T[] = topology.NeighborAllgather<'T>(value)
+
+    /// <summary>Sends <paramref name="values"/> to every neighbour; gives their arrays concatenated by slot, <paramref name="counts"/> (one per slot) long each (MPI_Neighbor_allgatherv).</summary>
+    let neighborAllgatherv (counts: int[]) (values: 'T[]) (topology: TopologicalCommunicator) : 'T[] =
+        topology.NeighborAllgatherFlattened<'T>(values, counts)
+
+    /// <summary>Sends <c>values[slot]</c> to each slot's neighbour; gives what each sent here, by slot (MPI_Neighbor_alltoall).</summary>
+    let neighborAlltoall (values: 'T[]) (topology: TopologicalCommunicator) : 'T[] = topology.NeighborAlltoall<'T>(values)
+
+    /// <summary>Sends blocks of <paramref name="sendCounts"/>[slot] elements to each slot's neighbour; gives the blocks of <paramref name="receiveCounts"/>[slot] each sent here, concatenated by slot (MPI_Neighbor_alltoallv).</summary>
+    let neighborAlltoallv (sendCounts: int[]) (receiveCounts: int[]) (values: 'T[]) (topology: TopologicalCommunicator) : 'T[] =
+        topology.NeighborAlltoallFlattened<'T>(values, sendCounts, receiveCounts)
+
+    /// <summary>Starts <c>neighborAllgather</c> (MPI_Ineighbor_allgather).</summary>
+    let ineighborAllgather (value: 'T) (topology: TopologicalCommunicator) = pending (topology.ImmediateNeighborAllgather<'T>(value)) id
+
+    /// <summary>Starts <c>neighborAlltoall</c> (MPI_Ineighbor_alltoall).</summary>
+    let ineighborAlltoall (values: 'T[]) (topology: TopologicalCommunicator) = pending (topology.ImmediateNeighborAlltoall<'T>(values)) id
