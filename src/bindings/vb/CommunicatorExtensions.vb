@@ -1,9 +1,10 @@
 Imports System.Runtime.CompilerServices
 
 ''' <summary>
-''' Visual Basic forms of the communicator operations: reductions named by <see cref="ReduceOperation"/> or given as a
-''' lambda, and Try forms that return whether something arrived with the value ByRef. Receives that name their type
-''' through a ByRef argument (<c>world.Receive(0, 7, values)</c>) come with Pmpi.Core itself.
+''' Visual Basic forms of the communicator operations: reductions, blocking, nonblocking and persistent, named by
+''' <see cref="ReduceOperation"/> or given as a lambda, and Try forms that return whether something arrived with the
+''' value ByRef. Receives that name their type through a ByRef argument (<c>world.Receive(0, 7, values)</c>) come with
+''' Pmpi.Core itself.
 ''' </summary>
 Public Module CommunicatorExtensions
 
@@ -90,6 +91,114 @@ Public Module CommunicatorExtensions
     <Extension>
     Public Function TryExclusiveScan(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation, ByRef result As T) As Boolean
         Return AtRoot(comm, comm.ExclusiveScan(value, OperationOf(Of T)(op)), If(comm.Rank = 0, -1, comm.Rank), result)
+    End Function
+
+    ' ---- Nonblocking (MPI_I*) and persistent (MPI_*_init) reductions, by name or by lambda as the blocking ones ----
+
+    ''' <summary>Starts a reduction of every rank's value to <paramref name="root"/> (MPI_Ireduce); the request's value is the default elsewhere (<c>ImmediateTryReduce</c> tells the two apart).</summary>
+    <Extension>
+    Public Function ImmediateReduce(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation, root As Integer) As CollectiveRequest(Of T)
+        Return comm.ImmediateReduce(value, OperationOf(Of T)(op), root)
+    End Function
+
+    ''' <summary>The same with an operation of the caller's (e.g. <c>Function(a, b) a * b</c>).</summary>
+    <Extension>
+    Public Function ImmediateReduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T), root As Integer) As CollectiveRequest(Of T)
+        Return comm.ImmediateReduce(value, OperationOf(combine), root)
+    End Function
+
+    ''' <summary>Starts combining arrays element by element at <paramref name="root"/> (MPI_Ireduce on a buffer); the request's value is Nothing elsewhere.</summary>
+    <Extension>
+    Public Function ImmediateReduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation, root As Integer) As CollectiveRequest(Of T())
+        Return comm.ImmediateReduce(values, OperationOf(Of T)(op), root)
+    End Function
+
+    ''' <summary>The same with an operation of the caller's.</summary>
+    <Extension>
+    Public Function ImmediateReduce(Of T)(comm As Intracommunicator, values As T(), combine As Func(Of T, T, T), root As Integer) As CollectiveRequest(Of T())
+        Return comm.ImmediateReduce(values, OperationOf(combine), root)
+    End Function
+
+    ''' <summary>
+    ''' Starts a reduction to <paramref name="root"/> (MPI_Ireduce) whose <see cref="PendingReduction(Of T).TryGetValue"/>
+    ''' is True at the root only, so a root's 0 is told from none, as with <c>TryReduce</c>.
+    ''' </summary>
+    <Extension>
+    Public Function ImmediateTryReduce(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation, root As Integer) As PendingReduction(Of T)
+        Return New PendingReduction(Of T)(comm.ImmediateReduce(value, OperationOf(Of T)(op), root), comm.Rank = root)
+    End Function
+
+    ''' <summary>The same with an operation of the caller's (e.g. <c>Function(a, b) a * b</c>).</summary>
+    <Extension>
+    Public Function ImmediateTryReduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T), root As Integer) As PendingReduction(Of T)
+        Return New PendingReduction(Of T)(comm.ImmediateReduce(value, OperationOf(combine), root), comm.Rank = root)
+    End Function
+
+    ''' <summary>Starts a reduction of every rank's value, on every rank (MPI_Iallreduce).</summary>
+    <Extension>
+    Public Function ImmediateAllreduce(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation) As CollectiveRequest(Of T)
+        Return comm.ImmediateAllreduce(value, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>The same with an operation of the caller's (e.g. <c>Function(a, b) a + b</c>).</summary>
+    <Extension>
+    Public Function ImmediateAllreduce(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T)) As CollectiveRequest(Of T)
+        Return comm.ImmediateAllreduce(value, OperationOf(combine))
+    End Function
+
+    ''' <summary>Starts combining arrays element by element, on every rank, by blocks when long (MPI_Iallreduce on a buffer).</summary>
+    <Extension>
+    Public Function ImmediateAllreduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation) As CollectiveRequest(Of T())
+        Return comm.ImmediateAllreduce(values, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>The same with an operation of the caller's.</summary>
+    <Extension>
+    Public Function ImmediateAllreduce(Of T)(comm As Intracommunicator, values As T(), combine As Func(Of T, T, T)) As CollectiveRequest(Of T())
+        Return comm.ImmediateAllreduce(values, OperationOf(combine))
+    End Function
+
+    ''' <summary>Starts an inclusive scan (MPI_Iscan).</summary>
+    <Extension>
+    Public Function ImmediateScan(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation) As CollectiveRequest(Of T)
+        Return comm.ImmediateScan(value, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>The same with an operation of the caller's.</summary>
+    <Extension>
+    Public Function ImmediateScan(Of T)(comm As Intracommunicator, value As T, combine As Func(Of T, T, T)) As CollectiveRequest(Of T)
+        Return comm.ImmediateScan(value, OperationOf(combine))
+    End Function
+
+    ''' <summary>
+    ''' Combines arrays element by element at <paramref name="root"/> at each start, reading <paramref name="values"/> as
+    ''' they are then (MPI_Reduce_init); the request's value is the root's result, which each round fills again, and
+    ''' Nothing elsewhere.
+    ''' </summary>
+    <Extension>
+    Public Function PersistentReduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation, root As Integer) As PersistentRequest(Of T())
+        Return comm.PersistentReduce(values, OperationOf(Of T)(op), root)
+    End Function
+
+    ''' <summary>The same with an operation of the caller's.</summary>
+    <Extension>
+    Public Function PersistentReduce(Of T)(comm As Intracommunicator, values As T(), combine As Func(Of T, T, T), root As Integer) As PersistentRequest(Of T())
+        Return comm.PersistentReduce(values, OperationOf(combine), root)
+    End Function
+
+    ''' <summary>
+    ''' Combines arrays element by element, on every rank, at each start, reading <paramref name="values"/> as they are
+    ''' then (MPI_Allreduce_init); each round fills the same result array.
+    ''' </summary>
+    <Extension>
+    Public Function PersistentAllreduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation) As PersistentRequest(Of T())
+        Return comm.PersistentAllreduce(values, OperationOf(Of T)(op))
+    End Function
+
+    ''' <summary>The same with an operation of the caller's.</summary>
+    <Extension>
+    Public Function PersistentAllreduce(Of T)(comm As Intracommunicator, values As T(), combine As Func(Of T, T, T)) As PersistentRequest(Of T())
+        Return comm.PersistentAllreduce(values, OperationOf(combine))
     End Function
 
     ''' <summary>
