@@ -130,6 +130,18 @@ let ``Await_InAnAsyncWorkflow_GivesTheValues`` () =
             |> Async.RunSynchronously)
     Assert.Equal<(int option * int[])[]>([| None, [| 0; 1; 2 |]; Some 3, [| 0; 1; 2 |]; None, [| 0; 1; 2 |] |], results)
 
+/// The workflow raises the collective's own error, here the user's operation's, not an AggregateException around it.
+[<Fact>]
+let ``Await_AFailingOperation_RaisesItsOwnError`` () =
+    let errors =
+        Job.run 2 (fun world ->
+            let failing = world |> Mpi.iallreduce (fun (a: int) b -> if a + b > 0 then invalidOp "no positive sums" else a + b) 1
+            try
+                Mpi.await failing |> Async.RunSynchronously |> ignore
+                None
+            with error -> Some(error.GetType(), error.Message))
+    Assert.All(errors, fun error -> Assert.Equal(Some(typeof<InvalidOperationException>, "no positive sums"), error))
+
 [<Fact>]
 let ``PendingCollective_RequestCannotBeCancelled_InvalidRequest`` () =
     let errors =

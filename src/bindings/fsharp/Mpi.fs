@@ -344,7 +344,9 @@ module Mpi =
     let await (collective: PendingCollective<'T>) : Async<'T> =
         async {
             let! token = Async.CancellationToken
-            do! collective.Request.WaitAsync(token) |> Async.AwaitTask |> Async.Ignore
+            // A failure is left for Value, which throws the collective's error as it was raised, where AwaitTask would
+            // wrap it in an AggregateException.
+            do! collective.Request.WaitAsync(token) |> Async.AwaitTask |> Async.Catch |> Async.Ignore
             return collective.Value
         }
 
