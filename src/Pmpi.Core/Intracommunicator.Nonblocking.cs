@@ -82,6 +82,7 @@ public partial class Intracommunicator
     public CollectiveRequest<T[]?> ImmediateGatherFlattened<T>(T[] values, int[] counts, int root)
     {
         ArgumentNullException.ThrowIfNull(values);
+        ArgumentNullException.ThrowIfNull(counts);
         Checked(root);
         return Sequence.Start(() => GatherFlattened(values, counts, root));
     }

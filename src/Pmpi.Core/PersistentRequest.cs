@@ -29,7 +29,10 @@ public class PersistentRequest : Request
     }
 
     /// <summary>Starts each request in order (MPI_Startall).</summary>
-    public static void StartAll(params IEnumerable<PersistentRequest> requests)
+    public static void StartAll(params PersistentRequest[] requests) => StartAll((IEnumerable<PersistentRequest>)requests);
+
+    /// <summary>Starts each request of a list in order (MPI_Startall).</summary>
+    public static void StartAll(IEnumerable<PersistentRequest> requests)
     {
         ArgumentNullException.ThrowIfNull(requests);
         foreach (var request in requests) request.Start();

@@ -33,7 +33,7 @@ Public Class PersistentRequestTests
                 For round = 1 To 2
                     values(0) = round
                     values(1) = world.Rank + 1
-                    PersistentRequest.StartAll({sum, product})
+                    PersistentRequest.StartAll(sum, product)
                     rounds.Add((sum.Value?.ToArray(), product.Value?.ToArray()))
                 Next
                 Return rounds
@@ -55,7 +55,7 @@ Public Class PersistentRequestTests
                 Dim rounds As New List(Of Integer)
                 For round = 1 To 3
                     outgoing(0) = 100 * round + world.Rank
-                    PersistentRequest.StartAll({receive, send})
+                    PersistentRequest.StartAll(receive, send)
                     send.Wait()
                     rounds.Add(receive.Value(0))
                 Next
