@@ -47,6 +47,16 @@ public sealed class ErrorTests
     }
 
     [Fact]
+    public void MPI_Error_class_InvalidRequest_IsMpichsMpiErrRequest()
+    {
+        MPI_Error_class(new MpiException(ErrorClass.InvalidRequest, "test"), out int code);
+        MPI_Error_string(code, out string text, out _);
+
+        Assert.Equal((MPI_ERR_REQUEST, 19), (code, MPI_ERR_REQUEST));
+        Assert.StartsWith("Invalid request", text);
+    }
+
+    [Fact]
     public void MPI_Error_string_UnknownCode_ThrowsInvalidArgument()
     {
         var error = Assert.Throws<MpiException>(() => MPI_Error_string(9999, out _, out _));

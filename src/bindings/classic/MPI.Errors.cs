@@ -25,6 +25,12 @@ public static partial class MPI
     /// <summary>A message was longer than the receive buffer (<see cref="ErrorClass.Truncate"/>).</summary>
     public const int MPI_ERR_TRUNCATE = 14;
 
+    /// <summary>
+    /// A request cannot be used so (<see cref="ErrorClass.InvalidRequest"/>): MPI_REQUEST_NULL started or freed, a
+    /// started persistent request started again, a collective's request cancelled or freed before it completes.
+    /// </summary>
+    public const int MPI_ERR_REQUEST = 19;
+
     /// <summary>The job was aborted, the transport failed, or a payload could not be (de)serialized.</summary>
     public const int MPI_ERR_OTHER = 15;
 
@@ -41,6 +47,7 @@ public static partial class MPI
         [MPI_ERR_RANK] = "Invalid rank: outside the communicator",
         [MPI_ERR_ARG] = "Invalid argument, or ranks of one collective passed different arguments",
         [MPI_ERR_TRUNCATE] = "Message truncated: longer than the receive buffer",
+        [MPI_ERR_REQUEST] = "Invalid request: null, active where it must be inactive, or a collective's, which only completion ends",
         [MPI_ERR_OTHER] = "Other error: the job was aborted, the transport failed, or a payload could not be serialized",
         [MPI_ERR_SPAWN] = "Ranks could not be spawned",
     };
@@ -67,6 +74,7 @@ public static partial class MPI
             ErrorClass.InvalidCommunicator => MPI_ERR_COMM,
             ErrorClass.InvalidArgument or ErrorClass.CollectiveMismatch => MPI_ERR_ARG,
             ErrorClass.InvalidCount => MPI_ERR_COUNT,
+            ErrorClass.InvalidRequest => MPI_ERR_REQUEST,
             ErrorClass.Spawn => MPI_ERR_SPAWN,
             _ => MPI_ERR_OTHER,
         };
