@@ -6,7 +6,8 @@ namespace Pmpi.Classic;
 /// (C's <c>&amp;x</c>): <c>MPI_Send(ref x, 1, MPI_INT, dest, tag, MPI_COMM_WORLD)</c>. Every function returns
 /// MPI_SUCCESS; as with MPI_ERRORS_ARE_FATAL, an error throws an <see cref="MpiException"/> that ends the job, naming
 /// the call, rank and problem. This file holds the constants, the environment and the checks; the calls are in
-/// MPI.PointToPoint.cs, MPI.Collectives.cs, MPI.Communicators.cs, MPI.Operations.cs, MPI.Datatypes.cs and MPI.Errors.cs.
+/// MPI.PointToPoint.cs, MPI.Requests.cs (waits and tests), MPI.Collectives.cs, MPI.Communicators.cs, MPI.Operations.cs,
+/// MPI.Datatypes.cs and MPI.Errors.cs.
 /// </summary>
 public static partial class MPI
 {
