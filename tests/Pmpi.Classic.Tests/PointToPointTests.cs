@@ -45,6 +45,35 @@ public sealed class PointToPointTests
     }
 
     [Fact]
+    public void MPI_Sendrecv_replace_RingShiftOfAPrefixAndOfAValue_EachHoldsItsLeftNeighboursInPlace()
+    {
+        var arrays = new int[3][];
+        var values = new double[3];
+        Environment.Run(3, _ =>
+        {
+            MPI_Comm_rank(MPI_COMM_WORLD, out int rank);
+            MPI_Comm_size(MPI_COMM_WORLD, out int size);
+            int right = (rank + 1) % size, left = (rank + size - 1) % size;
+            int[] buffer = [rank, 10 * rank, 99];
+            var status = new MPI_Status();
+            MPI_Sendrecv_replace(buffer, 2, MPI_INT, right, 1, left, 1, MPI_COMM_WORLD, status);
+            Assert.Equal(left, status.MPI_SOURCE);
+            int[] whole = [rank, rank];
+            MPI_Sendrecv_replace(whole, 2, MPI_INT, right, 2, left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            Assert.Equal([left, left], whole);
+            arrays[rank] = buffer;
+            // Not periodic: rank 0 receives from MPI_PROC_NULL and keeps its value.
+            double value = rank + 0.5;
+            MPI_Sendrecv_replace(ref value, 1, MPI_DOUBLE, rank + 1 < size ? rank + 1 : MPI_PROC_NULL, 3,
+                rank > 0 ? rank - 1 : MPI_PROC_NULL, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            values[rank] = value;
+        }, Bounded);
+
+        Assert.Equal([[2, 20, 99], [0, 0, 99], [1, 10, 99]], arrays);
+        Assert.Equal([0.5, 0.5, 1.5], values);
+    }
+
+    [Fact]
     public void MPI_Ssend_ArrayAndValue_ArriveAfterTheReceiverMatched()
     {
         var received = new long[3];
@@ -255,6 +284,52 @@ public sealed class PointToPointTests
         Assert.Equal((false, false, MPI_UNDEFINED, true), (observed.AllEarly, observed.AnyEarly, observed.AnyIndex, observed.NullsAfter));
         Assert.Equal([1, 2], observed.Sources!);
         Assert.Equal(MPI_UNDEFINED, observed.Undefined);
+    }
+
+    [Fact]
+    public void MPI_Waitsome_AndTestsome_ReceivesFromEveryRank_EachIndexOnceWithItsStatusThenUndefined()
+    {
+        var completed = new List<(int Index, int Source)>();
+        (int Early, int Last) observed = default;
+        Environment.Run(4, _ =>
+        {
+            MPI_Comm_rank(MPI_COMM_WORLD, out int rank);
+            MPI_Comm_size(MPI_COMM_WORLD, out int size);
+            if (rank != 0)
+            {
+                MPI_Barrier(MPI_COMM_WORLD);
+                int[] data = [rank];
+                MPI_Send(data, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+                return;
+            }
+            var buffers = new int[size][];
+            var requests = new MPI_Request?[size];
+            for (int source = 1; source < size; source++)
+            {
+                buffers[source] = new int[1];
+                MPI_Irecv(buffers[source], 1, MPI_INT, source, 0, MPI_COMM_WORLD, out requests[source]);
+            }
+            int[] indices = new int[size];
+            var statuses = new MPI_Status?[size];
+            MPI_Testsome(size, requests, out int early, indices, statuses);
+            MPI_Barrier(MPI_COMM_WORLD);
+            while (true)
+            {
+                MPI_Waitsome(size, requests, out int outcount, indices, statuses);
+                if (outcount == MPI_UNDEFINED) break;
+                for (int k = 0; k < outcount; k++)
+                {
+                    Assert.Null(requests[indices[k]]);
+                    Assert.Equal(indices[k], buffers[indices[k]][0]);
+                    completed.Add((indices[k], statuses[k]!.MPI_SOURCE));
+                }
+            }
+            MPI_Testsome(size, requests, out int last, indices, statuses);
+            observed = (early, last);
+        }, Bounded);
+
+        Assert.Equal((0, MPI_UNDEFINED), observed);
+        Assert.Equal([(1, 1), (2, 2), (3, 3)], completed.Order());
     }
 
     [Fact]

@@ -76,6 +76,13 @@ public static partial class MPI
         return packed;
     }
 
+    /// <summary>Checks what <see cref="Packed"/> takes, for a persistent send that packs the buffer at each start.</summary>
+    private static void CheckPacked<T>(T[] buf, int count, MPI_Datatype datatype, string call)
+    {
+        if (datatype?.Offsets is null) CheckPrefix(buf, count, datatype!, call);
+        else CheckSpan(buf, count, datatype, call);
+    }
+
     /// <summary>Puts the first <paramref name="received"/> elements of <paramref name="packed"/> where <paramref name="datatype"/> places them in <paramref name="buf"/>.</summary>
     private static void Unpack<T>(T[] packed, int received, MPI_Datatype datatype, T[] buf)
     {

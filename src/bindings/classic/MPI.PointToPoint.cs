@@ -85,21 +85,81 @@ public static partial class MPI
         return MPI_SUCCESS;
     }
 
+    /// <summary>
+    /// Sends the first <paramref name="count"/> items of <paramref name="buf"/> to <paramref name="dest"/> and
+    /// receives at most <paramref name="count"/> from <paramref name="source"/> in their place.
+    /// </summary>
+    public static int MPI_Sendrecv_replace<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, Communicator comm, MPI_Status? status)
+    {
+        ArgumentNullException.ThrowIfNull(comm);
+        var outgoing = Packed(buf, count, datatype, nameof(MPI_Sendrecv_replace));
+        // The send may read its array until it completes, and the receive lands in the buffer: send a copy of it.
+        if (ReferenceEquals(outgoing, buf)) outgoing = (T[])buf.Clone();
+        var send = comm.ImmediateSend(outgoing, dest, sendtag);
+        var completed = ReceiveInto(buf, count, datatype, source, recvtag, comm, nameof(MPI_Sendrecv_replace));
+        send.Wait();
+        Fill(status, completed, typeof(T));
+        return MPI_SUCCESS;
+    }
+
+    /// <summary>Sends one value and receives one in its place; from MPI_PROC_NULL <paramref name="buf"/> stays as it was.</summary>
+    public static int MPI_Sendrecv_replace<T>(ref T buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, Communicator comm, MPI_Status? status)
+    {
+        ArgumentNullException.ThrowIfNull(comm);
+        CheckOne<T>(count, datatype, nameof(MPI_Sendrecv_replace));
+        var received = comm.SendReceive<T, T>(buf, dest, sendtag, source, recvtag, out var completed);
+        if (source != MPI_PROC_NULL) buf = received;
+        Fill(status, completed, typeof(T));
+        return MPI_SUCCESS;
+    }
+
     /// <summary>Starts a send of the first <paramref name="count"/> elements; <paramref name="buf"/> must not change until MPI_Wait.</summary>
     public static int MPI_Isend<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm, out MPI_Request request)
     {
-        ArgumentNullException.ThrowIfNull(comm);
-        request = new MPI_Request(comm.ImmediateSend(Packed(buf, count, datatype, nameof(MPI_Isend)), dest, tag), typeof(T), null);
+        request = ImmediateSend(buf, count, datatype, dest, tag, comm, nameof(MPI_Isend))();
         return MPI_SUCCESS;
     }
 
     /// <summary>Starts a receive into the first <paramref name="count"/> elements of <paramref name="buf"/>, complete at MPI_Wait.</summary>
     public static int MPI_Irecv<T>(T[] buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, out MPI_Request request)
     {
-        ArgumentNullException.ThrowIfNull(comm);
-        var target = ReceiveTarget(buf, count, datatype, nameof(MPI_Irecv), out var deliver);
-        request = new MPI_Request(comm.ImmediateReceive(source, tag, target), typeof(T), deliver);
+        request = ImmediateReceive(buf, count, datatype, source, tag, comm, nameof(MPI_Irecv))();
         return MPI_SUCCESS;
+    }
+
+    // ---- Persistent (MPI_Send_init, MPI_Recv_init): an MPI_Isend or MPI_Irecv at every MPI_Start ----
+
+    /// <summary>
+    /// A send of the first <paramref name="count"/> elements of <paramref name="buf"/> to start again and again: each
+    /// MPI_Start sends them as they are then. <paramref name="dest"/> and <paramref name="tag"/> are checked at the start.
+    /// </summary>
+    public static int MPI_Send_init<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm, out MPI_Request request)
+    {
+        request = MPI_Request.Persistent(ImmediateSend(buf, count, datatype, dest, tag, comm, nameof(MPI_Send_init)), typeof(T));
+        return MPI_SUCCESS;
+    }
+
+    /// <summary>A receive into the first <paramref name="count"/> elements of <paramref name="buf"/> to start again and again; each round's data is there once MPI_Wait or MPI_Test completes it.</summary>
+    public static int MPI_Recv_init<T>(T[] buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, out MPI_Request request)
+    {
+        request = MPI_Request.Persistent(ImmediateReceive(buf, count, datatype, source, tag, comm, nameof(MPI_Recv_init)), typeof(T));
+        return MPI_SUCCESS;
+    }
+
+    // The arguments are checked once; the function returned starts the operation, packing the buffer as it is then.
+    private static Func<MPI_Request> ImmediateSend<T>(T[] buf, int count, MPI_Datatype datatype, int dest, int tag, Communicator comm, string call)
+    {
+        ArgumentNullException.ThrowIfNull(comm);
+        CheckPacked(buf, count, datatype, call);
+        return () => new MPI_Request(comm.ImmediateSend(Packed(buf, count, datatype, call), dest, tag), typeof(T), null);
+    }
+
+    // One target serves every round: its data is delivered to the buffer when the round completes, before the next starts.
+    private static Func<MPI_Request> ImmediateReceive<T>(T[] buf, int count, MPI_Datatype datatype, int source, int tag, Communicator comm, string call)
+    {
+        ArgumentNullException.ThrowIfNull(comm);
+        var target = ReceiveTarget(buf, count, datatype, call, out var deliver);
+        return () => new MPI_Request(comm.ImmediateReceive(source, tag, target), typeof(T), deliver);
     }
 
     // ---- Probes ----

@@ -1,3 +1,5 @@
+using System.Diagnostics.CodeAnalysis;
+
 namespace Pmpi.Classic;
 
 /// <summary>
@@ -177,11 +179,16 @@ public static partial class MPI
 
     private static T[] Prefix<T>(T[] buf, int count, MPI_Datatype datatype, string call)
     {
+        CheckPrefix(buf, count, datatype, call);
+        return count == buf.Length ? buf : buf[..count];
+    }
+
+    private static void CheckPrefix<T>([NotNull] T[]? buf, int count, MPI_Datatype datatype, string call)
+    {
         ArgumentNullException.ThrowIfNull(buf);
         CheckType<T>(datatype, call);
         if (count < 0 || count > buf.Length)
             throw new MpiException(ErrorClass.InvalidCount, $"{call}: count {count} does not fit the buffer of {buf.Length} elements.");
-        return count == buf.Length ? buf : buf[..count];
     }
 
     private static T[] Target<T>(T[]? buf, int count, string call)
