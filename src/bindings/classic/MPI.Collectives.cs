@@ -22,12 +22,17 @@ public static partial class MPI
         var target = comm.Rank == root ? Packed(buffer, count, datatype, nameof(MPI_Bcast)) : ReceiveTarget(buffer, count, datatype, nameof(MPI_Bcast), out deliver);
         var shared = target;
         comm.Broadcast(ref shared, root);
+        Broadcasted(shared, target, count, datatype, deliver, nameof(MPI_Bcast));
+        return MPI_SUCCESS;
+    }
+
+    // The broadcast fills a target of the root's length in place, and replaces any other.
+    private static void Broadcasted<T>(T[] shared, T[] target, int count, MPI_Datatype datatype, Action<int>? deliver, string call)
+    {
         if (shared.Length != count * datatype.Size)
-            throw new MpiException(ErrorClass.InvalidCount, $"MPI_Bcast: the root sent {shared.Length} elements; {count} items of {datatype} here hold {count * datatype.Size}.");
-        // The broadcast fills a target of the root's length in place, and replaces any other.
+            throw new MpiException(ErrorClass.InvalidCount, $"{call}: the root sent {shared.Length} elements; {count} items of {datatype} here hold {count * datatype.Size}.");
         if (!ReferenceEquals(shared, target)) Array.Copy(shared, target, shared.Length);
         deliver?.Invoke(shared.Length);
-        return MPI_SUCCESS;
     }
 
     /// <summary>Copies the root's value into every rank's (C's <c>MPI_Bcast(&amp;x, 1, ...)</c>).</summary>

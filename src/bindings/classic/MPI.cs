@@ -8,8 +8,8 @@ namespace Pmpi.Classic;
 /// (C's <c>&amp;x</c>): <c>MPI_Send(ref x, 1, MPI_INT, dest, tag, MPI_COMM_WORLD)</c>. Every function returns
 /// MPI_SUCCESS; as with MPI_ERRORS_ARE_FATAL, an error throws an <see cref="MpiException"/> that ends the job, naming
 /// the call, rank and problem. This file holds the constants, the environment and the checks; the calls are in
-/// MPI.PointToPoint.cs, MPI.Requests.cs (waits and tests), MPI.Collectives.cs, MPI.Communicators.cs, MPI.Operations.cs,
-/// MPI.Datatypes.cs and MPI.Errors.cs.
+/// MPI.PointToPoint.cs, MPI.Requests.cs (waits, tests and starts), MPI.Collectives.cs, MPI.Nonblocking.cs (the
+/// collectives' MPI_I* and MPI_*_init forms), MPI.Communicators.cs, MPI.Operations.cs, MPI.Datatypes.cs and MPI.Errors.cs.
 /// </summary>
 public static partial class MPI
 {
@@ -29,7 +29,7 @@ public static partial class MPI
     /// <summary>No rank (MPI_PROC_NULL): sending to it does nothing, receiving from it returns at once.</summary>
     public const int MPI_PROC_NULL = Communicator.ProcNull;
 
-    /// <summary>The send buffer that says the input is in the receive buffer (MPI_Allreduce, MPI_Reduce at the root, MPI_Allgather).</summary>
+    /// <summary>The send buffer that says the input is in the receive buffer (MPI_Allreduce, MPI_Reduce at the root, MPI_Allgather, and their I and _init forms).</summary>
     public static readonly MPI_InPlace MPI_IN_PLACE = new();
 
     /// <summary>Pass where a status is not wanted.</summary>
@@ -40,6 +40,9 @@ public static partial class MPI
 
     /// <summary>No request: what MPI_Waitall, MPI_Waitany and their tests leave in place of a completed one.</summary>
     public static readonly MPI_Request? MPI_REQUEST_NULL;
+
+    /// <summary>No hints, the info every MPI_*_init collective takes.</summary>
+    public static readonly MPI_Info? MPI_INFO_NULL;
 
     /// <summary>No value: the index MPI_Waitany gives when no request was active, the color that leaves a rank out of MPI_Comm_split.</summary>
     public const int MPI_UNDEFINED = Intracommunicator.Undefined;

@@ -124,8 +124,19 @@ public sealed class MPI_Status
 }
 
 /// <summary>
+/// Hints to an MPI call (MPI_Info), which the MPI-4 MPI_*_init collectives take: PMPI takes none, so there is no
+/// MPI_Info to make; pass MPI_INFO_NULL.
+/// </summary>
+public sealed class MPI_Info
+{
+    private MPI_Info()
+    {
+    }
+}
+
+/// <summary>
 /// The type of MPI_IN_PLACE, which passed as the send buffer of MPI_Allreduce, of MPI_Reduce at the root or of
-/// MPI_Allgather says the input is already in the receive buffer.
+/// MPI_Allgather (or of their nonblocking and persistent forms) says the input is already in the receive buffer.
 /// </summary>
 public sealed class MPI_InPlace
 {
