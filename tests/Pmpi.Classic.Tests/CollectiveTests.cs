@@ -216,4 +216,16 @@ public sealed class CollectiveTests
 
         Assert.Contains("MPI_Allgather: this rank's block is 2 elements on the sending side but 1 on the receiving side", error.Message);
     }
+
+    [Fact]
+    public void MPI_Scatter_RecvtypeNotTheBuffersType_ThrowsTypeMismatch()
+    {
+        var error = Assert.Throws<MpiException>(() => Environment.Run(1, _ =>
+        {
+            int[] send = [1], recv = new int[1];
+            MPI_Scatter(send, 1, MPI_INT, recv, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        }, Bounded));
+
+        Assert.Contains("MPI_Scatter: the buffer holds Int32 but the datatype is MPI_DOUBLE (Double)", error.Message);
+    }
 }

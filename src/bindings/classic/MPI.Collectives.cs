@@ -100,6 +100,7 @@ public static partial class MPI
     {
         ArgumentNullException.ThrowIfNull(comm);
         CheckType<T>(sendtype, nameof(MPI_Scatter));
+        CheckType<T>(recvtype, nameof(MPI_Scatter));
         var all = comm.Rank == root ? Prefix(sendbuf!, sendcount * comm.Size, sendtype, nameof(MPI_Scatter)) : null;
         var block = comm.ScatterFromFlattened(all, recvcount, root);
         Array.Copy(block, Target(recvbuf, recvcount, nameof(MPI_Scatter)), block.Length);
