@@ -342,17 +342,18 @@ public static partial class MPI
             throw new MpiException(ErrorClass.InvalidCount, $"{call}: this rank's block is {sent} elements on the sending side but {expected} on the receiving side; they must match.");
     }
 
-    private static void CheckBlocks<T>([NotNull] int[]? counts, [NotNull] int[]? displs, [NotNull] T[]? buf, int size, string call)
+    // A block per rank, or per neighbour slot for the neighbourhood collectives (the owner).
+    private static void CheckBlocks<T>([NotNull] int[]? counts, [NotNull] int[]? displs, [NotNull] T[]? buf, int size, string call, string owner = "rank")
     {
         ArgumentNullException.ThrowIfNull(counts);
         ArgumentNullException.ThrowIfNull(displs);
         ArgumentNullException.ThrowIfNull(buf);
         if (counts.Length != size || displs.Length != size)
-            throw new MpiException(ErrorClass.InvalidCount, $"{call}: the counts and displacements must hold {size} entries, one per rank; they hold {counts.Length} and {displs.Length}.");
+            throw new MpiException(ErrorClass.InvalidCount, $"{call}: the counts and displacements must hold {size} entries, one per {owner}; they hold {counts.Length} and {displs.Length}.");
         for (int i = 0; i < size; i++)
         {
             if (counts[i] < 0 || displs[i] < 0 || (long)displs[i] + counts[i] > buf.Length)
-                throw new MpiException(ErrorClass.InvalidCount, $"{call}: rank {i}'s block of {counts[i]} elements at displacement {displs[i]} does not fit the buffer of {buf.Length} elements.");
+                throw new MpiException(ErrorClass.InvalidCount, $"{call}: {owner} {i}'s block of {counts[i]} elements at displacement {displs[i]} does not fit the buffer of {buf.Length} elements.");
         }
     }
 

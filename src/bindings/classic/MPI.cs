@@ -9,7 +9,8 @@ namespace Pmpi.Classic;
 /// MPI_SUCCESS; as with MPI_ERRORS_ARE_FATAL, an error throws an <see cref="MpiException"/> that ends the job, naming
 /// the call, rank and problem. This file holds the constants, the environment and the checks; the calls are in
 /// MPI.PointToPoint.cs, MPI.Requests.cs (waits, tests and starts), MPI.Collectives.cs, MPI.Nonblocking.cs (the
-/// collectives' MPI_I* and MPI_*_init forms), MPI.Communicators.cs, MPI.Operations.cs, MPI.Datatypes.cs and MPI.Errors.cs.
+/// collectives' MPI_I* and MPI_*_init forms), MPI.Communicators.cs, MPI.Topologies.cs (grids, graphs and the
+/// neighbourhood collectives), MPI.Operations.cs, MPI.Datatypes.cs and MPI.Errors.cs.
 /// </summary>
 public static partial class MPI
 {
