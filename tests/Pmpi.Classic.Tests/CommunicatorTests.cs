@@ -1,6 +1,6 @@
 namespace Pmpi.Classic.Tests;
 
-/// <summary>MPI_Comm_dup, MPI_Comm_split, MPI_Comm_free and MPI_Comm_compare.</summary>
+/// <summary>MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create, MPI_Comm_free, MPI_Comm_compare and the groups MPI_Comm_create takes.</summary>
 public sealed class CommunicatorTests
 {
     private static readonly EnvironmentOptions Bounded = new() { Timeout = TimeSpan.FromSeconds(30) };
@@ -96,5 +96,37 @@ public sealed class CommunicatorTests
 
         Assert.Contains("MPI_Comm_free: MPI_COMM_WORLD cannot be freed", world.Message);
         Assert.Equal(ErrorClass.InvalidCommunicator, ((MpiException)freed.InnerException!).ErrorClass);
+    }
+
+    [Fact]
+    public void MPI_Comm_create_GroupOfRanksThreeAndOne_RankedInTheGroupsOrderOthersGetCommNull()
+    {
+        var observed = new (int GroupRank, int CommRank, int Sum)[4];
+        int excludedSize = 0;
+        Environment.Run(4, _ =>
+        {
+            MPI_Comm_rank(MPI_COMM_WORLD, out int rank);
+            MPI_Comm_group(MPI_COMM_WORLD, out var world);
+            MPI_Group_incl(world, 2, [3, 1, 0], out var pair);
+            MPI_Group_excl(world, 1, [2, 0], out var rest);
+            MPI_Group_size(rest, out excludedSize);
+            MPI_Group_rank(pair, out int groupRank);
+            MPI_Comm_create(MPI_COMM_WORLD, pair, out var comm);
+            Group? freed = pair;
+            MPI_Group_free(ref freed);
+            Assert.Equal(MPI_GROUP_NULL, freed);
+            if (comm == MPI_COMM_NULL)
+            {
+                observed[rank] = (groupRank, MPI_UNDEFINED, 0);
+                return;
+            }
+            MPI_Comm_rank(comm!, out int commRank);
+            int sum = 0;
+            MPI_Allreduce(ref rank, ref sum, 1, MPI_INT, MPI_SUM, comm!);
+            observed[rank] = (groupRank, commRank, sum);
+        }, Bounded);
+
+        Assert.Equal(3, excludedSize);
+        Assert.Equal([(MPI_UNDEFINED, MPI_UNDEFINED, 0), (1, 1, 4), (MPI_UNDEFINED, MPI_UNDEFINED, 0), (0, 0, 4)], observed);
     }
 }

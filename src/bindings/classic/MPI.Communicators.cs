@@ -59,4 +59,79 @@ public static partial class MPI
         result = (int)comm1.Compare(comm2);
         return MPI_SUCCESS;
     }
+
+    /// <summary>
+    /// A communicator of <paramref name="group"/>'s ranks, a subset of <paramref name="comm"/>'s, ranked in the
+    /// group's order (collective over <paramref name="comm"/>); ranks outside the group get MPI_COMM_NULL.
+    /// </summary>
+    public static int MPI_Comm_create(Intracommunicator comm, Group group, out Intracommunicator? newcomm)
+    {
+        ArgumentNullException.ThrowIfNull(comm);
+        newcomm = comm.Create(group);
+        return MPI_SUCCESS;
+    }
+
+    // ---- Groups: ordered sets of ranks, for MPI_Comm_create ----
+
+    /// <summary>No group: what MPI_Group_free leaves.</summary>
+    public static readonly Group? MPI_GROUP_NULL;
+
+    /// <summary>The group with no ranks.</summary>
+    public static Group MPI_GROUP_EMPTY => Group.Empty;
+
+    /// <summary>The ranks of <paramref name="comm"/>, in its order.</summary>
+    public static int MPI_Comm_group(Communicator comm, out Group group)
+    {
+        ArgumentNullException.ThrowIfNull(comm);
+        group = comm.Group;
+        return MPI_SUCCESS;
+    }
+
+    /// <summary>The number of ranks in <paramref name="group"/>.</summary>
+    public static int MPI_Group_size(Group group, out int size)
+    {
+        ArgumentNullException.ThrowIfNull(group);
+        size = group.Size;
+        return MPI_SUCCESS;
+    }
+
+    /// <summary>The calling rank's rank in <paramref name="group"/>; MPI_UNDEFINED when it is not a member.</summary>
+    public static int MPI_Group_rank(Group group, out int rank)
+    {
+        ArgumentNullException.ThrowIfNull(group);
+        rank = group.Rank == Group.NoProcess ? MPI_UNDEFINED : group.Rank;
+        return MPI_SUCCESS;
+    }
+
+    /// <summary>The group of the first <paramref name="n"/> <paramref name="ranks"/> of <paramref name="group"/>, in that order.</summary>
+    public static int MPI_Group_incl(Group group, int n, int[] ranks, out Group newgroup)
+    {
+        ArgumentNullException.ThrowIfNull(group);
+        newgroup = group.IncludeOnly(Ranks(n, ranks, nameof(MPI_Group_incl)));
+        return MPI_SUCCESS;
+    }
+
+    /// <summary><paramref name="group"/> without the first <paramref name="n"/> <paramref name="ranks"/>, the others in their order.</summary>
+    public static int MPI_Group_excl(Group group, int n, int[] ranks, out Group newgroup)
+    {
+        ArgumentNullException.ThrowIfNull(group);
+        newgroup = group.Exclude(Ranks(n, ranks, nameof(MPI_Group_excl)));
+        return MPI_SUCCESS;
+    }
+
+    /// <summary>Frees <paramref name="group"/> and sets it to MPI_GROUP_NULL; communicators made from it are unaffected.</summary>
+    public static int MPI_Group_free(ref Group? group)
+    {
+        ArgumentNullException.ThrowIfNull(group);
+        group = MPI_GROUP_NULL;
+        return MPI_SUCCESS;
+    }
+
+    private static int[] Ranks(int n, int[] ranks, string call)
+    {
+        ArgumentNullException.ThrowIfNull(ranks);
+        if (n < 0 || n > ranks.Length)
+            throw new MpiException(ErrorClass.InvalidCount, $"{call}: n is {n}; the array holds {ranks.Length} ranks.");
+        return ranks[..n];
+    }
 }
