@@ -88,7 +88,10 @@ public static partial class MPI
         return MPI_SUCCESS;
     }
 
-    /// <summary>Starts an allgather whose blocks are already in place, the rank-th block of <paramref name="recvcount"/> elements of each rank's <paramref name="recvbuf"/>.</summary>
+    /// <summary>
+    /// Starts an allgather whose blocks are already in place, the rank-th block of <paramref name="recvcount"/>
+    /// elements of each rank's <paramref name="recvbuf"/>. <paramref name="sendcount"/> and <paramref name="sendtype"/> are ignored.
+    /// </summary>
     public static int MPI_Iallgather<T>(MPI_InPlace sendbuf, int sendcount, MPI_Datatype? sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype, Intracommunicator comm, out MPI_Request request)
     {
         request = ImmediateAllgatherInPlace(sendbuf, recvbuf, recvcount, recvtype, comm, nameof(MPI_Iallgather))();
