@@ -8,7 +8,8 @@ namespace Pmpi;
 /// An intracommunicator whose ranks carry a topology: a Cartesian grid or a graph (MPI.NET's base of both), with the
 /// neighbourhood collectives (MPI-3 MPI_Neighbor_*): each rank exchanges with its neighbours only. On a grid a rank
 /// has two slots per dimension, down then up (<see cref="Communicator.ProcNull"/> off a non-periodic edge, whose slot
-/// receives default); on a graph, one per entry of its neighbour list.
+/// receives default); on a graph, one per entry of its neighbour list. Every form sends each slot an array (a
+/// single value as an array of one), so a rank calling one form meets another's of the same call in any language.
 /// </summary>
 public abstract class TopologicalCommunicator : Intracommunicator
 {
@@ -30,7 +31,7 @@ public abstract class TopologicalCommunicator : Intracommunicator
     internal abstract Neighborhood Neighborhood { get; }
 
     /// <summary>Sends <paramref name="value"/> to every neighbour; gives what each sent, by slot (MPI_Neighbor_allgather).</summary>
-    public T[] NeighborAllgather<T>(T value) => NeighborhoodAlgorithms.Exchange(this, CollectiveStep.NeighborAllgather, _ => value);
+    public T[] NeighborAllgather<T>(T value) => Singles(NeighborhoodAlgorithms.Exchange(this, CollectiveStep.NeighborAllgather, _ => new[] { value }));
 
     /// <summary>
     /// Sends <paramref name="values"/> to every neighbour; gives their arrays concatenated by slot (MPI_Neighbor_allgatherv).
@@ -46,7 +47,7 @@ public abstract class TopologicalCommunicator : Intracommunicator
     public T[] NeighborAlltoall<T>(T[] values)
     {
         CheckSlots(values, nameof(values));
-        return NeighborhoodAlgorithms.Exchange(this, CollectiveStep.NeighborAlltoall, slot => values[slot]);
+        return Singles(NeighborhoodAlgorithms.Exchange(this, CollectiveStep.NeighborAlltoall, slot => new[] { values[slot] }));
     }
 
     /// <summary>
@@ -74,6 +75,26 @@ public abstract class TopologicalCommunicator : Intracommunicator
         CheckSlots(values, nameof(values));
         return Sequence.Start(() => NeighborAlltoall(values));
     }
+
+    /// <summary>Starts a <see cref="NeighborAllgatherFlattened{T}"/> (MPI_Ineighbor_allgatherv).</summary>
+    public CollectiveRequest<T[]> ImmediateNeighborAllgatherFlattened<T>(T[] values, int[] counts)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        CheckSlots(counts, nameof(counts));
+        return Sequence.Start(() => NeighborAllgatherFlattened(values, counts));
+    }
+
+    /// <summary>Starts a <see cref="NeighborAlltoallFlattened{T}"/> (MPI_Ineighbor_alltoallv).</summary>
+    public CollectiveRequest<T[]> ImmediateNeighborAlltoallFlattened<T>(T[] values, int[] sendCounts, int[] receiveCounts)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        CheckSlots(sendCounts, nameof(sendCounts));
+        CheckSlots(receiveCounts, nameof(receiveCounts));
+        return Sequence.Start(() => NeighborAlltoallFlattened(values, sendCounts, receiveCounts));
+    }
+
+    // The value of each slot's array of one; default where no neighbour sent (ProcNull).
+    private T[] Singles<T>(T[][] blocks) => Concatenated(blocks, [.. blocks.Select(_ => 1)], "the neighbourhood's single values");
 
     private T[] Concatenated<T>(T[][] blocks, int[] counts, string argument)
     {

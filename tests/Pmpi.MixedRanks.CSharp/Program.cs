@@ -54,6 +54,38 @@ Check([highest], _ => (size - 1) * 1.5, "scalar max", 1);
 long product = world.Allreduce((long)(rank % 2), (a, b) => a + b + a * b);
 Check([product], _ => (1L << (size / 2)) - 1, "scalar user operation", 1);
 
+// Nonblocking, persistent and neighbourhood calls, each rank in its own language's form.
+var big = new double[524_288];
+for (int i = 0; i < big.Length; i++) big[i] = i % 97 * (rank + 1);
+var bigSums = new double[big.Length];
+MPI_Iallreduce(big, bigSums, big.Length, MPI_DOUBLE, MPI_SUM, world, out var pending);
+double computed = 0;
+for (int i = 0; i <= 100_000; i++) computed += Math.Sqrt(i);
+MPI_Wait(pending, MPI_STATUS_IGNORE);
+Check(bigSums, i => i % 97 * (size * (size + 1) / 2), "nonblocking sum", big.Length);
+
+var halves = new double[1000];
+if (rank == 0) for (int i = 0; i < halves.Length; i++) halves[i] = i * 0.5;
+MPI_Ibcast(halves, halves.Length, MPI_DOUBLE, 0, world, out var broadcast);
+MPI_Wait(broadcast, MPI_STATUS_IGNORE);
+Check(halves, i => i * 0.5, "nonblocking broadcast", 1000);
+
+double[] round = [0], roundMax = [0];
+MPI_Allreduce_init(round, roundMax, 1, MPI_DOUBLE, MPI_MAX, world, MPI_INFO_NULL, out var step);
+for (int r = 1; r <= 3; r++)
+{
+    round[0] = rank * r;
+    MPI_Start(step);
+    MPI_Wait(step, MPI_STATUS_IGNORE);
+    Check(roundMax, _ => (size - 1) * r, "persistent max", 1);
+}
+MPI_Request_free(ref step);
+
+MPI_Cart_create(world, 1, [size], [true], false, out var ring);
+int[] halo = new int[2];
+MPI_Neighbor_alltoall(new[] { rank * 10, rank * 10 + 1 }, 1, MPI_INT, halo, 1, MPI_INT, ring!);
+Check(halo, slot => slot == 0 ? (rank + size - 1) % size * 10 + 1 : (rank + 1) % size * 10, "neighbours", 2);
+
 Console.WriteLine($"C# rank {rank}: {checks} checks passed");
 MPI_Finalize();
 

@@ -35,5 +35,24 @@ let main argv =
         check "scalar sum" 1 [| world |> Mpi.allreduce (+) (rank + 1) |] (fun _ -> size * (size + 1) / 2)
         check "scalar max" 1 [| world |> Mpi.allreduce max (float rank * 1.5) |] (fun _ -> float (size - 1) * 1.5)
         check "scalar user operation" 1 [| world |> Mpi.allreduce (fun a b -> a + b + a * b) (int64 (rank % 2)) |] (fun _ -> (1L <<< (size / 2)) - 1L)
+        // Nonblocking, persistent and neighbourhood calls, each rank in its own language's form.
+        let big = Array.init 524_288 (fun i -> float (i % 97 * (rank + 1)))
+        let pending = world |> Mpi.iallreduceArray (+) big
+        let mutable computed = 0.0
+        for i in 0 .. 100_000 do computed <- computed + sqrt (float i)
+        check "nonblocking sum" big.Length pending.Value (fun i -> float (i % 97 * (size * (size + 1) / 2)))
+        let shared = Array.zeroCreate<float> 1000
+        (world |> Mpi.ibroadcastInto 0 shared).Value |> ignore
+        check "nonblocking broadcast" 1000 shared (fun i -> float i * 0.5)
+        let round = [| 0.0 |]
+        let highest = world |> Mpi.allreduceInit max round
+        for r in 1 .. 3 do
+            round[0] <- float (rank * r)
+            Mpi.start highest
+            Mpi.wait highest
+            check "persistent max" 1 highest.Value (fun _ -> float ((size - 1) * r))
+        use ring = world |> Mpi.cartesian [| size |] [| true |] false
+        check "neighbours" 2 (ring |> Mpi.neighborAlltoall [| rank * 10; rank * 10 + 1 |]) (fun slot ->
+            if slot = 0 then (rank + size - 1) % size * 10 + 1 else (rank + 1) % size * 10)
         printfn "F# rank %d: %d checks passed" rank checks.Value)
     0

@@ -36,6 +36,30 @@ Module Program
                 check({CDbl(world.Allreduce(rank + 1, ReduceOperation.Sum))}, Function(i) size * (size + 1) \ 2, "scalar sum", 1)
                 check({world.Allreduce(rank * 1.5, Function(a, b) Math.Max(a, b))}, Function(i) (size - 1) * 1.5, "scalar max", 1)
                 check({CDbl(world.Allreduce(CLng(rank Mod 2), Function(a, b) a + b + a * b))}, Function(i) (1L << (size \ 2)) - 1, "scalar user operation", 1)
+                ' Nonblocking, persistent and neighbourhood calls, each rank in its own language's form.
+                Dim big = Enumerable.Range(0, 524288).Select(Function(i) CDbl((i Mod 97) * (rank + 1))).ToArray()
+                Dim pending = world.ImmediateAllreduce(big, ReduceOperation.Sum)
+                Dim computed = 0.0
+                For i = 0 To 100000
+                    computed += Math.Sqrt(i)
+                Next
+                check(pending.Value, Function(i) (i Mod 97) * (size * (size + 1) \ 2), "nonblocking sum", big.Length)
+                Dim halves(999) As Double
+                world.ImmediateBroadcast(halves, 0).Wait()
+                check(halves, Function(i) i * 0.5, "nonblocking broadcast", 1000)
+                Dim round = {0.0}
+                Dim highest = world.PersistentAllreduce(round, ReduceOperation.Max)
+                For r = 1 To 3
+                    round(0) = rank * r
+                    highest.Start()
+                    highest.Wait()
+                    Dim expected = (size - 1) * r
+                    check(highest.Value, Function(i) expected, "persistent max", 1)
+                Next
+                Using ring As New Pmpi.CartesianCommunicator(world, 1, {size}, {True}, False)
+                    Dim halo = ring.NeighborAlltoall({rank * 10, rank * 10 + 1})
+                    check(halo.Select(Function(v) CDbl(v)).ToArray(), Function(slot) If(slot = 0, ((rank + size - 1) Mod size) * 10 + 1, ((rank + 1) Mod size) * 10), "neighbours", 2)
+                End Using
                 Console.WriteLine($"Visual Basic rank {rank}: {checks} checks passed")
             End Sub)
     End Sub

@@ -145,24 +145,24 @@ public static partial class MPI
     /// <summary>Sends the first <paramref name="sendcount"/> elements to every neighbour; slot i's neighbour's arrive as the i-th block of <paramref name="recvcount"/> elements.</summary>
     public static int MPI_Neighbor_allgather<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype, TopologicalCommunicator comm)
     {
-        var (block, place) = NeighborAllgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Neighbor_allgather));
-        place(comm.NeighborAllgather(block()));
+        var (block, counts, place) = NeighborAllgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Neighbor_allgather));
+        place(comm.NeighborAllgatherFlattened(block(), counts));
         return MPI_SUCCESS;
     }
 
     /// <summary>Sends the first <paramref name="sendcount"/> elements to every neighbour; slot i's neighbour's <paramref name="recvcounts"/>[i] arrive at <paramref name="displs"/>[i].</summary>
     public static int MPI_Neighbor_allgatherv<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] displs, MPI_Datatype recvtype, TopologicalCommunicator comm)
     {
-        var (block, place) = NeighborAllgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nameof(MPI_Neighbor_allgatherv));
-        place(comm.NeighborAllgather(block()));
+        var (block, counts, place) = NeighborAllgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nameof(MPI_Neighbor_allgatherv));
+        place(comm.NeighborAllgatherFlattened(block(), counts));
         return MPI_SUCCESS;
     }
 
     /// <summary>Sends the i-th block of <paramref name="sendcount"/> elements to slot i's neighbour; what it sent here arrives as the i-th block of <paramref name="recvcount"/>.</summary>
     public static int MPI_Neighbor_alltoall<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype, TopologicalCommunicator comm)
     {
-        var (blocks, place) = NeighborAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Neighbor_alltoall));
-        place(comm.NeighborAlltoall(blocks()));
+        var (values, sendCounts, receiveCounts, place) = NeighborAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Neighbor_alltoall));
+        place(comm.NeighborAlltoallFlattened(values(), sendCounts, receiveCounts));
         return MPI_SUCCESS;
     }
 
@@ -172,47 +172,48 @@ public static partial class MPI
     /// </summary>
     public static int MPI_Neighbor_alltoallv<T>(T[] sendbuf, int[] sendcounts, int[] sdispls, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] rdispls, MPI_Datatype recvtype, TopologicalCommunicator comm)
     {
-        var (blocks, place) = NeighborAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, nameof(MPI_Neighbor_alltoallv));
-        place(comm.NeighborAlltoall(blocks()));
+        var (values, sendCounts, receiveCounts, place) = NeighborAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, nameof(MPI_Neighbor_alltoallv));
+        place(comm.NeighborAlltoallFlattened(values(), sendCounts, receiveCounts));
         return MPI_SUCCESS;
     }
 
     /// <summary>Starts an MPI_Neighbor_allgather; the blocks arrive when a wait or test completes the request.</summary>
     public static int MPI_Ineighbor_allgather<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype, TopologicalCommunicator comm, out MPI_Request request)
     {
-        var (block, place) = NeighborAllgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Ineighbor_allgather));
-        request = MPI_Request.Collective(comm.ImmediateNeighborAllgather(block()), typeof(T), place);
+        var (block, counts, place) = NeighborAllgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Ineighbor_allgather));
+        request = MPI_Request.Collective(comm.ImmediateNeighborAllgatherFlattened(block(), counts), typeof(T), place);
         return MPI_SUCCESS;
     }
 
     /// <summary>Starts an MPI_Neighbor_allgatherv.</summary>
     public static int MPI_Ineighbor_allgatherv<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] displs, MPI_Datatype recvtype, TopologicalCommunicator comm, out MPI_Request request)
     {
-        var (block, place) = NeighborAllgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nameof(MPI_Ineighbor_allgatherv));
-        request = MPI_Request.Collective(comm.ImmediateNeighborAllgather(block()), typeof(T), place);
+        var (block, counts, place) = NeighborAllgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nameof(MPI_Ineighbor_allgatherv));
+        request = MPI_Request.Collective(comm.ImmediateNeighborAllgatherFlattened(block(), counts), typeof(T), place);
         return MPI_SUCCESS;
     }
 
     /// <summary>Starts an MPI_Neighbor_alltoall.</summary>
     public static int MPI_Ineighbor_alltoall<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype, TopologicalCommunicator comm, out MPI_Request request)
     {
-        var (blocks, place) = NeighborAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Ineighbor_alltoall));
-        request = MPI_Request.Collective(comm.ImmediateNeighborAlltoall(blocks()), typeof(T), place);
+        var (values, sendCounts, receiveCounts, place) = NeighborAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nameof(MPI_Ineighbor_alltoall));
+        request = MPI_Request.Collective(comm.ImmediateNeighborAlltoallFlattened(values(), sendCounts, receiveCounts), typeof(T), place);
         return MPI_SUCCESS;
     }
 
     /// <summary>Starts an MPI_Neighbor_alltoallv.</summary>
     public static int MPI_Ineighbor_alltoallv<T>(T[] sendbuf, int[] sendcounts, int[] sdispls, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] rdispls, MPI_Datatype recvtype, TopologicalCommunicator comm, out MPI_Request request)
     {
-        var (blocks, place) = NeighborAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, nameof(MPI_Ineighbor_alltoallv));
-        request = MPI_Request.Collective(comm.ImmediateNeighborAlltoall(blocks()), typeof(T), place);
+        var (values, sendCounts, receiveCounts, place) = NeighborAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, nameof(MPI_Ineighbor_alltoallv));
+        request = MPI_Request.Collective(comm.ImmediateNeighborAlltoallFlattened(values(), sendCounts, receiveCounts), typeof(T), place);
         return MPI_SUCCESS;
     }
 
-    // Each checks the arguments, then gives what this rank sends (an array each slot's neighbour gets, or one per slot)
-    // and what puts the arrays received, one per slot, in the receive buffer.
+    // Each checks the arguments, then gives what this rank sends (the array every slot's neighbour gets, or the blocks
+    // for all slots one after another), the counts Core's flattened form takes, and what puts the blocks received,
+    // one after another by slot, at their places in the receive buffer.
 
-    private static (Func<T[]> Block, Action<T[][]> Place) NeighborAllgather<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype,
+    private static (Func<T[]> Block, int[] Counts, Action<T[]> Place) NeighborAllgather<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype,
         TopologicalCommunicator comm, string call)
     {
         ArgumentNullException.ThrowIfNull(comm);
@@ -222,7 +223,7 @@ public static partial class MPI
         return NeighborAllgatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, comm, call);
     }
 
-    private static (Func<T[]> Block, Action<T[][]> Place) NeighborAllgatherv<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] displs, MPI_Datatype recvtype,
+    private static (Func<T[]> Block, int[] Counts, Action<T[]> Place) NeighborAllgatherv<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] displs, MPI_Datatype recvtype,
         TopologicalCommunicator comm, string call)
     {
         ArgumentNullException.ThrowIfNull(comm);
@@ -230,10 +231,10 @@ public static partial class MPI
         CheckPrefix(sendbuf, sendcount, sendtype, call);
         CheckType<T>(recvtype, call);
         CheckBlocks(recvcounts, displs, recvbuf, sources.Length, call, "neighbour slot");
-        return (() => Prefix(sendbuf, sendcount, sendtype, call), received => PlaceNeighbors(received, sources, recvcounts, displs, recvbuf, call));
+        return (() => Prefix(sendbuf, sendcount, sendtype, call), recvcounts, received => PlaceNeighbors(received, sources, recvcounts, displs, recvbuf));
     }
 
-    private static (Func<T[][]> Blocks, Action<T[][]> Place) NeighborAlltoall<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype,
+    private static (Func<T[]> Values, int[] SendCounts, int[] ReceiveCounts, Action<T[]> Place) NeighborAlltoall<T>(T[] sendbuf, int sendcount, MPI_Datatype sendtype, T[] recvbuf, int recvcount, MPI_Datatype recvtype,
         TopologicalCommunicator comm, string call)
     {
         ArgumentNullException.ThrowIfNull(comm);
@@ -246,7 +247,7 @@ public static partial class MPI
         return NeighborAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, call);
     }
 
-    private static (Func<T[][]> Blocks, Action<T[][]> Place) NeighborAlltoallv<T>(T[] sendbuf, int[] sendcounts, int[] sdispls, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] rdispls, MPI_Datatype recvtype,
+    private static (Func<T[]> Values, int[] SendCounts, int[] ReceiveCounts, Action<T[]> Place) NeighborAlltoallv<T>(T[] sendbuf, int[] sendcounts, int[] sdispls, MPI_Datatype sendtype, T[] recvbuf, int[] recvcounts, int[] rdispls, MPI_Datatype recvtype,
         TopologicalCommunicator comm, string call)
     {
         ArgumentNullException.ThrowIfNull(comm);
@@ -255,7 +256,8 @@ public static partial class MPI
         CheckType<T>(recvtype, call);
         CheckBlocks(sendcounts, sdispls, sendbuf, sources.Length, call, "neighbour slot");
         CheckBlocks(recvcounts, rdispls, recvbuf, sources.Length, call, "neighbour slot");
-        return (() => BlocksOf(sendbuf, sendcounts, sdispls), received => PlaceNeighbors(received, sources, recvcounts, rdispls, recvbuf, call));
+        return (() => [.. Enumerable.Range(0, sources.Length).SelectMany(slot => sendbuf.Skip(sdispls[slot]).Take(sendcounts[slot]))], sendcounts, recvcounts,
+            received => PlaceNeighbors(received, sources, recvcounts, rdispls, recvbuf));
     }
 
     /// <summary>The rank each slot receives from: down then up along each dimension of a grid, the neighbour list of a graph.</summary>
@@ -270,22 +272,10 @@ public static partial class MPI
     private static (int[] Counts, int[] Displs) EvenBlocks(int count, int slots) =>
         (Enumerable.Repeat(count, slots).ToArray(), [.. Enumerable.Range(0, slots).Select(slot => slot * count)]);
 
-    // The blocks at their displacements, one array per slot, as Core's neighbourhood collectives send them.
-    private static T[][] BlocksOf<T>(T[] buf, int[] counts, int[] displs)
+    // Core checked each block's length against its count; a slot without a neighbour keeps what the buffer held.
+    private static void PlaceNeighbors<T>(T[] received, int[] sources, int[] counts, int[] displs, T[] buf)
     {
-        var blocks = new T[counts.Length][];
-        for (int slot = 0; slot < blocks.Length; slot++) blocks[slot] = buf[displs[slot]..(displs[slot] + counts[slot])];
-        return blocks;
-    }
-
-    private static void PlaceNeighbors<T>(T[][] received, int[] sources, int[] counts, int[] displs, T[] buf, string call)
-    {
-        for (int slot = 0; slot < received.Length; slot++)
-        {
-            if (sources[slot] == MPI_PROC_NULL) continue;
-            if (received[slot].Length != counts[slot])
-                throw new MpiException(ErrorClass.InvalidCount, $"{call}: neighbour {sources[slot]} (slot {slot}) sent {received[slot].Length} elements; the receive takes {counts[slot]}.");
-            Array.Copy(received[slot], 0, buf, displs[slot], counts[slot]);
-        }
+        for (int slot = 0, at = 0; slot < sources.Length; at += counts[slot], slot++)
+            if (sources[slot] != MPI_PROC_NULL) Array.Copy(received, at, buf, displs[slot], counts[slot]);
     }
 }

@@ -45,6 +45,27 @@ public abstract class NeighborhoodTests(Device device) : DeviceSuite(device)
     }
 
     [Fact]
+    public void NeighborAlltoallAndAllgather_OneRankByValuesTheOthersByBlocksOfOne_GiveTheSame()
+    {
+        // As a classic-face rank (blocks of a count) meets an F# rank (values) in one call.
+        var results = Run(3, world =>
+        {
+            using var ring = new CartesianCommunicator(world, 1, [3], [true], reorder: false);
+            int[] sent = [ring.Rank * 10, ring.Rank * 10 + 1];
+            return ring.Rank == 0
+                ? (ring.NeighborAlltoall(sent), ring.NeighborAllgather(ring.Rank))
+                : (ring.NeighborAlltoallFlattened(sent, [1, 1], [1, 1]), ring.NeighborAllgatherFlattened([ring.Rank], [1, 1]));
+        });
+
+        for (int rank = 0; rank < 3; rank++)
+        {
+            int down = (rank + 2) % 3, up = (rank + 1) % 3;
+            Assert.Equal([down * 10 + 1, up * 10], results[rank].Item1);
+            Assert.Equal([down, up], results[rank].Item2);
+        }
+    }
+
+    [Fact]
     public void NeighborAlltoallFlattened_OnANonPeriodicLine_MovesBlocksOfTheirCounts()
     {
         var results = Run(4, world =>
