@@ -1,6 +1,7 @@
 using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
+using Pmpi.Rpc.Security.Internal;
 
 namespace Pmpi.Rpc.Security;
 
@@ -8,8 +9,10 @@ namespace Pmpi.Rpc.Security;
 /// A cluster's credential, as one directory: the cluster CA's certificate (ca.crt), this node's certificate and key
 /// signed by it (node.crt, node.key; ECDSA P-256, valid as TLS server and client) and the key that signs job tickets
 /// (cluster.key, 32 random bytes). The directory made by <see cref="Initialize"/> also holds the CA's key (ca.key),
-/// which only <see cref="Issue"/> needs. Files are owner-only (0600 in a 0700 directory on Unix); loading refuses a
-/// key file other users can read.
+/// which only <see cref="Issue"/> needs. Files are owner-only (0600 in a 0700 directory on Unix). Loading refuses,
+/// on Unix, a directory or file that users other than its owner can write, a key file they can read, and (on Linux)
+/// a directory or file owned by a user other than this process's or root: whoever can change a credential decides
+/// whom this process trusts and what it runs.
 /// </summary>
 public sealed class ClusterCredentials
 {
@@ -62,7 +65,7 @@ public sealed class ClusterCredentials
     /// <summary>
     /// The directory named by <paramref name="directory"/>, else by <see cref="EnvironmentVariable"/>; null when neither names one.
     /// </summary>
-    /// <exception cref="CredentialException">The directory is missing, incomplete, malformed or readable by others.</exception>
+    /// <exception cref="CredentialException">The directory is missing, incomplete, malformed, or exposed to other users.</exception>
     public static ClusterCredentials? LoadFromOptionOrEnvironment(string? directory)
     {
         var path = string.IsNullOrEmpty(directory) ? System.Environment.GetEnvironmentVariable(EnvironmentVariable) : directory;
@@ -70,13 +73,17 @@ public sealed class ClusterCredentials
     }
 
     /// <summary>Loads the credential in <paramref name="directory"/>.</summary>
-    /// <exception cref="CredentialException">A file is missing, malformed, or readable by other users; the message names it.</exception>
+    /// <exception cref="CredentialException">
+    /// The directory or a file is missing or malformed, or another user could read a key or change what is loaded; the
+    /// message names the file.
+    /// </exception>
     public static ClusterCredentials Load(string directory)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
         directory = Path.GetFullPath(directory);
         if (!System.IO.Directory.Exists(directory))
             throw new CredentialException($"The credential directory '{directory}' does not exist: create one with `pmpi cluster init --dir {directory}`.");
+        CheckNoOtherWriter(directory);
         var authority = ReadCertificate(directory, AuthorityFile, keyFile: null);
         var certificate = ReadCertificate(directory, CertificateFile, CertificateKeyFile);
         var clusterKey = ReadSecret(directory, ClusterKeyFile);
@@ -131,6 +138,7 @@ public sealed class ClusterCredentials
         outputDirectory = Path.GetFullPath(outputDirectory);
         if (!File.Exists(Path.Combine(authorityDirectory, AuthorityKeyFile)))
             throw new CredentialException($"{Path.Combine(authorityDirectory, AuthorityKeyFile)} does not exist: issue node credentials from the directory `pmpi cluster init` made.");
+        CheckNoOtherWriter(authorityDirectory);
         using var authorityWithKey = ReadCertificate(authorityDirectory, AuthorityFile, AuthorityKeyFile);
         using var authorityKey = authorityWithKey.GetECDsaPrivateKey()
             ?? throw new CredentialException($"{Path.Combine(authorityDirectory, AuthorityKeyFile)} is not an ECDSA key.");
@@ -181,6 +189,7 @@ public sealed class ClusterCredentials
     {
         var path = Path.Combine(directory, file);
         if (!File.Exists(path)) throw new CredentialException($"{path} is missing: the credential directory is incomplete.");
+        CheckNoOtherWriter(path);
         try
         {
             if (keyFile is null) return X509CertificateLoader.LoadCertificateFromFile(path);
@@ -212,13 +221,44 @@ public sealed class ClusterCredentials
         }
     }
 
+    /// <summary>Refuses a key file that users other than its owner can read or write, or that another user owns.</summary>
     private static void CheckOwnerOnly(string path)
     {
+        CheckNoOtherWriter(path);
         if (OperatingSystem.IsWindows()) return;
         var mode = File.GetUnixFileMode(path);
         if ((mode & ~(UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute)) != 0)
-            throw new CredentialException($"{path} is readable by other users (mode {Convert.ToString((int)mode, 8)}); make it owner-only: chmod 600 {path}.");
+            throw new CredentialException($"{path} is readable by other users (mode {Octal(mode)}); make it owner-only: chmod 600 {path}.");
     }
+
+    /// <summary>
+    /// Refuses a directory or file that users other than its owner can write, or (on Linux) that is owned by a user
+    /// other than this process's or root: either could replace what this process trusts (the CA, its key, the
+    /// cluster key), and a process run as root would then serve, and run programs for, whoever did. Windows keeps
+    /// this in ACLs, which the credential's installers set (deploy/windows).
+    /// </summary>
+    private static void CheckNoOtherWriter(string path)
+    {
+        if (OperatingSystem.IsWindows()) return;
+        UnixFileMode mode;
+        uint? owner;
+        try
+        {
+            (mode, owner) = UnixFileStatus.Of(path);
+        }
+        catch (IOException e)
+        {
+            throw new CredentialException(e.Message, e);
+        }
+        if ((mode & (UnixFileMode.GroupWrite | UnixFileMode.OtherWrite)) != 0)
+            throw new CredentialException($"{path} is writable by users other than its owner (mode {Octal(mode)}); make it {Octal(mode & ~(UnixFileMode.GroupWrite | UnixFileMode.OtherWrite))} or stricter: chmod go-w {path}.");
+        uint self = UnixFileStatus.ProcessUser;
+        if (owner is { } uid && uid != self && uid != 0)
+            throw new CredentialException($"{path} is owned by uid {uid}, not by this process's user (uid {self}) or root, so that user could change it; "
+                + $"use a credential of this user's own, or chown {self} {path}.");
+    }
+
+    private static string Octal(UnixFileMode mode) => Convert.ToString((int)mode, 8).PadLeft(4, '0');
 
     private static void CreateOwnerOnlyDirectory(string directory)
     {

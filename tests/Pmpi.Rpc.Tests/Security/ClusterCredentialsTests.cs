@@ -6,6 +6,9 @@ namespace Pmpi.Rpc.Tests.Security;
 /// <summary>The credential directory: what `pmpi cluster init` and `issue` write, and what loading refuses.</summary>
 public sealed class ClusterCredentialsTests : IDisposable
 {
+    /// <summary>The uid of the user nobody on Debian: an owner other than the test's.</summary>
+    private const int Nobody = 65534;
+
     private readonly string _root = Directory.CreateTempSubdirectory("pmpi-credentials-tests-").FullName;
 
     public void Dispose() => Directory.Delete(_root, recursive: true);
@@ -67,6 +70,84 @@ public sealed class ClusterCredentialsTests : IDisposable
     }
 
     [Fact]
+    public void Load_DirectoryWritableByOthers_RefusedNamingItAndItsMode()
+    {
+        if (OperatingSystem.IsWindows()) return;
+        var credentials = ClusterCredentials.Initialize(Path.Combine(_root, "cluster"), []);
+        File.SetUnixFileMode(credentials.Directory, (UnixFileMode)0b111_111_111);
+
+        var error = Assert.Throws<CredentialException>(() => ClusterCredentials.Load(credentials.Directory));
+
+        Assert.Contains($"{credentials.Directory} is writable by users other than its owner (mode 0777)", error.Message);
+        Assert.Contains("chmod go-w", error.Message);
+    }
+
+    [Fact]
+    public void Load_AuthorityCertificateWritableByOthers_RefusedNamingItAndItsMode()
+    {
+        if (OperatingSystem.IsWindows()) return;
+        var credentials = ClusterCredentials.Initialize(Path.Combine(_root, "cluster"), []);
+        var authority = Path.Combine(credentials.Directory, ClusterCredentials.AuthorityFile);
+        File.SetUnixFileMode(authority, (UnixFileMode)0b110_110_110);
+
+        var error = Assert.Throws<CredentialException>(() => ClusterCredentials.Load(credentials.Directory));
+
+        Assert.Contains($"{authority} is writable by users other than its owner (mode 0666); make it 0644 or stricter", error.Message);
+    }
+
+    [Fact]
+    public void Load_GroupWritableCertificate_Refused()
+    {
+        if (OperatingSystem.IsWindows()) return;
+        var credentials = ClusterCredentials.Initialize(Path.Combine(_root, "cluster"), []);
+        var certificate = Path.Combine(credentials.Directory, ClusterCredentials.CertificateFile);
+        File.SetUnixFileMode(certificate, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.GroupWrite);
+
+        var error = Assert.Throws<CredentialException>(() => ClusterCredentials.Load(credentials.Directory));
+
+        Assert.Contains($"{certificate} is writable by users other than its owner (mode 0620)", error.Message);
+    }
+
+    [AsRootOnLinuxFact]
+    public void Load_KeyOwnedByAnotherUser_RefusedNamingItAndItsOwner()
+    {
+        // Arrange: root (as the agent might run) and a key that the user nobody owns, and so could replace.
+        var credentials = ClusterCredentials.Initialize(Path.Combine(_root, "cluster"), []);
+        var key = Path.Combine(credentials.Directory, ClusterCredentials.CertificateKeyFile);
+        Chown(key, Nobody);
+
+        // Act
+        var error = Assert.Throws<CredentialException>(() => ClusterCredentials.Load(credentials.Directory));
+
+        // Assert
+        Assert.Contains($"{key} is owned by uid {Nobody}, not by this process's user (uid 0) or root", error.Message);
+    }
+
+    [AsRootOnLinuxFact]
+    public void Load_DirectoryOwnedByAnotherUser_Refused()
+    {
+        var credentials = ClusterCredentials.Initialize(Path.Combine(_root, "cluster"), []);
+        Chown(credentials.Directory, Nobody);
+
+        var error = Assert.Throws<CredentialException>(() => ClusterCredentials.Load(credentials.Directory));
+
+        Assert.Contains($"{credentials.Directory} is owned by uid {Nobody}", error.Message);
+    }
+
+    [Fact]
+    public void Load_WhatInitializeAndIssueWrote_Accepted()
+    {
+        var cluster = ClusterCredentials.Initialize(Path.Combine(_root, "cluster"), []);
+        ClusterCredentials.Issue(cluster.Directory, Path.Combine(_root, "node2"), "node2", []);
+
+        var reloaded = ClusterCredentials.Load(cluster.Directory);
+        var node = ClusterCredentials.Load(Path.Combine(_root, "node2"));
+
+        Assert.Equal(cluster.Authority.Thumbprint, reloaded.Authority.Thumbprint);
+        Assert.Equal("CN=node2", node.Certificate.Subject);
+    }
+
+    [Fact]
     public void Load_NodeCertificateOfAnotherCa_Refused()
     {
         var ours = ClusterCredentials.Initialize(Path.Combine(_root, "ours"), []);
@@ -84,5 +165,22 @@ public sealed class ClusterCredentialsTests : IDisposable
         var error = Assert.Throws<CredentialException>(() => ClusterCredentials.Load(Path.Combine(_root, "nowhere")));
 
         Assert.Contains("pmpi cluster init", error.Message);
+    }
+
+    private static void Chown(string path, int uid)
+    {
+        using var chown = System.Diagnostics.Process.Start("chown", [$"{uid}", path]);
+        Assert.True(chown.WaitForExit(TimeSpan.FromSeconds(30)), $"chown {uid} {path} did not finish");
+        Assert.Equal(0, chown.ExitCode);
+    }
+
+    /// <summary>A fact that needs root on Linux, to give a file another owner; elsewhere it shows as skipped, saying why.</summary>
+    private sealed class AsRootOnLinuxFactAttribute : FactAttribute
+    {
+        public AsRootOnLinuxFactAttribute()
+        {
+            if (!OperatingSystem.IsLinux()) Skip = "Linux only: file owners are checked on Linux.";
+            else if (!Environment.IsPrivilegedProcess) Skip = "Needs root, to give a credential file another owner.";
+        }
     }
 }
