@@ -105,11 +105,14 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         throw new RpcException(StatusCode.InvalidArgument, new ComputationFileException([new ComputationFileError(location, message)]).Message);
     }
 
-    /// <summary>The job a rank's call names, once its key is proven; PERMISSION_DENIED (logged) for an unknown job or a wrong key alike.</summary>
+    /// <summary>
+    /// The job a rank's call names, once its key is proven. An unknown job and a wrong key get the same status and
+    /// message (PERMISSION_DENIED, logged), so a caller cannot probe which jobs run here (docs/security.md).
+    /// </summary>
     private JobRun JobOf(string jobId, string token, ServerCallContext call, string method)
     {
-        if (!_jobs.TryGetValue(jobId, out var job)) throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"no job {jobId} runs on this master");
-        if (!JobTickets.TokenMatches(job.Token, token)) throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"a wrong job key for job {jobId}");
+        if (!_jobs.TryGetValue(jobId, out var job) || !JobTickets.TokenMatches(job.Token, token))
+            throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"job {jobId} does not run on this master, or its key is not the one given");
         return job;
     }
 }

@@ -199,6 +199,40 @@ public class AgentHostTests
         }
     }
 
+    [LinuxFact]
+    public async Task Register_UnknownJobAndRunningJobWithAWrongKey_RefusedAlike()
+    {
+        // Arrange: a running job whose rank never registers (a shell that sleeps), so the master holds it.
+        await using var host = await StartOnFreePortAsync();
+        using var channel = ChannelTo(host);
+        using var submit = new CancellationTokenSource(Timeout);
+        var request = new SubmitRequest
+        {
+            FileName = Path.Combine(Path.GetTempPath(), "register-alike.xml"),
+            ComputationXml = """
+                <computation name="register-alike" xmlns="urn:pmpi:computation:v1">
+                  <ranks program="/bin/sh" count="1"><arg>-c</arg><arg>sleep 60</arg></ranks>
+                </computation>
+                """,
+        };
+        await using var events = channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: submit.Token).GetAsyncEnumerator(submit.Token);
+        Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Submit call ended before the job started");
+        var jobId = events.Current.Progress.JobId;
+        Assert.NotEmpty(jobId);
+
+        // Act: the same guess of a key, for the running job and for one that does not exist.
+        var wrongKey = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register,
+            new RegisterRequest { JobId = jobId, JobToken = "guess", Endpoint = "http://127.0.0.1:1" })).WaitAsync(Timeout);
+        var unknownJob = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register,
+            new RegisterRequest { JobId = "no-such-job", JobToken = "guess", Endpoint = "http://127.0.0.1:1" })).WaitAsync(Timeout);
+        submit.Cancel(); // the submitter goes: the job fails and its rank is killed
+
+        // Assert: nothing tells the running job from the guess but the id the caller gave.
+        Assert.Equal(StatusCode.PermissionDenied, wrongKey.StatusCode);
+        Assert.Equal(wrongKey.StatusCode, unknownJob.StatusCode);
+        Assert.Equal(wrongKey.Detail.Replace(jobId, "ID", StringComparison.Ordinal), unknownJob.Detail.Replace("no-such-job", "ID", StringComparison.Ordinal));
+    }
+
     [Fact]
     public async Task StartAsync_NoSecurity_ThrowsNamingTheOption()
     {
