@@ -14,6 +14,7 @@ using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Gateway;
 
@@ -65,6 +66,8 @@ public sealed class GatewayHost : IAsyncDisposable
         // Kestrel reads a socket one pool block at a time: 64 KB blocks, as rank endpoints use, instead of 4 KB.
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();
         builder.Services.AddHttpForwarder();
+        // One count of refusals for the calls and the listener (connections, TLS handshakes), which finds it here.
+        RefusalLog.TryAddTo(builder.Services);
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<GatewayCounters>();
         builder.Services.AddSingleton(new JobDirectory(security, options.Domain, options.MaxJobs));

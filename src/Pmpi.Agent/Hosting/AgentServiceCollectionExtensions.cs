@@ -8,6 +8,7 @@ using Pmpi.Agent.Hosting.Internal;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Agent.Services;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Agent.Hosting;
 
@@ -33,8 +34,11 @@ public static class AgentServiceCollectionExtensions
 
         services.TryAddSingleton(_ => NodeInfoProviderFactory.Create());
         services.TryAddSingleton<AgentEndpoint>();
+        // One count of refusals for the calls and the listener (connections, TLS handshakes), which finds it here.
+        RefusalLog.TryAddTo(services);
         // Reading the options runs the validator, which refuses a host without a security.
-        services.TryAddSingleton(provider => new CallGuard(provider.GetRequiredService<IOptions<AgentOptions>>().Value.Security!, provider.GetRequiredService<ILogger<CallGuard>>()));
+        services.TryAddSingleton(provider => new CallGuard(provider.GetRequiredService<IOptions<AgentOptions>>().Value.Security!,
+            provider.GetRequiredService<RefusalLog>(), provider.GetRequiredService<ILogger<CallGuard>>()));
         services.TryAddSingleton(provider => new AgentService(provider.GetRequiredService<IOptions<AgentOptions>>().Value,
             provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<ILogger<AgentService>>()));
         services.TryAddSingleton(provider =>

@@ -3,14 +3,17 @@ using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Agent.Internal;
 
 /// <summary>
-/// The one place the agent's and master's methods refuse a caller: every refusal is logged with the method, the
-/// peer's address and the reason (never a secret), and becomes the call's status.
+/// The one place the agent's and master's methods refuse a caller: every refusal becomes the call's status and is
+/// logged with the method, the peer's address and the reason (never a secret), the first of each address and status
+/// per interval in full and the rest as a count (<see cref="RefusalLog"/>), so a caller refused over and over cannot
+/// flood the log.
 /// </summary>
-internal sealed class CallGuard(RpcSecurity security, ILogger<CallGuard> logger)
+internal sealed class CallGuard(RpcSecurity security, RefusalLog refusals, ILogger<CallGuard> logger)
 {
     /// <summary>The security the endpoint runs with.</summary>
     public RpcSecurity Security => security;
@@ -21,11 +24,11 @@ internal sealed class CallGuard(RpcSecurity security, ILogger<CallGuard> logger)
         if (!security.TryAuthenticate(call.HttpContext, out var failure)) throw Refuse(call, method, StatusCode.Unauthenticated, failure);
     }
 
-    /// <summary>Logs the refusal and returns the exception that ends the call with <paramref name="code"/>.</summary>
+    /// <summary>Logs the refusal (or counts it) and returns the exception that ends the call with <paramref name="code"/>.</summary>
     public RpcException Refuse(ServerCallContext call, string method, StatusCode code, string reason)
     {
         reason = LogText.Printable(reason);
-        AgentLog.CallRefused(logger, method, call.Peer, reason);
+        if (refusals.ShouldLog(call.HttpContext.Connection.RemoteIpAddress, $"calls ({code})")) AgentLog.CallRefused(logger, method, call.Peer, reason);
         return new RpcException(code, $"{method} refused: {reason}.");
     }
 }

@@ -1,4 +1,6 @@
+using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Gateway.Internal;
 
@@ -10,7 +12,8 @@ namespace Pmpi.Gateway.Internal;
 /// 2   Insecure        Warning      it accepts every caller in cleartext (--insecure)
 /// 3   JobRegistered   Information  a master registered (or updated) a job
 /// 4   JobRemoved      Information  a master removed a job
-/// 5   CallRefused     Warning      a call or stream was refused: no credential, no registered job, a wrong proof or destination
+/// 5   CallRefused     Warning      a call or stream was refused: no credential, no registered job, a wrong proof or destination;
+///                                  the first per address and reason in 10 s (Pmpi.Rpc.Server's RefusalsSummarized counts the rest)
 /// 6   HopFailed       Warning      a relayed stream could not reach its next hop, or broke there
 /// 7   TunnelParked    Information  a gateway that dials out parked a call here to carry a connection to it
 /// 8   TunnelDialFailed Warning     this gateway could not park a call at a peer it dials out to (--dial-out)
@@ -33,7 +36,17 @@ internal static partial class GatewayLog
     public static partial void JobRemoved(ILogger logger, string jobId, string peer);
 
     [LoggerMessage(EventId = 5, EventName = "CallRefused", Level = LogLevel.Warning, Message = "Refused {Method} from {Peer}: {Reason}")]
-    public static partial void CallRefused(ILogger logger, string method, string peer, string reason);
+    private static partial void CallRefused(ILogger logger, string method, string peer, string reason);
+
+    /// <summary>
+    /// Logs a refused call (event 5), or only counts it when its caller's address was refused for the same
+    /// <paramref name="kind"/> earlier in the interval (<see cref="RefusalLog"/>).
+    /// </summary>
+    public static void Refused(ILogger logger, RefusalLog refusals, HttpContext context, string method, string kind, string reason)
+    {
+        if (refusals.ShouldLog(context.Connection.RemoteIpAddress, kind))
+            CallRefused(logger, method, $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}", reason);
+    }
 
     [LoggerMessage(EventId = 6, EventName = "HopFailed", Level = LogLevel.Warning, Message = "{Route}: {Error}")]
     public static partial void HopFailed(ILogger logger, string route, string error);

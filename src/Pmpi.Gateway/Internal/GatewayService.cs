@@ -2,12 +2,14 @@ using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Server.Internal;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Gateway.Internal;
 
 /// <summary>The Gateway service (gateway.proto): masters register and remove jobs; members read the counters.</summary>
-internal sealed class GatewayService(JobDirectory jobs, HopClients clients, TunnelListener tunnels, GatewayCounters counters, GatewayOptions options, ILogger<GatewayService> logger)
+internal sealed class GatewayService(JobDirectory jobs, HopClients clients, TunnelListener tunnels, GatewayCounters counters, GatewayOptions options,
+    RefusalLog refusals, ILogger<GatewayService> logger)
 {
     public void Map(IEndpointRouteBuilder endpoints)
     {
@@ -25,7 +27,7 @@ internal sealed class GatewayService(JobDirectory jobs, HopClients clients, Tunn
         }
         catch (RpcException e)
         {
-            GatewayLog.CallRefused(logger, "Gateway.RegisterJob", call.Peer, e.Detail);
+            GatewayLog.Refused(logger, refusals, call.HttpContext, "Gateway.RegisterJob", $"calls ({e.StatusCode})", e.Detail);
             throw;
         }
         GatewayLog.JobRegistered(logger, job.Id, call.Peer, job.Table.Ranks.Count, job.Table.Ranks.Count(entry => entry.Domain == options.Domain));
@@ -57,7 +59,7 @@ internal sealed class GatewayService(JobDirectory jobs, HopClients clients, Tunn
     private void RequireMember(ServerCallContext call, string method)
     {
         if (options.Security!.TryAuthenticate(call.HttpContext, out var failure)) return;
-        GatewayLog.CallRefused(logger, method, call.Peer, failure);
+        GatewayLog.Refused(logger, refusals, call.HttpContext, method, $"calls ({StatusCode.Unauthenticated})", failure);
         throw new RpcException(StatusCode.Unauthenticated, $"{method} refused: {failure}.");
     }
 }

@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Server.Internal;
 using Yarp.ReverseProxy.Forwarder;
 
 namespace Pmpi.Gateway.Internal;
@@ -16,7 +17,7 @@ internal readonly record struct Hop(string Name, string Address, HttpMessageInvo
 /// with YARP's <see cref="IHttpForwarder"/> and answer a failed hop with a status naming it, or answer a refusal with
 /// a gRPC status and log it.
 /// </summary>
-internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters counters, GatewayOptions options, ILogger<HopForwarder> logger)
+internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters counters, GatewayOptions options, RefusalLog refusals, ILogger<HopForwarder> logger)
 {
     private readonly ForwarderRequestConfig _config = new()
     {
@@ -50,11 +51,11 @@ internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters cou
         }
     }
 
-    /// <summary>Refuses the call before anything was forwarded: counted, logged with the caller's address, answered with the status.</summary>
+    /// <summary>Refuses the call before anything was forwarded: counted, logged with the caller's address (or counted in the log), answered with the status.</summary>
     public void Refuse(HttpContext context, string method, StatusCode code, string detail)
     {
         counters.Refused();
-        GatewayLog.CallRefused(logger, method, $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}", LogText.Printable(detail));
+        GatewayLog.Refused(logger, refusals, context, method, $"calls ({code})", LogText.Printable(detail));
         GrpcEndpoints.WriteStatus(context.Response, code, $"Gateway of domain '{options.Domain}' refused the call: {detail}.");
     }
 }

@@ -3,6 +3,7 @@ using System.Threading.Channels;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Gateway.Internal;
 
@@ -14,7 +15,7 @@ namespace Pmpi.Gateway.Internal;
 /// dialed in is reached this way from then on. Only cluster members may park calls, and at most
 /// <see cref="MaxTunnels"/> live at once.
 /// </summary>
-internal sealed class TunnelListener(GatewayOptions options, IHostApplicationLifetime lifetime, ILogger<TunnelListener> logger)
+internal sealed class TunnelListener(GatewayOptions options, IHostApplicationLifetime lifetime, RefusalLog refusals, ILogger<TunnelListener> logger)
 {
     /// <summary>The path a dialing gateway posts its call to; not a gRPC method, since the body is a connection's bytes.</summary>
     public const string Path = "/pmpi/v1/tunnel";
@@ -40,21 +41,21 @@ internal sealed class TunnelListener(GatewayOptions options, IHostApplicationLif
         var peer = $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}";
         if (!options.Security!.TryAuthenticate(context, out var failure))
         {
-            GatewayLog.CallRefused(logger, "tunnel", peer, failure);
+            GatewayLog.Refused(logger, refusals, context, "tunnel", "tunnel calls (unauthenticated)", failure);
             context.Response.StatusCode = StatusCodes.Status403Forbidden;
             return;
         }
         var domain = context.Request.Headers[DomainHeader].ToString();
         if (domain.Length is 0 or > 255 || domain == options.Domain || domain.Any(char.IsControl))
         {
-            GatewayLog.CallRefused(logger, "tunnel", peer, $"{DomainHeader} names no other domain");
+            GatewayLog.Refused(logger, refusals, context, "tunnel", "tunnel calls (bad domain)", $"{DomainHeader} names no other domain");
             context.Response.StatusCode = StatusCodes.Status400BadRequest;
             return;
         }
         if (Interlocked.Increment(ref _live) > MaxTunnels)
         {
             Interlocked.Decrement(ref _live);
-            GatewayLog.CallRefused(logger, "tunnel", peer, $"{MaxTunnels} tunnels are open already");
+            GatewayLog.Refused(logger, refusals, context, "tunnel", "tunnel calls (over the limit)", $"{MaxTunnels} tunnels are open already");
             context.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
             return;
         }

@@ -11,6 +11,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Rpc.Server;
 
@@ -56,6 +57,7 @@ public sealed class RpcServer : IAsyncDisposable
         // Kestrel reads a socket one pool block at a time: 64 KB blocks instead of 4 KB cut the receive calls of a
         // large message sixteenfold (registered after Kestrel's default, so it wins; configureServices may replace it).
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();
+        RefusalLog.TryAddTo(builder.Services);
         configureServices?.Invoke(builder.Services);
         var app = builder.Build();
         mapMethods(app);

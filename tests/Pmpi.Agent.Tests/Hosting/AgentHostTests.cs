@@ -4,6 +4,7 @@ using System.Runtime.InteropServices;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Hosting;
 using Pmpi.Agent.NodeInfo;
@@ -231,6 +232,32 @@ public class AgentHostTests
         Assert.Equal(StatusCode.PermissionDenied, wrongKey.StatusCode);
         Assert.Equal(wrongKey.StatusCode, unknownJob.StatusCode);
         Assert.Equal(wrongKey.Detail.Replace(jobId, "ID", StringComparison.Ordinal), unknownJob.Detail.Replace("no-such-job", "ID", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task CallRefused_OneCallerRefusedFiftyTimes_OneLineInFullAndTheRestCounted()
+    {
+        // Arrange: an agent whose log is kept, and a caller without the run's secret.
+        var log = new RecordingLoggerProvider();
+        var host = await AgentHost.StartAsync(options =>
+        {
+            options.Port = 0;
+            options.Security = Security;
+        }, builder => builder.Logging.AddProvider(log)).WaitAsync(Timeout);
+        using var stranger = new RpcChannel(host.Address, security: RpcSecurity.ForThisProcess());
+
+        // Act
+        for (int call = 0; call < 50; call++)
+        {
+            var refused = await Assert.ThrowsAsync<RpcException>(() =>
+                stranger.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest())).WaitAsync(Timeout);
+            Assert.Equal(StatusCode.Unauthenticated, refused.StatusCode);
+        }
+        await host.DisposeAsync().AsTask().WaitAsync(Timeout); // ends the interval early: the count is written
+
+        // Assert
+        Assert.Single(log.Lines, line => line.Event == "CallRefused");
+        Assert.Contains(log.Lines, line => line.Event == "RefusalsSummarized" && line.Message == "Refused 49 more calls (Unauthenticated) from 127.0.0.1 in the last 10 s");
     }
 
     [Fact]
