@@ -4,7 +4,10 @@ using Pmpi.Integration.Tests.Infrastructure;
 
 namespace Pmpi.Integration.Tests;
 
-/// <summary>An agent flooded with idle connections keeps its descriptors, refuses the excess and serves other callers.</summary>
+/// <summary>
+/// An agent flooded with idle connections keeps its descriptors, refuses the excess and serves other callers, and
+/// members calling from the flood's own address.
+/// </summary>
 public sealed class ConnectionFloodTests
 {
     private const int Connections = 5000;
@@ -50,6 +53,35 @@ public sealed class ConnectionFloodTests
     }
 
     [LinuxFact]
+    public async Task Agent_IdleFloodFromTheMembersOwnAddress_MemberStillAnswered()
+    {
+        // Arrange: an agent, and more idle connections from 127.0.0.1 than that address may hold, as a local user
+        // without the credential (or every host behind one NAT) can open.
+        await using var agent = await AgentProcess.StartAsync("flooded-address", slots: 1);
+        var sockets = new List<Socket>();
+        try
+        {
+            for (int batch = 0; batch < 1200; batch += 100)
+                foreach (var socket in await Task.WhenAll(Enumerable.Range(0, 100).Select(_ => TryConnectAsync(agent.Port, IPAddress.Loopback))))
+                    if (socket is not null) sockets.Add(socket);
+
+            // Act: a cluster member calls from the same address.
+            var node = await PmpiCli.GetNodeInfoAsync(agent.Address);
+
+            // Assert: answered, and the sheds that made room were logged a line at a time, not one per connection.
+            Assert.Equal(1, node.Slots);
+            await agent.Process.WaitForLineAsync(line => line.Contains("Closed the unauthenticated connection from 127.0.0.1:", StringComparison.Ordinal), PmpiCli.Timeout,
+                "the shed of an unauthenticated connection");
+            Assert.True(agent.Process.Stderr.Count(line => line.Contains("Closed the unauthenticated connection", StringComparison.Ordinal)) <= 2,
+                $"Every shed connection was logged.\n{agent.Process.Transcript}");
+        }
+        finally
+        {
+            foreach (var socket in sockets) socket.Dispose();
+        }
+    }
+
+    [LinuxFact]
     public async Task Agent_SlowLorisHeaders_CutWithinItsHeadersTimeout()
     {
         // Arrange: an agent with its default limits (headers within 10 s).
@@ -64,12 +96,12 @@ public sealed class ConnectionFloodTests
         Assert.Equal(1, (await PmpiCli.GetNodeInfoAsync(agent.Address)).Slots);
     }
 
-    private static async Task<Socket?> TryConnectAsync(int port)
+    private static async Task<Socket?> TryConnectAsync(int port, IPAddress? from = null)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         try
         {
-            socket.Bind(new IPEndPoint(Attacker, 0));
+            socket.Bind(new IPEndPoint(from ?? Attacker, 0));
             await socket.ConnectAsync(IPAddress.Loopback, port).WaitAsync(TimeSpan.FromSeconds(5));
             return socket;
         }

@@ -9,9 +9,9 @@ namespace Pmpi.Agent.Internal;
 
 /// <summary>
 /// The one place the agent's and master's methods refuse a caller: every refusal becomes the call's status and is
-/// logged with the method, the peer's address and the reason (never a secret), the first of each address and status
-/// per interval in full and the rest as a count (<see cref="RefusalLog"/>), so a caller refused over and over cannot
-/// flood the log.
+/// logged with the method, the peer's address and the reason (never a secret), the first of each address, method and
+/// status per interval in full and the rest as a count (<see cref="RefusalLog"/>), so a caller refused over and over
+/// cannot flood the log.
 /// </summary>
 internal sealed class CallGuard(RpcSecurity security, RefusalLog refusals, ILogger<CallGuard> logger)
 {
@@ -28,7 +28,7 @@ internal sealed class CallGuard(RpcSecurity security, RefusalLog refusals, ILogg
     public RpcException Refuse(ServerCallContext call, string method, StatusCode code, string reason)
     {
         reason = LogText.Printable(reason);
-        if (refusals.ShouldLog(call.HttpContext.Connection.RemoteIpAddress, $"calls ({code})")) AgentLog.CallRefused(logger, method, call.Peer, reason);
+        if (refusals.ShouldLog(call.HttpContext.Connection.RemoteIpAddress, $"{method} calls ({code})")) AgentLog.CallRefused(logger, method, call.Peer, reason);
         return new RpcException(code, $"{method} refused: {reason}.");
     }
 }

@@ -4,6 +4,7 @@ using Pmpi.Agent.Internal;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Server.Internal;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Services;
@@ -113,6 +114,8 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
     {
         if (!_jobs.TryGetValue(jobId, out var job) || !JobTickets.TokenMatches(job.Token, token))
             throw guard.Refuse(call, method, StatusCode.PermissionDenied, $"job {jobId} does not run on this master, or its key is not the one given");
+        // Ranks hold no certificate: the key is their proof, and keeps their connection from being shed for others.
+        AdmittedConnection.MarkAuthenticated(call.HttpContext);
         return job;
     }
 }

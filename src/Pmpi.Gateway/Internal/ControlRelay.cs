@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Http;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Gateway.Internal;
 
@@ -40,6 +41,7 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
             forwarder.Refuse(context, method, refusal.Code, refusal.Detail);
             return;
         }
+        AdmittedConnection.MarkAuthenticated(context);
         counters.ControlCallRelayed();
         await forwarder.ForwardAsync(context, hop, route).ConfigureAwait(false);
     }

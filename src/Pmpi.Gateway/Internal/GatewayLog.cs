@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
+using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Gateway.Internal;
@@ -40,12 +41,13 @@ internal static partial class GatewayLog
 
     /// <summary>
     /// Logs a refused call (event 5), or only counts it when its caller's address was refused for the same
-    /// <paramref name="kind"/> earlier in the interval (<see cref="RefusalLog"/>).
+    /// <paramref name="kind"/> earlier in the interval (<see cref="RefusalLog"/>). The kind must not hold what a caller
+    /// chose (a path, a job id): each new kind is logged in full.
     /// </summary>
     public static void Refused(ILogger logger, RefusalLog refusals, HttpContext context, string method, string kind, string reason)
     {
         if (refusals.ShouldLog(context.Connection.RemoteIpAddress, kind))
-            CallRefused(logger, method, $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}", reason);
+            CallRefused(logger, LogText.Printable(method), $"{context.Connection.RemoteIpAddress}:{context.Connection.RemotePort}", reason);
     }
 
     [LoggerMessage(EventId = 6, EventName = "HopFailed", Level = LogLevel.Warning, Message = "{Route}: {Error}")]

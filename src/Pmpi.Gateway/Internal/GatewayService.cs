@@ -27,7 +27,7 @@ internal sealed class GatewayService(JobDirectory jobs, HopClients clients, Tunn
         }
         catch (RpcException e)
         {
-            GatewayLog.Refused(logger, refusals, call.HttpContext, "Gateway.RegisterJob", $"calls ({e.StatusCode})", e.Detail);
+            GatewayLog.Refused(logger, refusals, call.HttpContext, "Gateway.RegisterJob", $"Gateway.RegisterJob calls ({e.StatusCode})", e.Detail);
             throw;
         }
         GatewayLog.JobRegistered(logger, job.Id, call.Peer, job.Table.Ranks.Count, job.Table.Ranks.Count(entry => entry.Domain == options.Domain));
@@ -59,7 +59,7 @@ internal sealed class GatewayService(JobDirectory jobs, HopClients clients, Tunn
     private void RequireMember(ServerCallContext call, string method)
     {
         if (options.Security!.TryAuthenticate(call.HttpContext, out var failure)) return;
-        GatewayLog.Refused(logger, refusals, call.HttpContext, method, $"calls ({StatusCode.Unauthenticated})", failure);
+        GatewayLog.Refused(logger, refusals, call.HttpContext, method, $"{method} calls ({StatusCode.Unauthenticated})", failure);
         throw new RpcException(StatusCode.Unauthenticated, $"{method} refused: {failure}.");
     }
 }

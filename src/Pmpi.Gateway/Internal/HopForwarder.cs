@@ -55,7 +55,8 @@ internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters cou
     public void Refuse(HttpContext context, string method, StatusCode code, string detail)
     {
         counters.Refused();
-        GatewayLog.Refused(logger, refusals, context, method, $"calls ({code})", LogText.Printable(detail));
+        // A relayed call's method is its caller's path: counted by status alone, or each new path would be a line.
+        GatewayLog.Refused(logger, refusals, context, method, $"relayed calls ({code})", LogText.Printable(detail));
         GrpcEndpoints.WriteStatus(context.Response, code, $"Gateway of domain '{options.Domain}' refused the call: {detail}.");
     }
 }

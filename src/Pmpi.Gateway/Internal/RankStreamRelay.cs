@@ -5,6 +5,7 @@ using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Server.Internal;
 using Pmpi.Rpc.V1;
 using Yarp.ReverseProxy.Forwarder;
 
@@ -29,6 +30,8 @@ internal sealed class RankStreamRelay(HopForwarder forwarder, JobDirectory jobs,
             forwarder.Refuse(context, Method, refusal.Code, refusal.Detail);
             return;
         }
+        // The route proof (or a cluster certificate) is the caller's proof: its connection is not shed for others.
+        AdmittedConnection.MarkAuthenticated(context);
         counters.StreamOpened();
         context.Request.Body = new CountingStream(context.Request.Body, counters);
         context.Response.Body = new CountingStream(context.Response.Body, counters);

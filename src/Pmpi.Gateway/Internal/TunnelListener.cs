@@ -45,6 +45,7 @@ internal sealed class TunnelListener(GatewayOptions options, IHostApplicationLif
             context.Response.StatusCode = StatusCodes.Status403Forbidden;
             return;
         }
+        AdmittedConnection.MarkAuthenticated(context);
         var domain = context.Request.Headers[DomainHeader].ToString();
         if (domain.Length is 0 or > 255 || domain == options.Domain || domain.Any(char.IsControl))
         {

@@ -6,6 +6,7 @@ using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Rpc.Server;
 
@@ -69,7 +70,8 @@ public static class GrpcEndpoints
     /// <summary>
     /// Checks the caller of every call of the endpoint before its first request byte is read: an
     /// <see cref="RpcException"/> thrown by <paramref name="authenticate"/> ends the call with its status, so an
-    /// unauthenticated caller never makes the server buffer a request.
+    /// unauthenticated caller never makes the server buffer a request. A call that passes authenticates its
+    /// connection, which the listener then never sheds for another (<see cref="RpcServerLimits.AuthenticationTimeout"/>).
     /// </summary>
     /// <param name="builder">A method mapped by one of the Map methods of this class.</param>
     /// <param name="authenticate">Throws <see cref="RpcException"/> (UNAUTHENTICATED, PERMISSION_DENIED) to refuse the call.</param>
@@ -131,7 +133,11 @@ public static class GrpcEndpoints
         string detail = "";
         try
         {
-            context.GetEndpoint()?.Metadata.GetMetadata<CallerCheck>()?.Authenticate(call);
+            if (context.GetEndpoint()?.Metadata.GetMetadata<CallerCheck>() is { } check)
+            {
+                check.Authenticate(call);
+                AdmittedConnection.MarkAuthenticated(context);
+            }
             await handler(new MessageReader<TRequest>(context.Request.BodyReader, options),
                 new MessageWriter<TResponse>(context.Response.BodyWriter, options), call).ConfigureAwait(false);
         }

@@ -1,5 +1,8 @@
 using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Server.Internal;
 
@@ -11,10 +14,11 @@ public static class KestrelGrpcExtensions
     /// <summary>
     /// Lifts the limits that would cut long-lived or idle streams and applies <paramref name="limits"/>
     /// (<see cref="RpcServerLimits.Default"/> when null): MaxRequestBodySize (30 MB by default) and the minimum
-    /// request/response data rates are removed, since an MPI stream may rightly idle for hours; the number of
-    /// connections, the time to send headers and the time a connection may sit without a call are bounded instead,
-    /// and HTTP/2 pings (<see cref="RpcServerLimits.PingDelay"/>, <see cref="RpcServerLimits.PingTimeout"/>) detect a dead or
-    /// frozen peer on an idle stream.
+    /// request/response data rates are removed, since an MPI stream may rightly idle for hours; the time to send
+    /// headers and the time a connection may sit without a call are bounded instead, and HTTP/2 pings
+    /// (<see cref="RpcServerLimits.PingDelay"/>, <see cref="RpcServerLimits.PingTimeout"/>) detect a dead or frozen
+    /// peer on an idle stream. The number of connections is bounded by each listener <see cref="ListenGrpc"/> makes,
+    /// which can close an unauthenticated connection to admit another where Kestrel's own limit could only refuse.
     /// </summary>
     public static KestrelServerOptions ConfigureForGrpc(this KestrelServerOptions kestrel, RpcServerLimits? limits = null)
     {
@@ -24,7 +28,6 @@ public static class KestrelGrpcExtensions
         kestrel.Limits.MaxRequestBodySize = null;
         kestrel.Limits.MinRequestBodyDataRate = null;
         kestrel.Limits.MinResponseDataRate = null;
-        kestrel.Limits.MaxConcurrentConnections = limits.MaxConnections;
         kestrel.Limits.KeepAliveTimeout = limits.IdleTimeout;
         kestrel.Limits.RequestHeadersTimeout = limits.HeadersTimeout;
         kestrel.Limits.Http2.InitialConnectionWindowSize = limits.ConnectionWindowSize;
@@ -37,9 +40,11 @@ public static class KestrelGrpcExtensions
 
     /// <summary>
     /// Listens for HTTP/2 on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port), after
-    /// <see cref="ConfigureForGrpc"/> with <paramref name="limits"/>, which also bound the connections of one remote
-    /// address: over TLS with ALPN h2 when <paramref name="security"/> uses TLS, else cleartext h2c (prior knowledge:
-    /// gRPC clients never upgrade from HTTP/1.1).
+    /// <see cref="ConfigureForGrpc"/> with <paramref name="limits"/>, which also bound the listener's connections in
+    /// total and per remote address, shedding unauthenticated ones first (<see cref="RpcServerLimits.AuthenticationTimeout"/>):
+    /// over TLS with ALPN h2 when <paramref name="security"/> uses TLS, else cleartext h2c (prior knowledge: gRPC
+    /// clients never upgrade from HTTP/1.1). Refused connections and TLS handshakes are logged, at most once per
+    /// address and interval, in the log of the host the listener belongs to.
     /// </summary>
     /// <param name="kestrel">The server's options.</param>
     /// <param name="address">Where to listen.</param>
@@ -55,13 +60,16 @@ public static class KestrelGrpcExtensions
         security ??= RpcSecurity.Insecure;
         security.CheckListenAddress(address);
         limits ??= RpcServerLimits.Default;
-        var perAddress = new ConnectionsPerAddress(limits.MaxConnectionsPerAddress);
+        var services = kestrel.ApplicationServices;
+        var refusals = services?.GetService<RefusalLog>() ?? new RefusalLog(services?.GetService<ILoggerFactory>() ?? NullLoggerFactory.Instance);
+        var admission = new ConnectionAdmission(limits, authenticates: security != RpcSecurity.Insecure, security.UsesTls, refusals);
         kestrel.ConfigureForGrpc(limits).Listen(address, port, listen =>
         {
             listen.Protocols = HttpProtocols.Http2;
             // Connections are counted before the TLS handshake, so a flood of handshakes is bounded too.
-            listen.Use(perAddress.Wrap);
+            listen.Use(admission.Admit);
             security.ConfigureListener(listen);
+            listen.Use(admission.AfterHandshake);
         });
         return kestrel;
     }

@@ -10,9 +10,12 @@ namespace Pmpi.Rpc.Server;
 public sealed record RpcServerLimits
 {
     /// <summary>
-    /// Connections the listener holds at once; further ones are closed as soon as they are accepted. Defaults to
-    /// three quarters of the process's open-file limit where the OS states one (Linux: RLIMIT_NOFILE), else 8,192,
-    /// so a flood of connections cannot take the descriptors the process needs for its own files, pipes and ranks.
+    /// Connections the listener holds at once. Defaults to three quarters of the process's open-file limit where the
+    /// OS states one (Linux: RLIMIT_NOFILE), else 8,192, so a flood of connections cannot take the descriptors the
+    /// process needs for its own files, pipes and ranks. On a daemon's listener (KestrelGrpcExtensions.ListenGrpc) a
+    /// new connection beyond it closes the oldest connection not yet authenticated (<see cref="AuthenticationTimeout"/>),
+    /// and is itself closed as soon as it is accepted only when every connection is authenticated; a rank endpoint
+    /// closes it.
     /// </summary>
     public int MaxConnections
     {
@@ -25,9 +28,12 @@ public sealed record RpcServerLimits
     } = DefaultMaxConnections();
 
     /// <summary>
-    /// Connections one remote IP address may hold at once; further ones are closed as soon as they are accepted.
-    /// Defaults to 1,024: more than the ranks one node runs with oversubscription on a 64-core node (8 per slot), each
-    /// holding a connection to a peer or the master, while a single host still cannot take a listener's connections.
+    /// Connections one remote IP address may hold at once, shed as <see cref="MaxConnections"/> are: on a daemon's
+    /// listener a new one beyond it closes that address's oldest connection not yet authenticated, so idle or
+    /// unauthenticated connections cannot lock the address's authenticated clients out, and is refused only when all
+    /// of them are authenticated. Defaults to 1,024: more than the ranks one node runs with oversubscription on a
+    /// 64-core node (8 per slot), each holding a connection to a peer or the master, while a single host still cannot
+    /// take a listener's connections.
     /// </summary>
     public int MaxConnectionsPerAddress
     {
@@ -45,6 +51,22 @@ public sealed record RpcServerLimits
     /// connection: HTTP/2 pings (every 10 s, answered within 20 s) find a dead peer instead.
     /// </summary>
     public TimeSpan IdleTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// How long a daemon's connection may stay unauthenticated before it is closed: until a client certificate of the
+    /// cluster completed its TLS handshake, or a call on it passed its check (a request signature, a job key, a route
+    /// proof). Defaults to 10 seconds; a caller proves itself within milliseconds. A listener that authenticates
+    /// nobody (<see cref="Security.RpcSecurity.Insecure"/>) counts every connection as authenticated.
+    /// </summary>
+    public TimeSpan AuthenticationTimeout
+    {
+        get;
+        init
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(value, TimeSpan.Zero);
+            field = value;
+        }
+    } = TimeSpan.FromSeconds(10);
 
     /// <summary>How long a caller may take to send a call's headers (a slow-loris defence). Defaults to 10 seconds.</summary>
     public TimeSpan HeadersTimeout { get; init; } = TimeSpan.FromSeconds(10);

@@ -257,7 +257,7 @@ public class AgentHostTests
 
         // Assert
         Assert.Single(log.Lines, line => line.Event == "CallRefused");
-        Assert.Contains(log.Lines, line => line.Event == "RefusalsSummarized" && line.Message == "Refused 49 more calls (Unauthenticated) from 127.0.0.1 in the last 10 s");
+        Assert.Contains(log.Lines, line => line.Event == "RefusalsSummarized" && line.Message == "Refused 49 more /pmpi.v1.Agent/GetNodeInfo calls (Unauthenticated) from 127.0.0.1 in the last 10 s");
     }
 
     [Fact]

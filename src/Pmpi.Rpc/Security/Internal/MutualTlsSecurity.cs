@@ -1,16 +1,21 @@
 using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Https;
+using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Rpc.Security.Internal;
 
 /// <summary>Mutual TLS under the cluster CA (<see cref="RpcSecurity.MutualTls"/>).</summary>
 internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSecurity
 {
+    private readonly Lazy<SslStreamCertificateContext> _serverCertificate = new(() => SslStreamCertificateContext.Create(credentials.Certificate, additionalCertificates: null, offline: true));
+
     public override bool UsesTls => true;
 
     public override string Description => $"mutual TLS under {credentials.Authority.Subject}";
@@ -34,15 +39,30 @@ internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSec
         return false;
     }
 
-    internal override void ConfigureListener(ListenOptions listen) => listen.UseHttps(new HttpsConnectionAdapterOptions
+    // Options per connection rather than HttpsConnectionAdapterOptions, so that the certificate check knows its
+    // connection and can say in the log whom it refused and why (ConnectionAdmission logs the failed handshake).
+    internal override void ConfigureListener(ListenOptions listen) => listen.UseHttps(new TlsHandshakeCallbackOptions
     {
-        ServerCertificate = credentials.Certificate,
-        // Allowed, not required: ranks hold no certificate and prove themselves with their job key instead.
-        ClientCertificateMode = ClientCertificateMode.AllowCertificate,
-        ClientCertificateValidation = (certificate, _, _) => ClusterCredentials.ChainsTo(certificate, credentials.Authority),
-        CheckCertificateRevocation = false,
-        SslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+        OnConnection = context => ValueTask.FromResult(ServerTls(context.Connection)),
     });
+
+    private SslServerAuthenticationOptions ServerTls(ConnectionContext connection) => new()
+    {
+        ServerCertificateContext = _serverCertificate.Value,
+        // Asked for, not required: ranks hold no certificate and prove themselves with their job key instead.
+        ClientCertificateRequired = true,
+        RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate is null || AcceptClient(certificate, connection),
+        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+        EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+    };
+
+    private bool AcceptClient(X509Certificate certificate, ConnectionContext connection)
+    {
+        var presented = certificate as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
+        if (ClusterCredentials.ChainsTo(presented, credentials.Authority)) return true;
+        ConnectionAdmission.RefusingCertificate(connection, $"its client certificate ({LogText.Printable(presented.Subject)}) does not chain to the cluster CA {credentials.Authority.Subject}");
+        return false;
+    }
 
     internal override SslClientAuthenticationOptions ClientTls() => new()
     {

@@ -9,8 +9,9 @@ namespace Pmpi.Rpc.Server.Internal;
 /// Decides which refusals of a daemon reach its log, so that a caller who is refused over and over (one
 /// unauthenticated client made 116-320 KiB/s of log) costs a line or two per interval: the first refusal of each
 /// peer address and kind in an interval (10 s) is logged in full by whoever refused it; the rest are counted, and
-/// when the interval ends one line says how many ("Refused 212 more calls (Unauthenticated) from 10.0.0.5 in the
-/// last 10 s"). Calls refused by the services, connections refused by the limits and TLS handshakes refused by the
+/// when the interval ends one line says how many ("Refused 212 more /pmpi.v1.Agent/Launch calls (Unauthenticated)
+/// from 10.0.0.5 in the last 10 s"). A kind never holds what a caller chose (a path, a job id): each new one would
+/// be a line. Calls refused by the services, connections refused by the limits and TLS handshakes refused by the
 /// listener go through the one instance a host registers (<see cref="TryAddTo"/>). Memory is bounded: at most
 /// <c>maxWindows</c> peer-and-kind windows are open; a new one beyond them closes (and reports) the oldest.
 /// </summary>
