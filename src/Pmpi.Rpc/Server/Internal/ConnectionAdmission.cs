@@ -53,8 +53,8 @@ internal sealed class ConnectionAdmission(RpcServerLimits limits, bool authentic
             shed.Connection.Abort(new ConnectionAbortedException("Closed to admit another connection: this one had not authenticated."));
         }
         connection.Features.Set(admitted);
-        using var deadline = new CancellationTokenSource(limits.AuthenticationTimeout);
-        using var expiry = admitted.IsAuthenticated ? default : deadline.Token.UnsafeRegister(static state => Expire((AdmittedConnection)state!), admitted);
+        using var deadline = admitted.IsAuthenticated ? null : new CancellationTokenSource(limits.AuthenticationTimeout);
+        using var expiry = deadline?.Token.UnsafeRegister(static state => Expire((AdmittedConnection)state!), admitted);
         try
         {
             if (usesTls && !await StartsWithTlsAsync(admitted).ConfigureAwait(false)) return;
