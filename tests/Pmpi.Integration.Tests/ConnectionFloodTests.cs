@@ -5,7 +5,7 @@ using Pmpi.Integration.Tests.Infrastructure;
 namespace Pmpi.Integration.Tests;
 
 /// <summary>
-/// An agent flooded with idle connections keeps its descriptors, refuses the excess and serves other callers, and
+/// An agent flooded with idle connections keeps its descriptors, sheds or refuses the excess and serves other callers, and
 /// members calling from the flood's own address.
 /// </summary>
 public sealed class ConnectionFloodTests
@@ -17,7 +17,7 @@ public sealed class ConnectionFloodTests
     private static readonly IPAddress Attacker = IPAddress.Parse("127.0.0.2");
 
     [LinuxFact]
-    public async Task Agent_5000IdleConnectionsUnderOpenFileLimit4096_RefusesExcessAndKeepsServing()
+    public async Task Agent_5000IdleConnectionsUnderOpenFileLimit4096_HoldsAtMostTheLimitAndKeepsServing()
     {
         // Arrange
         await using var agent = await AgentProcess.StartAsync("flooded", slots: 1, launcher: ["prlimit", $"--nofile={OpenFileLimit}:{OpenFileLimit}"]);
@@ -44,7 +44,10 @@ public sealed class ConnectionFloodTests
             Assert.False(agent.Process.HasExited, $"The agent died under the flood.\n{agent.Process.Transcript}");
             Assert.True(node.Slots == 1, "GetNodeInfo did not answer for the agent.");
             Assert.True(held <= 1024, $"One address holds {held} connections of {Connections} ({failed} failed to connect); the per-address limit is 1,024.");
-            Assert.True(held > 0, "No connection of the flood was accepted at all: the test did not reach the agent.");
+            // Idle connections are closed 10 s after they connect (RpcServerLimits.AuthenticationTimeout), so a slow
+            // flood may hold none by now: the agent's log shows it reached the cap.
+            await agent.Process.WaitForLineAsync(line => line.Contains("Closed the unauthenticated connection from 127.0.0.2:", StringComparison.Ordinal), PmpiCli.Timeout,
+                "the flood reaching the per-address limit");
         }
         finally
         {

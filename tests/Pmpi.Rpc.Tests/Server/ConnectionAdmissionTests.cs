@@ -57,6 +57,29 @@ public sealed class ConnectionAdmissionTests : IDisposable
         }
     }
 
+    [LinuxFact]
+    public async Task Connect_ListenerFullOfUnauthenticatedConnections_MemberFromAnotherAddressAnswered()
+    {
+        // Arrange: the whole listener's allowance held by idle connections from 127.0.0.2 (Linux routes all of 127/8 to lo).
+        await using var server = await StartAsync(RpcSecurity.MutualTls(_cluster), new RpcServerLimits { MaxConnections = 4 });
+        var flood = new List<TlsConnection>();
+        try
+        {
+            for (int i = 0; i < 4; i++) flood.Add(await TlsConnection.OpenAsync(server, certificate: null, from: IPAddress.Parse("127.0.0.2")));
+
+            // Act
+            var node = await CallAsync(server, RpcSecurity.MutualTls(_cluster));
+
+            // Assert
+            Assert.Equal("admitted", node.NodeName);
+            Assert.True(await flood[0].ClosedWithinAsync(TimeSpan.FromSeconds(5)), "The listener's oldest unauthenticated connection was not closed to make room.");
+        }
+        finally
+        {
+            foreach (var connection in flood) connection.Dispose();
+        }
+    }
+
     [Fact]
     public async Task Connect_AddressFullOfAuthenticatedConnections_ExcessRefusedAndLogged()
     {
@@ -184,9 +207,9 @@ public sealed class ConnectionAdmissionTests : IDisposable
         }
 
         /// <summary>Connects, completes the handshake presenting <paramref name="certificate"/> (or none), and waits for the server's first HTTP/2 frame.</summary>
-        public static async Task<TlsConnection> OpenAsync(RpcServer server, X509Certificate2? certificate)
+        public static async Task<TlsConnection> OpenAsync(RpcServer server, X509Certificate2? certificate, IPAddress? from = null)
         {
-            var connection = await ConnectAsync(server, certificate);
+            var connection = await ConnectAsync(server, certificate, from ?? IPAddress.Loopback);
             try
             {
                 await connection._tls.WriteAsync("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x4\0\0\0\0\0"u8.ToArray()).AsTask().WaitAsync(Timeout);
@@ -214,11 +237,12 @@ public sealed class ConnectionAdmissionTests : IDisposable
             }
         }
 
-        private static async Task<TlsConnection> ConnectAsync(RpcServer server, X509Certificate2? certificate)
+        private static async Task<TlsConnection> ConnectAsync(RpcServer server, X509Certificate2? certificate, IPAddress from)
         {
             var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
             try
             {
+                socket.Bind(new IPEndPoint(from, 0));
                 await socket.ConnectAsync(IPAddress.Loopback, server.Address.Port).WaitAsync(Timeout);
             }
             catch
