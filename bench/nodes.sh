@@ -7,11 +7,11 @@
 # On one machine, K network namespaces stand for K nodes, each with one `pmpi agent` and R ranks (default 1), joined through a
 # bridge by links that tc shapes to RATE each way (default 1gbit, as between the machines of a campus): so, as on
 # real nodes, each link's bandwidth bounds a broadcast, not the copies of ranks sharing cores (on one node the
-# binomial tree always wins: docs/benchmarks.md). Every daemon and rank speaks TLS with one throwaway cluster
-# credential. Each round runs `Pmpi.Bench collectives` twice, with blocks off and with blocks from any size, in an
-# order that reverses from one round to the next; the table gives per size the medians and the ratio blocks/binomial
-# with its min–max over the rounds, and the Allreduce (sum of doubles) that both runs time alike. Every child runs
-# under `timeout`; the namespaces go on exit.
+# binomial tree always wins: docs/bench-log/2026-11-26-broadcast-by-blocks-between-nodes.md). Every daemon and rank
+# speaks TLS with one throwaway cluster credential. Each round runs `Pmpi.Bench collectives` twice, with blocks off and
+# with blocks from any size, in an order that reverses from one round to the next; the table gives per size the medians
+# and the ratio blocks/binomial with its min–max over the rounds, and the Allreduce (sum of doubles) that both runs time
+# alike. Every child runs under `timeout`; the namespaces go on exit.
 set -euo pipefail
 
 nodes=4

@@ -1,5 +1,5 @@
 /* How fast this machine copies bytes as a function of where the destination sits relative to the source within a
- * 4 KB page, for docs/benchmarks.md (A 4 MB message over the network). Two measurements:
+ * 4 KB page, for docs/bench-log/2026-11-27-network-4mb.md (A 4 MB message over the network). Two measurements:
  *   memcpy: 64 KB copies (glibc's `rep movsb` range) with the destination 0..4088 bytes past the source, mod 4096;
  *   tcp:    a 4 MB ping-pong over TCP loopback between two processes, each message a small header write and then the
  *           payload from a buffer at a given offset in its page: the kernel copies the payload from the buffer into

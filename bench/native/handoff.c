@@ -1,5 +1,6 @@
 /* The floor of a same-node half round trip: two threads hand a counter to each other through shared memory, with
- * nothing else, for scale beside shared-memory ping-pongs (docs/benchmarks.md, "Fewer steps per small message").
+ * nothing else, for scale beside shared-memory ping-pongs (docs/bench-log/2026-11-27-fewer-steps-per-small-message.md,
+ * "Fewer steps per small message").
  * "one line": the counter and a byte of data share a cache line; "two lines": the counter has a line of its own and
  * the data another, as a ring's tail index and its bytes do. Prints the half round trip of each, three times.
  * Usage: cc -O2 -pthread -o handoff bench/native/handoff.c && ./handoff */

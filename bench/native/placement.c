@@ -1,7 +1,8 @@
 /* Where the host has put this machine's cores, sampled while the benchmarks run. On a VM the host may move the guest's
  * vCPUs onto cores that share no last-level cache, for tenths of a second to tens of seconds: then a cache line takes
  * several times as long to pass between two of them, and every same-node transfer of data that sits in the other
- * core's cache slows with it, Open MPI's and PMPI's alike (docs/benchmarks.md, "The host's placement of the cores").
+ * core's cache slows with it, Open MPI's and PMPI's alike (docs/bench-log/2026-11-28-host-placement-of-cores.md,
+ * "The host's placement of the cores").
  * Every 10 ms, thread 0 (on CPU 0) and one partner thread (on CPU k, each other CPU in turn) wake together and hand a
  * counter back and forth through one cache line, 80 times, for at most 2 ms; the round trip of the fastest batch of 8
  * is the sample: the two threads' distance, whatever else delays either of them between batches.

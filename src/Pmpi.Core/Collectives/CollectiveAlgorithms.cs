@@ -20,13 +20,15 @@ internal static class CollectiveAlgorithms
     /// <summary>
     /// From how many bytes an element-wise allreduce goes by blocks
     /// (<see cref="AllreduceByBlocks"/>) rather than whole arrays, with at least <see cref="BlockAllreduceRanks"/>
-    /// ranks; measured in docs/benchmarks.md (in place, it won at 4 ranks at 1 MB, as it won at 8 ranks from 1 MB).
+    /// ranks; measured in docs/bench-log/2026-11-24-allreduce-by-blocks-threshold.md (in place, it won at 4 ranks
+    /// at 1 MB, as it won at 8 ranks from 1 MB).
     /// </summary>
     internal static int BlockAllreduceThreshold = 1024 * 1024;
 
     /// <summary>
     /// From how many bytes a broadcast of an array of a raw type goes by blocks (<see cref="BroadcastByBlocks"/>) when
-    /// the communicator spans nodes; measured in docs/benchmarks.md. On one node the binomial tree always won.
+    /// the communicator spans nodes; measured in docs/bench-log/2026-11-26-broadcast-by-blocks-between-nodes.md. On one
+    /// node the binomial tree always won.
     /// </summary>
     internal static int BlockBroadcastThreshold = 64 * 1024;
 

@@ -65,8 +65,8 @@ internal static class HierarchicalCollectives
     /// Element-wise over arrays. A long array, one the node leaders would allreduce by blocks
     /// (<see cref="CollectiveAlgorithms.AllreduceGoesByBlocks"/>), they allreduce so among themselves, which sends
     /// each link about twice the array; a shorter one they reduce to their domain's leader and get back by broadcast,
-    /// which measured faster (docs/benchmarks.md). The domain leaders' level may go by blocks too. A rank's own array
-    /// is never written.
+    /// which measured faster (docs/bench-log/2026-11-26-broadcast-by-blocks-between-nodes.md). The domain leaders'
+    /// level may go by blocks too. A rank's own array is never written.
     /// </summary>
     public static T[] Allreduce<T>(CommunicatorTopology levels, T[] values, ReductionOperation<T> op)
     {

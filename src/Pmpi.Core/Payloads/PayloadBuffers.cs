@@ -6,7 +6,8 @@ namespace Pmpi.Payloads;
 /// Where a payload's bytes are kept while a link sends or receives them: a small payload in a new array, a larger
 /// one in an array rented from the shared pool (given back once the message is done with). A rent and its return
 /// (the pool's per-thread lookups) cost more than a small array's allocation: out of the pool, broadcasts of 8 B to
-/// 4 KB between two ranks of a node ran 20-40 % faster; at 8 KB the two were not separable (docs/benchmarks.md).
+/// 4 KB between two ranks of a node ran 20-40 % faster; at 8 KB the two were not separable
+/// (docs/bench-log/2026-11-28-small-payloads-and-allgather-into-place.md).
 /// </summary>
 internal static class PayloadBuffers
 {

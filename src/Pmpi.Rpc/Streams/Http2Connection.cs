@@ -276,9 +276,10 @@ internal sealed class Http2Connection : IDisposable
     /// kernel copies a write after the bytes written before it, in pages that start afresh once the peer has read them.
     /// On the x86 machines measured, a copy (the sender's into those pages, the receiver's out of them) runs at half
     /// speed or less for some placements of its destination a few dozen bytes from its source modulo 4 KB, and the
-    /// headers before a payload put a large array's payload there at its usual offsets (docs/benchmarks.md, A large
-    /// payload's place in the socket's pages). Half a page is as far from its source as a copy's destination can be:
-    /// the sender's always, the receiver's when its array lies in its page as the sender's does.
+    /// headers before a payload put a large array's payload there at its usual offsets
+    /// (docs/bench-log/2026-11-28-large-payload-place-in-socket-pages.md, A large payload's place in the socket's
+    /// pages). Half a page is as far from its source as a copy's destination can be: the sender's always, the
+    /// receiver's when its array lies in its page as the sender's does.
     /// </summary>
     private static unsafe int ShiftPadding(int before, ReadOnlySpan<byte> payload)
     {
@@ -1411,7 +1412,8 @@ internal sealed class Http2Connection : IDisposable
     /// Gathers small pieces of a frame into one write; a large piece goes to the socket from where it is, after as
     /// much of its start as ends the gathered write on a page boundary. The kernel copies each write into its socket
     /// pages after the bytes written before it, so the large piece's bulk then lands page-aligned there, which this
-    /// machine kind copies far faster (docs/benchmarks.md, Network 1 MB, message by message).
+    /// machine kind copies far faster (docs/bench-log/2026-11-28-network-1mb-message-by-message.md, Network 1 MB,
+    /// message by message).
     /// </summary>
     private ref struct WriteBatch(Stream transport, byte[] buffer)
     {

@@ -231,8 +231,8 @@ internal sealed unsafe class ByteRing : IDisposable
     /// Counts the move and rings the other side's doorbell if it said it sleeps, unless this side rang already since
     /// anyone there fell asleep or woke: on a node whose ranks outnumber its cores, a woken sleeper may wait
     /// milliseconds for a core, and a ring per message meanwhile cost a futex call each, 6 % of the CPU of a loop of
-    /// small broadcasts (docs/benchmarks.md). A Windows event wakes one sleeper a ring: the next wakes after the first
-    /// counts out.
+    /// small broadcasts (docs/bench-log/2026-11-28-doorbell-once-per-sleep.md). A Windows event wakes one sleeper a
+    /// ring: the next wakes after the first counts out.
     /// </summary>
     private void Signal(int* signal, int* sleeping, Doorbell bell)
     {

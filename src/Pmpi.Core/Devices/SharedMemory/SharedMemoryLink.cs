@@ -33,7 +33,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     /// <summary>
     /// From this many bytes a payload is lent rather than written through the ring: a quarter of the ring, from where
     /// a message takes enough of it that its sender may wait for the peer to drain it; lent, it goes by one copy out
-    /// of the sender's memory instead of two through the ring. Measured in docs/benchmarks.md (Lent payloads).
+    /// of the sender's memory instead of two through the ring. Measured in docs/bench-log/2026-11-25-lent-payloads.md
+    /// (Lent payloads).
     /// </summary>
     internal const int LendMinimum = PairSegment.RingCapacity / 4;
 
