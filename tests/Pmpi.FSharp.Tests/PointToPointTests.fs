@@ -86,6 +86,23 @@ let ``RecvAsync_InsideAsyncWorkflow_ReturnsValue`` () =
             |> Async.RunSynchronously)
     Assert.Equal(Some 3.5, received[1])
 
+/// The workflow raises the receive's own error, not an AggregateException around it.
+[<Fact>]
+let ``RecvAsync_WrongType_RaisesTheTypeMismatchItself`` () =
+    let errors =
+        Job.run 2 (fun world ->
+            if Mpi.rank world = 0 then
+                world |> Mpi.send 1 4 [| 1; 2 |]
+                None
+            else
+                try
+                    world |> Mpi.recvAsync<float[]> 0 4 |> Async.RunSynchronously |> ignore
+                    None
+                with error -> Some(error.GetType(), error.Message))
+    let errorType, message = errors[1].Value
+    Assert.Equal(typeof<MpiException>, errorType)
+    Assert.Contains("Rank 1 receiving from rank 0 with tag 4", message)
+
 [<Fact>]
 let ``Recv_WrongType_ThrowsTypeMismatchNamingRankAndTag`` () =
     let error =

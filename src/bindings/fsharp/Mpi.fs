@@ -149,11 +149,22 @@ module Mpi =
     /// <summary>A task that completes with the next matching message's value (MPI_Irecv), without blocking a thread.</summary>
     let recvTask<'T> source tag (comm: Communicator) : Task<'T> = comm.ReceiveAsync<'T>(source, tag)
 
+    /// Awaits a task, raising the operation's own error (an MpiException naming rank and tag) rather than the
+    /// AggregateException that Async.AwaitTask wraps it in.
+    let private awaitOwnError (task: Task<'T>) : Async<'T> =
+        async {
+            try
+                return! Async.AwaitTask task
+            with :? AggregateException as wrapped when wrapped.InnerExceptions.Count = 1 ->
+                Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(wrapped.InnerExceptions[0]).Throw()
+                return Unchecked.defaultof<'T>
+        }
+
     /// <summary>The Async form of <c>sendTask</c>: starts the send when the workflow runs.</summary>
     let sendAsync dest tag (value: 'T) (comm: Communicator) : Async<unit> =
         async {
             let! token = Async.CancellationToken
-            do! comm.ImmediateSend<'T>(value, dest, tag).WaitAsync(token) |> Async.AwaitTask |> Async.Ignore
+            do! comm.ImmediateSend<'T>(value, dest, tag).WaitAsync(token) |> awaitOwnError |> Async.Ignore
         }
 
     /// <summary>A task that completes with the next matching message's value and its status (source, tag, count).</summary>
@@ -170,7 +181,7 @@ module Mpi =
             let! token = Async.CancellationToken
             let request = comm.ImmediateReceive<'T>(source, tag)
             use _ = token.Register(fun () -> request.Cancel())
-            let! status = request.WaitAsync() |> Async.AwaitTask
+            let! status = request.WaitAsync() |> awaitOwnError
             if status.Cancelled then raise (OperationCanceledException token)
             return request.Value, status
         }
@@ -179,7 +190,7 @@ module Mpi =
     let recvAsync<'T> source tag (comm: Communicator) : Async<'T> =
         async {
             let! token = Async.CancellationToken
-            return! comm.ReceiveAsync<'T>(source, tag, token) |> Async.AwaitTask
+            return! comm.ReceiveAsync<'T>(source, tag, token) |> awaitOwnError
         }
 
     // ---- Collectives ----
