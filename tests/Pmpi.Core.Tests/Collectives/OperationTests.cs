@@ -100,6 +100,35 @@ public abstract class OperationTests(Device device) : DeviceSuite(device)
     }
 
     [Fact]
+    public void PredefinedOps_OnNarrowAndFloatingPrimitives_WrapAndCompareAsTheOperators()
+    {
+        // Act and Assert: wrapping as C# wraps, and min and max by < and > (a NaN first loses, a NaN second wins).
+        Assert.Equal((sbyte)-126, Operation<sbyte>.Add(127, 3));
+        Assert.Equal((short)-32768, Operation<short>.Add(short.MaxValue, 1));
+        Assert.Equal((ushort)65534, Operation<ushort>.Multiply(ushort.MaxValue, 2));
+        Assert.Equal('c', Operation<char>.Add('a', (char)2));
+        Assert.Equal((nint)(-4), Operation<nint>.Min(-4, 9));
+        Assert.Equal(1f, Operation<float>.Min(float.NaN, 1f));
+        Assert.True(float.IsNaN(Operation<float>.Min(1f, float.NaN)));
+        Assert.Equal(2.0, Operation<double>.Max(double.NaN, 2.0));
+        Assert.True(Operation<bool>.BitwiseOr(false, true));
+    }
+
+    [Fact]
+    public void PredefinedOps_OnPrimitives_AreCompiledCodeNotExpressionTrees()
+    {
+        // Act and Assert: an expression tree compiles to a method no type declares, and costs a rank's first
+        // reduction tens of milliseconds (interpreted under Native AOT).
+        Assert.NotNull(Operation<double>.Add.Method.DeclaringType);
+        Assert.NotNull(Operation<float>.Max.Method.DeclaringType);
+        Assert.NotNull(Operation<int>.Min.Method.DeclaringType);
+        Assert.NotNull(Operation<long>.Multiply.Method.DeclaringType);
+        Assert.NotNull(Operation<byte>.ExclusiveOr.Method.DeclaringType);
+        Assert.NotNull(Operation<bool>.LogicalAnd.Method.DeclaringType);
+        Assert.NotNull(Operation<ulong>.BitwiseAnd.Method.DeclaringType);
+    }
+
+    [Fact]
     public void Multiply_OnString_ThrowsInvalidArgumentNamingTheType() =>
         AssertNotDefined(() => Operation<string>.Multiply, "Multiply", "System.String");
 
