@@ -5,8 +5,8 @@
 
 RUNS_DIR holds one file per run, named KIND.ROUND, or KIND.ROUND.PART for a run of some of a sweep's sizes (a
 round's parts make one sweep; run.sh writes them), either followed by .pairN for a round's N-th pair of a comparison
-that pairs more than once a round (the collectives): pingpong-{sm,tcp,inproc,procs,network} with
-"size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi} with "operation<TAB>size<TAB>us" lines,
+that pairs more than once a round (the collectives): pingpong-{sm,tcp,inproc,procs,procs-cold,network} with
+"size<TAB>half_rtt_us<TAB>MB/s" lines, collectives-{ompi,pmpi,pmpi-cold} with "operation<TAB>size<TAB>us" lines,
 faces-{fsharp,vb} (the allreduce lines of collectives-pmpi through the F# and Visual Basic faces, run in the
 same pairs as the collectives), overlap-{ompi,pmpi} with
 "iallreduce<TAB>size<TAB>allreduce_us<TAB>pure_us<TAB>compute_us<TAB>total_us<TAB>overlap_pct" lines,
@@ -34,6 +34,8 @@ from collections import defaultdict
 PINGPONG_PATHS = [
     ("Same node, two processes: `pmpi run -n 2` (shared memory) beside Open MPI shared memory", "procs", "sm",
      [("latency", 1, 1, 3.0), ("bandwidth", 65536, 16 << 20, 0.5)]),
+    ("Same node, two processes, no warm-up (a user's own program: `pmpi run -n 2` without `--jit-warmup`) beside Open MPI shared memory",
+     "procs-cold", "sm", [("latency", 1, 1, 3.0), ("bandwidth", 65536, 16 << 20, 0.5)]),
     ("Network path: PMPI's gRPC device (`pmpi run --links network -n 2`) beside Open MPI over TCP loopback", "network", "tcp",
      [("latency", 1, 1, 3.0), ("bandwidth", 1 << 20, 16 << 20, 0.8)]),
     ("In-process device (ranks as threads) beside Open MPI shared memory", "inproc", "sm", []),
@@ -52,7 +54,8 @@ DOTNET_TLS_PATH = ("For scale, .NET's own TLS beside plain sockets: SslStream, t
 COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
 LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60
 
-LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI shared memory", "network": "PMPI gRPC",
+LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI shared memory",
+          "procs-cold": "PMPI shared memory, no warm-up", "network": "PMPI gRPC",
           "tls": "PMPI two processes, TLS"}
 PAIR_NAMES = {"h2c": ("TLS", "h2c"), "tcp-native": ("OpenSSL TLS", "TCP"), "tcp-dotnet": ("SslStream", "socket")}   # (ours, theirs) where not PMPI/Open MPI
 
@@ -194,8 +197,10 @@ class Report:
             return
         self.out("### Collectives, 4 ranks on one node: `pmpi run -n 4` beside `mpirun -np 4` (shared memory)")
         self.out()
-        self.out("| operation | size | Open MPI µs | PMPI µs | latency PMPI/Open MPI | goal |")
-        self.out("|---|---:|---:|---:|---:|---|")
+        # No warm-up: the same program as a user's own runs it, paired with the same Open MPI run.
+        cold = self.paired("collectives-pmpi-cold", "collectives-ompi", (str, int))
+        self.out("| operation | size | Open MPI µs | PMPI µs | latency PMPI/Open MPI | goal | PMPI no warm-up µs | no warm-up/Open MPI |")
+        self.out("|---|---:|---:|---:|---:|---|---:|---:|")
         for (operation, size) in sorted(pairs, key=lambda k: (k[0], k[1])):
             values = pairs[operation, size]
             ratios = [p / r for p, r in values]
@@ -204,8 +209,11 @@ class Report:
             if size in COLLECTIVE_GOALS:
                 bound = COLLECTIVE_GOALS[size]
                 goal = f"≤ {bound}×: {self.note_goal(f'{operation} {size_label(size)}', ratios, bound, True)}"
+            cold_values = cold.get((operation, size), [])
+            cold_cells = (f"{statistics.median(p for p, _ in cold_values):.2f} | {spread([p / r for p, r in cold_values])}"
+                          if cold_values else "– | –")
             self.out(f"| {operation} | {size_label(size)} | {statistics.median(r for _, r in values):.2f} "
-                     f"| {statistics.median(p for p, _ in values):.2f} | {spread(ratios)} | {goal} |")
+                     f"| {statistics.median(p for p, _ in values):.2f} | {spread(ratios)} | {goal} | {cold_cells} |")
         self.out()
 
     def faces(self):

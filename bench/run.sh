@@ -32,7 +32,8 @@
 # a pair compares two runs on the same placement; the report says how many ran again.
 # bench/report.py turns the rounds into tables: the median ratio of the pairs with its min–max, the goal beside it,
 # and a line for every figure that did not reproduce. PMPI's ping-pong and collectives first repeat their sweep untimed
-# until the JIT has settled (--jit-warmup), so both sides time steady-state code. --rounds N (default 5; --quick: 2)
+# until the JIT has settled (--jit-warmup), so both sides time steady-state code; the same-node ping-pong and the
+# collectives also run without it, as a user's own program runs (the "cold" rows). --rounds N (default 5; --quick: 2)
 # rounds; --quick also runs a tenth of the iterations, N = 1 4 16 and no TLS floors (OpenSSL's, .NET's), and
 # finishes in under 3 minutes once built. --write puts the tables into
 # docs/benchmarks.md between the bench markers and writes the plots beside it. --keep DIR keeps the raw runs in DIR
@@ -54,7 +55,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --keep) keep="${2:?--keep needs a directory}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -211,6 +212,8 @@ sm() { run pingpong-sm "${ompi[@]}" -np 2 ./pingpong $quick_flag --sizes $sizes;
 tcp() { run pingpong-tcp "${ompi[@]}" -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo ./pingpong $quick_flag --sizes $sizes; }
 inproc() { run pingpong-inproc dotnet "$bench_dll" pingpong --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 procs() { run pingpong-procs "${pmpi[@]}" -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+# What a user's own program gets: the same run without --jit-warmup, timed after the untimed tenth both sides run.
+procs_cold() { run pingpong-procs-cold "${pmpi[@]}" -n 2 "$bench_dll" -- pingpong --device grpc $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 network() { run pingpong-network "${pmpi[@]}" --links network -n 2 "$bench_dll" -- pingpong --device grpc --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 # The TLS rows: a namespace holding a veth pair (its address is beyond loopback, so ranks there speak TLS with
 # pinned certificates), an agent with a throwaway cluster credential, and the same ping-pong through it and, for the
@@ -247,6 +250,7 @@ tcp_dotnet() { run pingpong-tcp-dotnet dotnet "$bench_dll" tlsfloor tcp $quick_f
 tls_dotnet() { run pingpong-tls-dotnet dotnet "$bench_dll" tlsfloor tls $quick_flag; }
 coll_ompi() { run collectives-ompi "${ompi[@]}" -np 4 ./collectives $quick_flag --sizes $sizes; }
 coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+coll_pmpi_cold() { run collectives-pmpi-cold "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 coll_fsharp() { run faces-fsharp "${pmpi[@]}" -n 4 "$bench_dll" -- faces --face fsharp --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 coll_vb() { run faces-vb "${pmpi[@]}" -n 4 "$bench_dll" -- faces --face vb --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 overlap_ompi() { run overlap-ompi "${ompi[@]}" -np 2 ./overlap $quick_flag; }
@@ -272,11 +276,11 @@ for ((round = 1; round <= rounds; round++)); do
   cut -d' ' -f1-3 /proc/loadavg >>"$runs/load"
   reclaim_ms >>"$runs/reclaim"
   for sizes in "${pingpong_groups[@]}"; do
-    chain inproc sm procs network tcp
+    chain inproc sm procs procs_cold network tcp
     [[ $with_tls -eq 1 ]] && chain h2c tls
   done
   for ((pair = 1; pair <= collective_pairs; pair++)); do
-    for sizes in "${collective_groups[@]}"; do chain coll_fsharp coll_ompi coll_pmpi coll_vb; done
+    for sizes in "${collective_groups[@]}"; do chain coll_fsharp coll_ompi coll_pmpi coll_pmpi_cold coll_vb; done
   done
   pair=1
   sizes=
