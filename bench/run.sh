@@ -12,9 +12,10 @@
 #              over gRPC (`--links network`), Open MPI TCP loopback: each PMPI path next to the Open MPI path it is
 #              compared with
 #   TLS        (as root, with iproute2) the same two processes with their ranks on an address beyond loopback, so
-#              their streams speak TLS, beside the h2c run: both inside a network namespace this script makes; and
-#              for scale, OpenSSL's own TLS beside plain TCP (bench/native/tls_pingpong.py): what encryption costs
-#              natively on this machine; and .NET's, SslStream beside plain sockets at every size (`Pmpi.Bench tlsfloor`)
+#              their streams speak TLS, beside the h2c run and beside OpenSSL's own TLS between two processes on the
+#              same address (bench/native/tls_pingpong.py, from 64 KB: the crypto floor the TLS goal is judged by), all
+#              inside a network namespace this script makes; and for scale, OpenSSL's TLS beside plain TCP loopback,
+#              and .NET's, SslStream beside plain sockets at every size (`Pmpi.Bench tlsfloor`)
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`, three pairs a round;
 #              beside them in the same pairs, the allreduce through the F# and the Visual Basic face
 #              (bench/Pmpi.Bench.FSharp, bench/Pmpi.Bench.VisualBasic: `Pmpi.Bench faces`)
@@ -55,7 +56,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --keep) keep="${2:?--keep needs a directory}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
-    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -244,6 +245,12 @@ tls() {
   run pingpong-tls "${in_namespace[@]}" --master "$tls_address:7399" --credentials "$work/cluster" --links network -n 2 "$bench_dll" -- \
     pingpong --device grpc --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"
 }
+# The floor PMPI's TLS is judged by: OpenSSL's own TLS between two processes on the same hops (the namespace's
+# address), the same sizes from 64 KB, back to back with the TLS run.
+tls_floor() {
+  [[ " $sizes " =~ \ (65536|1048576|4194304|16777216)\  ]] || return 0
+  run pingpong-tls-floor ip netns exec "$namespace" python3 "$repo/bench/native/tls_pingpong.py" tls --address "$tls_address" $quick_flag --sizes $sizes
+}
 tcp_native() { run pingpong-tcp-native python3 "$repo/bench/native/tls_pingpong.py" tcp $quick_flag; }
 tls_native() { run pingpong-tls-native python3 "$repo/bench/native/tls_pingpong.py" tls $quick_flag; }
 tcp_dotnet() { run pingpong-tcp-dotnet dotnet "$bench_dll" tlsfloor tcp $quick_flag; }
@@ -277,7 +284,7 @@ for ((round = 1; round <= rounds; round++)); do
   reclaim_ms >>"$runs/reclaim"
   for sizes in "${pingpong_groups[@]}"; do
     chain inproc sm procs procs_cold network tcp
-    [[ $with_tls -eq 1 ]] && chain h2c tls
+    [[ $with_tls -eq 1 ]] && chain h2c tls tls_floor
   done
   for ((pair = 1; pair <= collective_pairs; pair++)); do
     for sizes in "${collective_groups[@]}"; do chain coll_fsharp coll_ompi coll_pmpi coll_pmpi_cold coll_vb; done

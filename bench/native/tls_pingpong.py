@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Ping-pong of two processes over TCP loopback, plain or TLS 1.3 through OpenSSL (Python's ssl module), with
-pingpong.c's sizes from 64 KB up and its iterations: the scale for PMPI's TLS/h2c bandwidth, i.e. what encryption
-costs natively on this machine. One line per size, "size<TAB>half_rtt_us<TAB>MB/s" (the rank-0 lines of pingpong.c).
+"""Ping-pong of two processes over TCP, plain or TLS 1.3 through OpenSSL (Python's ssl module), with pingpong.c's
+sizes from 64 KB up and its iterations: what encryption costs natively on this machine, the floor PMPI's TLS is judged
+by. One line per size, "size<TAB>half_rtt_us<TAB>MB/s" (the rank-0 lines of pingpong.c).
 
-    tls_pingpong.py tcp|tls [--quick]      (--quick: a tenth of the iterations)
+    tls_pingpong.py tcp|tls [--quick] [--address A] [--sizes N...]
+
+--quick: a tenth of the iterations; --address: the address both processes use (127.0.0.1 unless given), so the floor
+runs on the same hops as the ranks it is compared with; --sizes: those of its sizes only, as pingpong.c's --sizes.
 
 The key and certificate are made for the run (ECDSA P-256, by the openssl command) and removed after it. Small sizes
 are left out: there the interpreter, not the transport, would be measured.
@@ -33,14 +36,14 @@ def receive_exactly(sock, view, n):
         got += k
 
 
-def serve(listener, context, quick):
+def serve(listener, context, sizes, quick):
     conn, _ = listener.accept()
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if context is not None:
         conn = context.wrap_socket(conn, server_side=True)
-    buffer = bytearray(SIZES[-1])
+    buffer = bytearray(sizes[-1])
     view = memoryview(buffer)
-    for n in SIZES:
+    for n in sizes:
         iters = iterations_for(n, quick)
         for _ in range(iters + iters // 10):
             receive_exactly(conn, view, n)
@@ -49,28 +52,36 @@ def serve(listener, context, quick):
 
 
 def main():
-    mode, quick = sys.argv[1], "--quick" in sys.argv[2:]
+    mode, options = sys.argv[1] if len(sys.argv) > 1 else "", sys.argv[2:]
+    quick = "--quick" in options
+    host = options[options.index("--address") + 1] if "--address" in options[:-1] else "127.0.0.1"
+    sizes = SIZES
+    if "--sizes" in options:
+        asked = {int(word) for word in options[options.index("--sizes") + 1:] if word.isdigit()}
+        sizes = [n for n in SIZES if n in asked]
+        if not sizes:
+            return
     if mode not in ("tcp", "tls"):
-        sys.exit("usage: tls_pingpong.py tcp|tls [--quick]")
+        sys.exit("usage: tls_pingpong.py tcp|tls [--quick] [--address A]")
     with tempfile.TemporaryDirectory() as scratch:
         key, cert = os.path.join(scratch, "key.pem"), os.path.join(scratch, "cert.pem")
         server_context = client_context = None
         if mode == "tls":
             subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                            "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"],
+                            "-keyout", key, "-out", cert, "-days", "1", "-subj", f"/CN={host}"],
                            check=True, capture_output=True, timeout=60)
             server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             server_context.load_cert_chain(cert, key)
             client_context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             client_context.load_verify_locations(cert)
             client_context.check_hostname = False
-        listener = socket.create_server(("127.0.0.1", 0))
+        listener = socket.create_server((host, 0))
         listener.settimeout(120)   # the server never outlives a client that failed to come
         address = listener.getsockname()
         pid = os.fork()
         if pid == 0:
             try:
-                serve(listener, server_context, quick)
+                serve(listener, server_context, sizes, quick)
             finally:
                 os._exit(0)
         listener.close()
@@ -78,9 +89,9 @@ def main():
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if client_context is not None:
             sock = client_context.wrap_socket(sock)
-        payload = memoryview(os.urandom(SIZES[-1]))
-        view = memoryview(bytearray(SIZES[-1]))
-        for n in SIZES:
+        payload = memoryview(os.urandom(sizes[-1]))
+        view = memoryview(bytearray(sizes[-1]))
+        for n in sizes:
             iters = iterations_for(n, quick)
             warm = iters // 10
             for i in range(iters + warm):
