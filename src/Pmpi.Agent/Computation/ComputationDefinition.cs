@@ -24,6 +24,9 @@ public sealed record ComputationDefinition(
     ImmutableArray<RanksDefinition> Ranks,
     SourceLocation Location)
 {
+    /// <summary>How unpinned ranks are spread over the nodes (<c>map-by</c>). Defaults to <see cref="RankMapping.Slot"/>.</summary>
+    public RankMapping Mapping { get; init; }
+
     /// <summary>True when no node is declared, so the submitter's embedded local agent runs every rank.</summary>
     public bool IsLocal => Nodes.IsEmpty;
 
@@ -37,6 +40,16 @@ public sealed record ComputationDefinition(
             return size;
         }
     }
+}
+
+/// <summary>How <see cref="Placement"/> spreads ranks that no group pins to a node: Open MPI's <c>--map-by</c>.</summary>
+public enum RankMapping
+{
+    /// <summary>Fill each node's slots before the next node's: nodes a(2) and b(2) with four ranks give a, a, b, b.</summary>
+    Slot,
+
+    /// <summary>One rank per node in turn, skipping full nodes: nodes a(2) and b(2) with four ranks give a, b, a, b.</summary>
+    Node,
 }
 
 /// <summary>An administrative domain: a network behind one gateway (DESIGN "Domains").</summary>

@@ -167,6 +167,12 @@ public static partial class ComputationFile
         ("envNameType", "letters, digits and '_', not starting with a digit"),
     ];
 
+    // What each enumerated type accepts: the validator only says "the Enumeration constraint failed".
+    private static readonly (string Type, string Expected)[] EnumerationHints =
+    [
+        ("mappingType", "slot or node"),
+    ];
+
     // The validator qualifies every name with the (only) namespace, which buries the point of the message.
     private static string Humanize(string message)
     {
@@ -180,6 +186,13 @@ public static partial class ComputationFile
             if (message.Contains($"datatype '{type}'", StringComparison.Ordinal))
             {
                 message = message.Replace("The Pattern constraint failed.", $"Expected {expected}.", StringComparison.Ordinal);
+            }
+        }
+        foreach (var (type, expected) in EnumerationHints)
+        {
+            if (message.Contains($"datatype '{type}'", StringComparison.Ordinal))
+            {
+                message = message.Replace("The Enumeration constraint failed.", $"Expected {expected}.", StringComparison.Ordinal);
             }
         }
         return message;

@@ -21,7 +21,8 @@ public static class Placement
     /// <item>Pinned groups (<c>node="..."</c>) go to their node, and their ranks reserve that node's slots first, so
     /// an earlier unpinned group cannot take slots a later pinned group needs.</item>
     /// <item>Unpinned ranks fill the free slots node by node in document order (Open MPI's <c>--map-by slot</c>):
-    /// nodes a(2) and b(2) with four ranks give a, a, b, b.</item>
+    /// nodes a(2) and b(2) with four ranks give a, a, b, b. With <see cref="RankMapping.Node"/> they go one per node
+    /// in turn instead, skipping nodes whose slots are taken (<c>--map-by node</c>): a, b, a, b.</item>
     /// <item>When every slot is taken (only possible with <c>oversubscribe="true"</c>), each further rank goes to the
     /// node with the fewest ranks per slot, the earliest node on a tie, so oversubscription spreads in proportion to
     /// slots.</item>
@@ -59,7 +60,7 @@ public static class Placement
             used[pinned] += group.Count;
         }
 
-        int fill = 0;
+        int fill = 0; // by slot: the node being filled; by node: the next node's turn
         foreach (var group in computation.Ranks)
         {
             for (int i = 0; i < group.Count; i++)
@@ -71,14 +72,33 @@ public static class Placement
                 }
                 else
                 {
-                    while (fill < nodes.Length && used[fill] >= nodes[fill].Slots) fill++;
-                    node = fill < nodes.Length ? fill : LeastLoaded(nodes, used);
+                    node = computation.Mapping == RankMapping.Node ? NextInTurn(nodes, used, ref fill) : NextToFill(nodes, used, ref fill);
                     used[node]++;
                 }
                 result.Add(new(result.Count, group, nodes[node]));
             }
         }
         return result.MoveToImmutable();
+    }
+
+    /// <summary>The node being filled, or the next one once its slots are taken; the least loaded once all are.</summary>
+    private static int NextToFill(ImmutableArray<NodeDefinition> nodes, int[] used, ref int fill)
+    {
+        while (fill < nodes.Length && used[fill] >= nodes[fill].Slots) fill++;
+        return fill < nodes.Length ? fill : LeastLoaded(nodes, used);
+    }
+
+    /// <summary>The first node from <paramref name="turn"/> on (wrapping) with a free slot, the turn passing to the one after it; the least loaded once all are full.</summary>
+    private static int NextInTurn(ImmutableArray<NodeDefinition> nodes, int[] used, ref int turn)
+    {
+        for (int step = 0; step < nodes.Length; step++)
+        {
+            int node = (turn + step) % nodes.Length;
+            if (used[node] >= nodes[node].Slots) continue;
+            turn = (node + 1) % nodes.Length;
+            return node;
+        }
+        return LeastLoaded(nodes, used);
     }
 
     private static int LeastLoaded(ImmutableArray<NodeDefinition> nodes, int[] used)

@@ -22,6 +22,7 @@ public class ComputationFileTests
         Assert.Equal("pi", computation.Name);
         Assert.True(computation.IsLocal);
         Assert.False(computation.Oversubscribe);
+        Assert.Equal(RankMapping.Slot, computation.Mapping);
         Assert.Null(computation.Timeout);
         var group = Assert.Single(computation.Ranks);
         Assert.Equal(1, group.Count);
@@ -41,7 +42,7 @@ public class ComputationFileTests
         string dir = Path.Combine(Path.GetTempPath(), "jobs");
         string file = Path.Combine(dir, "job.xml");
         const string xml = """
-            <computation name="matmul" timeout="1.02:03:04" oversubscribe="true" workdir="work" xmlns="urn:pmpi:computation:v1">
+            <computation name="matmul" timeout="1.02:03:04" oversubscribe="true" map-by="node" workdir="work" xmlns="urn:pmpi:computation:v1">
               <domain name="campus-a" gateway="gw-a:7400" reachable="campus-b"/>
               <domain name="campus-b" gateway="[fd00::1]:7400"/>
               <node name="a1" agent="10.1.0.2:7300" domain="campus-a" slots="2"/>
@@ -63,6 +64,7 @@ public class ComputationFileTests
         // Assert
         Assert.Equal(new TimeSpan(1, 2, 3, 4), computation.Timeout);
         Assert.True(computation.Oversubscribe);
+        Assert.Equal(RankMapping.Node, computation.Mapping);
         Assert.Equal(["campus-a", "campus-b"], computation.Domains.Select(d => d.Name));
         Assert.Equal(["campus-b"], computation.Domains[0].Reachable.AsEnumerable());
         Assert.Equal("[fd00::1]:7400", computation.Domains[1].Gateway);
@@ -85,6 +87,24 @@ public class ComputationFileTests
         Assert.Equal(["a b", ""], workers.Arguments.AsEnumerable());
         Assert.Equal(Path.GetFullPath("/tmp/w"), workers.WorkingDirectory);
         Assert.Equal(new Dictionary<string, string> { ["OVERRIDDEN"] = "group", ["SHARED"] = "1" }, workers.Environment);
+    }
+
+    [Fact]
+    public void Parse_MapByOtherThanSlotOrNode_FileErrorAtTheAttribute()
+    {
+        // Arrange
+        const string xml = """
+            <computation name="c" map-by="core" xmlns="urn:pmpi:computation:v1">
+              <ranks program="p.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var error = Fail(xml);
+
+        // Assert: the attribute and the values it takes.
+        AssertSingleError(error, xml, "map-by", "'map-by' attribute is invalid");
+        Assert.Contains("Expected slot or node.", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -93,6 +93,47 @@ public class PlacementTests
     }
 
     [Fact]
+    public void Assign_MapByNode_PutsOneRankOnEachNodeInTurnSkippingFullNodes()
+    {
+        // Arrange: c has one slot, so the third pass goes around it.
+        const string xml = """
+            <computation name="c" map-by="node" xmlns="urn:pmpi:computation:v1">
+              <node name="a" agent="a:1" slots="3"/>
+              <node name="b" agent="b:1" slots="2"/>
+              <node name="c" agent="c:1" slots="1"/>
+              <ranks program="p.dll" count="6"/>
+            </computation>
+            """;
+
+        // Act
+        string[] nodes = NodesOf(xml);
+
+        // Assert
+        Assert.Equal(["a", "b", "c", "a", "b", "a"], nodes);
+    }
+
+    [Fact]
+    public void Assign_MapByNodeWithPinnedGroup_LeavesThePinnedSlotsAndOversubscribesByLoad()
+    {
+        // Arrange: b's two slots belong to the pinned group; the fifth unpinned rank finds every slot taken.
+        const string xml = """
+            <computation name="c" map-by="node" oversubscribe="true" xmlns="urn:pmpi:computation:v1">
+              <node name="a" agent="a:1" slots="2"/>
+              <node name="b" agent="b:1" slots="2"/>
+              <node name="c" agent="c:1" slots="2"/>
+              <ranks program="p.dll" count="5"/>
+              <ranks program="q.dll" count="2" node="b"/>
+            </computation>
+            """;
+
+        // Act
+        string[] nodes = NodesOf(xml);
+
+        // Assert: a, c, a, c, then the least loaded per slot (all 2/2: the earliest), then the pinned pair.
+        Assert.Equal(["a", "c", "a", "c", "a", "b", "b"], nodes);
+    }
+
+    [Fact]
     public void Assign_LocalComputation_PutsEveryRankOnTheEmbeddedAgent()
     {
         // Arrange

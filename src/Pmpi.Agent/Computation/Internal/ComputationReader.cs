@@ -49,7 +49,10 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
             domains,
             nodes,
             groups.ToImmutable(),
-            At(root));
+            At(root))
+        {
+            Mapping = root.Attribute("map-by")?.Value == "node" ? RankMapping.Node : RankMapping.Slot,
+        };
 
         if (CheckWorldSize(computation) && !computation.IsLocal) CheckSlots(computation, nodesByName);
         return _errors.Count == 0 ? computation : null;
