@@ -123,6 +123,28 @@ public sealed class Environment : IDisposable
     /// <summary>The name of the node the calling rank runs on (MPI_Get_processor_name).</summary>
     public static string ProcessorName => Communicator.World.Runtime.Device.ProcessorName;
 
+    /// <summary>
+    /// The calling rank's place among its world's ranks on its node, from 0 in rank order (Open MPI's
+    /// OMPI_COMM_WORLD_LOCAL_RANK): e.g. which of the node's GPUs is its own. Ranks that are threads of one process
+    /// share one node. A launched process reads the same from PMPI_LOCAL_RANK, even before PMPI starts.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The agent that launched this rank is older than this PMPI and did not say.</exception>
+    public static int LocalRank => Place.LocalRank;
+
+    /// <summary>How many ranks of the calling rank's world run on its node (PMPI_LOCAL_SIZE).</summary>
+    /// <exception cref="InvalidOperationException">The agent that launched this rank is older than this PMPI and did not say.</exception>
+    public static int LocalSize => Place.LocalSize;
+
+    /// <summary>
+    /// Which of its world's nodes the calling rank runs on, from 0, numbered in the order of each node's first rank
+    /// (PMPI_NODE_RANK; torchrun's NODE_RANK).
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The agent that launched this rank is older than this PMPI and did not say.</exception>
+    public static int NodeRank => Place.NodeRank;
+
+    private static NodePlace Place => Communicator.World.Runtime.Place
+        ?? throw new InvalidOperationException($"The agent that launched rank {Communicator.World.Rank} did not say where it runs ({Rpc.RankEnvironment.LocalRank} is unset): it is older than this PMPI.");
+
     /// <summary>Aborts every rank of the job with <paramref name="errorCode"/> (MPI_Abort); does not return.</summary>
     public static void Abort(int errorCode) => Communicator.World.Abort(errorCode);
 

@@ -16,6 +16,22 @@ public static class RankEnvironment
     public const string Size = "PMPI_SIZE";
 
     /// <summary>
+    /// The rank's place among its world's ranks on its node, from 0 in world-rank order (Open MPI's
+    /// OMPI_COMM_WORLD_LOCAL_RANK), set by the master for every launched process, whether or not it runs PMPI.
+    /// </summary>
+    public const string LocalRank = "PMPI_LOCAL_RANK";
+
+    /// <summary>How many ranks of the rank's world run on its node (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE).</summary>
+    public const string LocalSize = "PMPI_LOCAL_SIZE";
+
+    /// <summary>
+    /// The index of the rank's node among the nodes its world runs on, from 0, numbered in the order of each node's
+    /// first rank (torchrun's NODE_RANK, Slurm's SLURM_NODEID; not Open MPI's OMPI_COMM_WORLD_NODE_RANK, which is a
+    /// local rank).
+    /// </summary>
+    public const string NodeRank = "PMPI_NODE_RANK";
+
+    /// <summary>
     /// The job rank of the world's rank 0, set for the ranks of a world that ranks of the job spawned
     /// (MPI_Comm_spawn); unset (0) for the job's first world.
     /// </summary>

@@ -73,6 +73,11 @@ Environment.Run(ref args, world =>
         case "compute":
             Compute(world, seconds: Int(args[1]));
             break;
+        case "place":
+            // Where the rank sits on its node, as PMPI's API and the agent's variables say.
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"place local={Environment.LocalRank}/{Environment.LocalSize} node={Environment.NodeRank} variables={System.Environment.GetEnvironmentVariable("PMPI_LOCAL_RANK")}/{System.Environment.GetEnvironmentVariable("PMPI_LOCAL_SIZE")} node={System.Environment.GetEnvironmentVariable("PMPI_NODE_RANK")}"));
+            break;
         case "flood":
             if (world.Rank == 0) Flood(megabytes: Int(args[1]));
             break;

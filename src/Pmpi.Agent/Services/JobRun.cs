@@ -1,5 +1,6 @@
 using System.Collections.Immutable;
 using System.Diagnostics;
+using System.Globalization;
 using System.Security.Cryptography;
 using System.Threading.Channels;
 using Google.Protobuf;
@@ -409,11 +410,17 @@ internal sealed class JobRun
         {
             lock (_lock) request.Table = TableFor(world);
         }
-        foreach (var assignment in ranks)
+        // A launch holds its world's ranks on one node, in world-rank order; a spawned world runs on one node alone.
+        int nodeRank = world.Spawned is null ? _launches.FindIndex(launch => launch.Key == agent) : 0;
+        for (int local = 0; local < ranks.Count; local++)
         {
+            var assignment = ranks[local];
             var launch = new RankLaunch { Rank = assignment.WorldRank, Program = assignment.Group.ProgramPath, WorkingDirectory = assignment.Group.WorkingDirectory };
             launch.Arguments.AddRange(assignment.Group.Arguments);
             launch.Environment.Add(assignment.Group.Environment);
+            launch.Environment[RankEnvironment.LocalRank] = local.ToString(CultureInfo.InvariantCulture);
+            launch.Environment[RankEnvironment.LocalSize] = ranks.Count.ToString(CultureInfo.InvariantCulture);
+            launch.Environment[RankEnvironment.NodeRank] = nodeRank.ToString(CultureInfo.InvariantCulture);
             request.Ranks.Add(launch);
         }
         // Another node's launch may have failed already: start nothing for a job that is over.

@@ -25,6 +25,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, string Mas
     /// <summary>The process id of the launching agent, when it gave one; the rank ends itself once that process is gone.</summary>
     public int? AgentProcessId { get; init; }
 
+    /// <summary>Where the rank sits on its node, as its master placed it; null when the agent did not say (one older than this PMPI).</summary>
+    public NodePlace? Place { get; init; }
+
     /// <summary>The gateway through which the rank reaches its master, when the master serves a domain the rank's does not reach directly.</summary>
     public Uri? MasterGateway { get; init; }
 
@@ -91,7 +94,18 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, string Mas
             HeartbeatHandle = heartbeat,
             NodeLocal = read(RankEnvironment.NodeLocal) == "1",
             Table = credentials.Table,
+            Place = PlaceOf(read),
         };
+    }
+
+    /// <summary>The rank's place on its node, when the agent gave all three variables; null when it gave none.</summary>
+    private static NodePlace? PlaceOf(Func<string, string?> read)
+    {
+        if (read(RankEnvironment.LocalRank) is null && read(RankEnvironment.LocalSize) is null && read(RankEnvironment.NodeRank) is null) return null;
+        int size = Integer(read, RankEnvironment.LocalSize, minimum: 1);
+        int local = Integer(read, RankEnvironment.LocalRank, minimum: 0);
+        if (local >= size) throw Malformed(RankEnvironment.LocalRank, local.ToString(CultureInfo.InvariantCulture), $"a rank below {RankEnvironment.LocalSize}={size}");
+        return new NodePlace(local, size, Integer(read, RankEnvironment.NodeRank, minimum: 0));
     }
 
     /// <summary>

@@ -35,7 +35,14 @@ internal sealed class RankRuntime
         for (int rank = 0; rank < world.Length; rank++) world[rank] = device.WorldFirst + rank;
         World = new Intracommunicator(this, context: 0, world, device.Rank - device.WorldFirst);
         Self = new Intracommunicator(this, context: 2, [device.Rank], 0);
+        Place = new NodePlace(World.Rank, World.Size, NodeRank: 0);
     }
+
+    /// <summary>
+    /// Where the rank sits on its node. Defaults to every rank of the world on one node, as threads of one process
+    /// are; a launched rank takes its agent's word, null when the agent said nothing.
+    /// </summary>
+    public NodePlace? Place { get; init; }
 
     /// <summary>The rank running on this thread (or async flow); null outside a PMPI rank.</summary>
     public static RankRuntime? Current

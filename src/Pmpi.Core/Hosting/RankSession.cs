@@ -47,7 +47,7 @@ internal sealed class RankSession
             RankHeartbeat.Start(identity);
             var rank = LaunchedRank.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
             rank.BindToCore();
-            session = new RankSession(identity, new RankRuntime(rank.Device, rank.Master, payloads, spawner: rank), rank);
+            session = new RankSession(identity, new RankRuntime(rank.Device, rank.Master, payloads, spawner: rank) { Place = identity.Place }, rank);
             if (rank.SpawnedBy is { } spawnedBy) Intercommunicator.ToParents(session.Runtime, spawnedBy.Context, [.. spawnedBy.Parents]);
         }
         RankRuntime.Current = session.Runtime;

@@ -119,6 +119,25 @@ public class EnvironmentTests
         Assert.Equal([3, 3, 3], sizes);
     }
 
+    [Fact]
+    public void LocalRank_RanksThatAreThreads_ShareOneNodeInRankOrder()
+    {
+        var places = TestJob.RunInProcess(3, _ => (Pmpi.Environment.LocalRank, Pmpi.Environment.LocalSize, Pmpi.Environment.NodeRank));
+
+        Assert.Equal([(0, 3, 0), (1, 3, 0), (2, 3, 0)], places);
+    }
+
+    [Fact]
+    public void LocalRank_RunDirectly_IsTheOnlyRankOfItsNode()
+    {
+        OnOwnThread(() =>
+        {
+            string[] args = [];
+            using (new Pmpi.Environment(ref args))
+                Assert.Equal((0, 1, 0), (Pmpi.Environment.LocalRank, Pmpi.Environment.LocalSize, Pmpi.Environment.NodeRank));
+        });
+    }
+
     private static void OnOwnThread(Action body)
     {
         Exception? failure = null;

@@ -105,6 +105,40 @@ public sealed class RankIdentityTests : IDisposable
         Assert.Contains("joined", error.Message);
     }
 
+    [Fact]
+    public void FromEnvironment_PlaceOnItsNode_ReadsTheThreeVariables()
+    {
+        var variables = Environment(KeyFile(new RankCredentials { JobToken = "k" }), master: "http://127.0.0.1:7300");
+        var place = new Dictionary<string, string> { [RankEnvironment.LocalRank] = "1", [RankEnvironment.LocalSize] = "2", [RankEnvironment.NodeRank] = "3" };
+
+        var identity = RankIdentity.FromEnvironment(name => place.GetValueOrDefault(name) ?? variables(name))!;
+
+        Assert.Equal(new NodePlace(LocalRank: 1, LocalSize: 2, NodeRank: 3), identity.Place);
+    }
+
+    [Fact]
+    public void FromEnvironment_NoPlaceVariables_HasNoPlace()
+    {
+        var identity = RankIdentity.FromEnvironment(Environment(KeyFile(new RankCredentials { JobToken = "k" }), master: "http://127.0.0.1:7300"))!;
+
+        Assert.Null(identity.Place);
+    }
+
+    [Theory]
+    [InlineData("2", "2", "0", RankEnvironment.LocalRank)]
+    [InlineData("0", "0", "0", RankEnvironment.LocalSize)]
+    [InlineData("0", "1", "-1", RankEnvironment.NodeRank)]
+    [InlineData("0", null, "0", RankEnvironment.LocalSize)]
+    public void FromEnvironment_PlaceOutOfRangeOrPartial_FailsNamingTheVariable(string? localRank, string? localSize, string? nodeRank, string blamed)
+    {
+        var variables = Environment(KeyFile(new RankCredentials { JobToken = "k" }), master: "http://127.0.0.1:7300");
+        var place = new Dictionary<string, string?> { [RankEnvironment.LocalRank] = localRank, [RankEnvironment.LocalSize] = localSize, [RankEnvironment.NodeRank] = nodeRank };
+
+        var error = Assert.Throws<MpiException>(() => RankIdentity.FromEnvironment(name => place.TryGetValue(name, out var value) ? value : variables(name)));
+
+        Assert.Contains($"{blamed}=", error.Message);
+    }
+
     private string KeyFile(RankCredentials credentials)
     {
         var path = Path.Combine(_directory.FullName, "rank-0");
