@@ -19,7 +19,9 @@ namespace Pmpi.Agent.Services;
 /// register in time. The abort that follows the first failure kills every other rank through its agent; those exits
 /// are reported but change nothing. A job has the world its computation places and any worlds its ranks spawn
 /// (MPI_Comm_spawn), each launched with a ticket of its own on the spawning root's node; a spawned rank's failure
-/// fails the job as any rank's does.
+/// fails the job as any rank's does. As with mpirun, the first world's programs need not use PMPI at all (`pmpi run
+/// -n 2 hostname`): until one of its ranks registers, a rank may exit with code 0 unregistered and no registration is
+/// awaited; once one has, every other must register within the registration timeout, as its peers wait for it.
 /// </summary>
 internal sealed class JobRun
 {
@@ -54,6 +56,7 @@ internal sealed class JobRun
     private readonly CancellationTokenSource _end = new();
     private readonly Lock _lock = new();
     private (int Rank, int Code, string Reason)? _failure;
+    private Timer? _registrationDeadline; // under _lock: the first world's, armed at its first registration, null once the job is over
     private int _launched, _registered, _exited;
     private CancellationToken _submitterGone;
 
@@ -117,7 +120,8 @@ internal sealed class JobRun
         using var timeout = _computation.Timeout is { } limit
             ? new Timer(_ => Fail(-1, TimeoutExitCode, $"the computation's timeout of {limit} passed"), null, limit, Timeout.InfiniteTimeSpan)
             : null;
-        using var registrationDeadline = new Timer(_ => FailUnregistered(), null, _registrationTimeout, Timeout.InfiniteTimeSpan);
+        using var registrationDeadline = new Timer(_ => FailUnregistered(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        lock (_lock) _registrationDeadline = registrationDeadline;
         var pump = PumpAsync(responses, submitterGone);
         await ProgressAsync().ConfigureAwait(false);
 
@@ -125,6 +129,7 @@ internal sealed class JobRun
         if (await RegisterWithGatewaysAsync(FirstWorld).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
         foreach (var group in _launches) Track(LaunchAsync(group.Key, [.. group], FirstWorld, _ticket));
         await LaunchesEndedAsync().ConfigureAwait(false);
+        lock (_lock) _registrationDeadline = null;
         await _gateways.RemoveAsync().ConfigureAwait(false);
 
         var failure = _failure;
@@ -182,19 +187,27 @@ internal sealed class JobRun
         else await ProgressAsync().ConfigureAwait(false);
     }
 
-    /// <summary>Records a rank's registration; returns its world, or null when it had registered already.</summary>
+    /// <summary>
+    /// Records a rank's registration; returns its world, or null when it had registered already. The first world's
+    /// first registration arms its deadline; a rank of the world that exited unregistered then fails the job.
+    /// </summary>
     private World? Record(RankEntry entry)
     {
         bool complete;
         World world;
+        KeyValuePair<int, string>? left;
         lock (_lock)
         {
             if (_table[entry.Rank] is not null) return null;
             _table[entry.Rank] = entry;
             _registered++;
-            world = _worlds.Last(candidate => candidate.First <= entry.Rank);
+            world = WorldOf(entry.Rank);
             complete = ++world.Registered == world.Size;
+            if (world == FirstWorld && world.Registered == 1) _registrationDeadline?.Change(_registrationTimeout, Timeout.InfiniteTimeSpan);
+            left = world.LeftUnregistered.Count > 0 ? world.LeftUnregistered.MinBy(pair => pair.Key) : null;
         }
+        if (left is { } early)
+            Fail(early.Key, 1, $"its process exited with code 0 on {early.Value} before registering with the master, and rank {entry.Rank}, which registered, would wait for it (a rank program must call Pmpi.Environment.Run)");
         // Outside the lock: the gateways are called before the table is handed out. A spawned world's table goes to
         // its root first, and to its own ranks once the spawning ranks have linked to them (Linked).
         if (complete) _ = PublishTableAsync(world);
@@ -341,6 +354,24 @@ internal sealed class JobRun
         Fail(missing.Length == 1 ? missing[0] : -1, 1, $"rank{(missing.Length == 1 ? "" : "s")} {names} did not register with the master within {_registrationTimeout.TotalSeconds:F0} s (see --register-timeout)");
     }
 
+    /// <summary>
+    /// Notes a rank that exited with code 0 unregistered; whether that fails the job now: a rank of its world has
+    /// registered, or PMPI ranks spawned it. Otherwise its world may not use PMPI, and only a later registration fails.
+    /// </summary>
+    private bool LeftUnregistered(int rank, string agent)
+    {
+        lock (_lock)
+        {
+            var world = WorldOf(rank);
+            if (world.Spawned is not null || world.Registered > 0) return true;
+            world.LeftUnregistered[rank] = agent;
+            return false;
+        }
+    }
+
+    /// <summary>The world a job rank belongs to (under <see cref="_lock"/>).</summary>
+    private World WorldOf(int rank) => _worlds.Last(candidate => candidate.First <= rank);
+
     private bool IsRegistered(int rank)
     {
         lock (_lock) return IsRegisteredLocked(rank);
@@ -457,7 +488,7 @@ internal sealed class JobRun
                         var exited = item.Exited;
                         if (exited.ExitCode != 0)
                             Fail(exited.Rank, exited.ExitCode, exited.Killed ? "its agent killed it" : $"its process exited with code {exited.ExitCode}{(IsRegistered(exited.Rank) ? "" : " before registering with the master")}");
-                        else if (!IsRegistered(exited.Rank))
+                        else if (!IsRegistered(exited.Rank) && LeftUnregistered(exited.Rank, name))
                             Fail(exited.Rank, 1, $"its process exited with code 0 on {name} before registering with the master (a rank program must call Pmpi.Environment.Run)");
                         else if (exited.HasFinalized && !exited.Finalized)
                             Fail(exited.Rank, 1, $"its process exited with code 0 on {name} without finalizing PMPI (Environment.Run returning, or its Environment disposed), so the ranks still running could wait for it forever");
@@ -572,6 +603,9 @@ internal sealed class JobRun
 
         /// <summary>Ranks of the world registered so far (under the job's lock).</summary>
         public int Registered { get; set; }
+
+        /// <summary>Ranks that exited with code 0 before any rank of the world registered, with their agent's name (under the job's lock).</summary>
+        public Dictionary<int, string> LeftUnregistered { get; } = [];
 
         public TaskCompletionSource<RankTable> Complete { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
