@@ -92,6 +92,7 @@ internal static class RunCommand
                 HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout)),
                 RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout)),
                 Security = rpcSecurity,
+                RankZeroInput = masterText is null ? StandardInput.ForRankZero() : null,
             };
             try
             {

@@ -103,6 +103,13 @@ internal sealed class ChildProcess : IAsyncDisposable
     /// <summary>Closes standard input of a process started with keepInputOpen (a server that stops when its input ends).</summary>
     public void CloseInput() => _process.StandardInput.Close();
 
+    /// <summary>Writes <paramref name="text"/> to the standard input of a process started with keepInputOpen, at once.</summary>
+    public async Task WriteInputAsync(string text)
+    {
+        await _process.StandardInput.WriteAsync(text).ConfigureAwait(false);
+        await _process.StandardInput.FlushAsync().ConfigureAwait(false);
+    }
+
     /// <summary>Waits for a line on either stream that satisfies <paramref name="match"/>; returns it.</summary>
     /// <exception cref="TimeoutException">No such line within <paramref name="timeout"/>, or the process ended without one.</exception>
     public async Task<string> WaitForLineAsync(Func<string, bool> match, TimeSpan timeout, string what)

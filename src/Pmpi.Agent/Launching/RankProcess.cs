@@ -20,6 +20,12 @@ public sealed record RankStart(int Rank, string Program, IReadOnlyList<string> A
     /// <see cref="RankProcess.Unresponsive"/> completes. Defaults to null: no heartbeat pipe is handed down.
     /// </summary>
     public TimeSpan? HeartbeatTimeout { get; init; }
+
+    /// <summary>
+    /// What the rank reads as its standard input, passed on as it arrives and closed at its end. Defaults to null:
+    /// the rank's input is empty (its pipe is closed at once).
+    /// </summary>
+    public Stream? Input { get; init; }
 }
 
 /// <summary>Which stream a line of rank output came from.</summary>
@@ -184,7 +190,9 @@ public sealed class RankProcess : IDisposable
         {
             // The rank exited already (nothing left to contain), or the cgroup refused it: its session still holds it.
         }
-        process.StandardInput.Close(); // ranks read no input; an open pipe would keep a reader waiting forever
+        // Without input the pipe closes at once: an open one would keep a reader waiting forever.
+        if (start.Input is { } input) PassInputOnThread(input, process.StandardInput.BaseStream, $"PMPI stdin of process {process.Id}");
+        else process.StandardInput.Close();
         var stdout = ForwardOnThread(process.StandardOutput, OutputStream.Stdout, onOutput, $"PMPI stdout of process {process.Id}");
         var stderr = ForwardOnThread(process.StandardError, OutputStream.Stderr, onOutput, $"PMPI stderr of process {process.Id}");
         return new RankProcess(process, containment, heartbeat, start.HeartbeatTimeout, stdout, stderr);
@@ -242,6 +250,31 @@ public sealed class RankProcess : IDisposable
         { IsBackground = true, Name = name }.Start();
         return forwarded.Task;
     }
+
+    /// <summary>
+    /// Copies <paramref name="input"/> to the rank's standard input as it arrives, on a thread of its own (a read may
+    /// wait on a terminal for as long as the rank runs), and closes the rank's input at its end. Stops when the rank
+    /// no longer reads (it closed its input, or exited).
+    /// </summary>
+    private static void PassInputOnThread(Stream input, Stream rank, string name) => new Thread(() =>
+    {
+        var buffer = new byte[16 * 1024];
+        try
+        {
+            int read;
+            while ((read = input.Read(buffer)) > 0)
+            {
+                rank.Write(buffer, 0, read);
+                rank.Flush();
+            }
+            rank.Dispose();
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException)
+        {
+            // The rank is gone or stopped reading; what it did not take is not wanted.
+        }
+    })
+    { IsBackground = true, Name = name }.Start();
 
     /// <summary>
     /// Forwards a stream line by line, cutting lines at <see cref="MaxLineLength"/>, so neither a flood of lines nor

@@ -50,6 +50,7 @@ public sealed class AgentHost : IAsyncDisposable
             agent.Security = options.Security;
             agent.HeartbeatTimeout = options.HeartbeatTimeout;
             agent.RegistrationTimeout = options.RegistrationTimeout;
+            agent.RankZeroInput = options.RankZeroInput;
         }, configureHost: null, cancellationToken);
     }
 

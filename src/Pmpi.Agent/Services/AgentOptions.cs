@@ -67,4 +67,11 @@ public sealed class AgentOptions
     /// an agent never starts unauthenticated by accident.
     /// </summary>
     public RpcSecurity? Security { get; set; }
+
+    /// <summary>
+    /// What rank 0 of a job's first world reads as its standard input when this agent launches it: <c>pmpi run</c>
+    /// gives its embedded agent its own input, as mpirun passes its input to rank 0. The other ranks' input is empty.
+    /// Defaults to null: every rank's input is empty, as a daemon's ranks' always is.
+    /// </summary>
+    public Stream? RankZeroInput { get; set; }
 }

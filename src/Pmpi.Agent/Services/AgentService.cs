@@ -305,7 +305,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (request.MasterGateway.Length > 0) environment[RankEnvironment.MasterGateway] = request.MasterGateway;
         if (request.NodeLocal) environment[RankEnvironment.NodeLocal] = "1";
         if (request.WorldFirst > 0) environment[RankEnvironment.WorldFirst] = request.WorldFirst.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], WorkingDirectoryOf(rank), environment) { HeartbeatTimeout = options.HeartbeatTimeout };
+        return new RankStart(rank.Rank, rank.Program, [.. rank.Arguments], WorkingDirectoryOf(rank), environment)
+        {
+            HeartbeatTimeout = options.HeartbeatTimeout,
+            Input = rank.Rank == 0 && request.WorldFirst == 0 ? options.RankZeroInput : null,
+        };
     }
 
     /// <summary>The rank's working directory; when none is given (a program named for this node's system by a submitter on another), the program's own.</summary>

@@ -49,6 +49,45 @@ public class RankProcessTests
         Assert.False(Directory.Exists($"/proc/{child}"), $"child process {child} outlived the kill");
     }
 
+    [LinuxFact]
+    public async Task Start_WithInput_TheRankReadsItToItsEnd()
+    {
+        var lines = new ConcurrentQueue<string>();
+        using var input = new MemoryStream("first\nsecond\n"u8.ToArray());
+        using var rank = RankProcess.Start(Shell("cat; echo end") with { Input = input }, piece => Collect(lines, piece.Text));
+
+        int code = await rank.Exited.WaitAsync(Timeout);
+
+        Assert.Equal(0, code);
+        Assert.Equal(["first", "second", "end"], lines);
+    }
+
+    [LinuxFact]
+    public async Task Start_WithoutInput_TheRankReadsAnEmptyInput()
+    {
+        var lines = new ConcurrentQueue<string>();
+        using var rank = RankProcess.Start(Shell("cat; echo end"), piece => Collect(lines, piece.Text));
+
+        int code = await rank.Exited.WaitAsync(Timeout);
+
+        Assert.Equal(0, code);
+        Assert.Equal(["end"], lines);
+    }
+
+    [LinuxFact]
+    public async Task Start_RankExitsWithoutReadingItsInput_ExitsAsIfItHadNone()
+    {
+        // An input that never ends, like a terminal nobody types into: the rank's exit must not wait for it.
+        var lines = new ConcurrentQueue<string>();
+        using var input = new BlockingStream();
+        using var rank = RankProcess.Start(Shell("echo done") with { Input = input }, piece => Collect(lines, piece.Text));
+
+        int code = await rank.Exited.WaitAsync(Timeout);
+
+        Assert.Equal(0, code);
+        Assert.Equal(["done"], lines);
+    }
+
     [Fact]
     public void Start_MissingProgram_ThrowsNamingIt()
     {
@@ -168,5 +207,37 @@ public class RankProcessTests
         // Assert
         Assert.Equal(0, code);
         Assert.False(rank.Unresponsive.IsCompleted, "a rank that beat until it exited was reported unresponsive");
+    }
+
+    /// <summary>An input whose reads wait until it is disposed: standard input nobody writes to.</summary>
+    private sealed class BlockingStream : Stream
+    {
+        private readonly ManualResetEventSlim _disposed = new();
+
+        public override bool CanRead => true;
+        public override bool CanSeek => false;
+        public override bool CanWrite => false;
+        public override long Length => throw new NotSupportedException();
+        public override long Position { get => throw new NotSupportedException(); set => throw new NotSupportedException(); }
+
+        public override int Read(byte[] buffer, int offset, int count)
+        {
+            _disposed.Wait();
+            return 0;
+        }
+
+        public override void Flush()
+        {
+        }
+
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+        public override void SetLength(long value) => throw new NotSupportedException();
+        public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+
+        protected override void Dispose(bool disposing)
+        {
+            _disposed.Set();
+            base.Dispose(disposing);
+        }
     }
 }

@@ -41,12 +41,14 @@ internal static class PmpiCli
 
     /// <summary>
     /// Starts `pmpi <paramref name="arguments"/>` with the tests' cluster credential (PMPI_CREDENTIALS) and temporary
-    /// directory (TMPDIR), unless <paramref name="environment"/> says otherwise (a null value removes a variable).
+    /// directory (TMPDIR), unless <paramref name="environment"/> says otherwise (a null value removes a variable); its
+    /// input is closed at once unless <paramref name="keepInputOpen"/>.
     /// </summary>
-    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
+    public static ChildProcess Start(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null,
+        bool keepInputOpen = false)
     {
         var command = Command;
-        return ChildProcess.Start(command[0], [.. command.Skip(1), .. arguments], WithCredential(environment), workingDirectory);
+        return ChildProcess.Start(command[0], [.. command.Skip(1), .. arguments], WithCredential(environment), workingDirectory, keepInputOpen);
     }
 
     /// <summary>The environment of a `pmpi` process: the tests' credential and TMPDIR, then <paramref name="environment"/> over them.</summary>
