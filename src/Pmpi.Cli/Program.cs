@@ -11,7 +11,12 @@ var root = new RootCommand("PMPI: MPI for .NET without native MPI.")
     NodesCommand.Create(),
     ClusterCommand.Create(),
 };
-var parse = root.Parse(RunCommand.KeepProgramArguments(run, args));
+if (RunOptions.EndAtProgram(run, args, out var unknown) is not { } line)
+{
+    Console.Error.WriteLine(unknown);
+    return 2;
+}
+var parse = root.Parse(line);
 var invocation = new InvocationConfiguration();
 // `pmpi agent` and `pmpi gateway` leave SIGTERM and Ctrl+C to the Generic Host, which kills the ranks and stops the
 // server in order; System.CommandLine's own handler would end the process 2 s after the signal, stopped or not.

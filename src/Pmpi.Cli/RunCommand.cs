@@ -1,7 +1,6 @@
 using System.CommandLine;
 using System.Net;
 using System.Runtime.InteropServices;
-using System.Xml.Linq;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
@@ -14,60 +13,26 @@ using Pmpi.Rpc.V1;
 namespace Pmpi.Cli;
 
 /// <summary>
-/// `pmpi run job.xml` or `pmpi run -n 4 app.dll [args]`: submits a computation and streams its output, each line
-/// tagged [rank]. Without --master an agent and master start in this process (the embedded default), accepting only
-/// requests signed with a secret of this process; with --master the cluster credential (--credentials or
-/// PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
+/// `pmpi run job.xml`, or mpirun's form `pmpi run [-n N] program [args]`: submits a computation and streams its
+/// output, each line tagged [rank]. Without --master an agent and master start in this process (the embedded default),
+/// accepting only requests signed with a secret of this process; with --master the cluster credential (--credentials
+/// or PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
 /// computation or the options are invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand
 {
     private const int InvalidComputationExitCode = 2;
 
-    /// <summary>The option of the SPMD form, <c>-n N</c> (alias <c>--ranks</c>).</summary>
-    private const string RanksOption = "-n";
-
     public static Command Create()
     {
-        var target = new Argument<string>("target") { Description = "A computation file (.xml), or with -n a rank program (.dll or executable)." };
-        var programArguments = new Argument<string[]>("arguments") { Description = "Arguments for the rank program (with -n).", Arity = ArgumentArity.ZeroOrMore };
-        var ranks = new Option<int?>(RanksOption, "--ranks") { Description = "Run the program given as target on this many ranks (SPMD)." };
-        var master = new Option<string?>("--master")
-        {
-            Description = "Submit to the master of a running agent (host:port, or https://host:port) instead of an embedded one.",
-        };
-        var oversubscribe = new Option<bool>("--oversubscribe") { Description = "With -n: allow more ranks than slots (at most 8 per slot)." };
-        var defaults = new AgentOptions();
-        var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
-        var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
-        var showRoutes = new Option<bool>("--show-routes")
-        {
-            Description = "Print the route between every pair of ranks, as the ranks will choose it from the rank table, and exit without running.",
-        };
-        var links = new Option<string>("--links")
-        {
-            Description = "How ranks of one node reach each other: shared (shared memory, the default) or network (as ranks of different nodes do), to compare or to work around.",
-            DefaultValueFactory = _ => "shared",
-        };
-        links.AcceptOnlyFromAmong("shared", "network");
-        var bindTo = new Option<string>("--bind-to")
-        {
-            Description = "core (the default): each rank runs on a core of its own where its node has one for each of the job's ranks there, as mpirun binds; none: ranks run where the scheduler puts them.",
-            DefaultValueFactory = _ => "core",
-        };
-        bindTo.AcceptOnlyFromAmong("core", "none");
-        var security = new SecurityOptions();
-        var command = new Command("run", "Run a computation and stream its output.")
-        {
-            target, programArguments, ranks, master, oversubscribe, heartbeatTimeout, registerTimeout, showRoutes, links, bindTo,
-        };
-        security.AddTo(command);
+        var options = new RunOptions();
+        var command = options.CreateCommand();
         command.SetAction(async (parse, cancellationToken) =>
         {
             // The embedded agent and master, with no credential, accept only requests signed with a secret that
             // exists in this process's memory alone.
-            var masterText = parse.GetValue(master);
-            if (security.Resolve(parse, "run", masterText is null ? RpcSecurity.ForThisProcess : null, out var error) is not { } rpcSecurity)
+            var masterText = parse.GetValue(options.Master);
+            if (options.Security.Resolve(parse, "run", masterText is null ? RpcSecurity.ForThisProcess : null, out var error) is not { } rpcSecurity)
             {
                 await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
                 return InvalidComputationExitCode;
@@ -89,15 +54,22 @@ internal static class RunCommand
             // The embedded agent and master; a --master of their own has its own options.
             var embedded = new AgentOptions
             {
-                HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout)),
-                RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout)),
+                HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(options.HeartbeatTimeout)),
+                RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(options.RegisterTimeout)),
                 Security = rpcSecurity,
-                RankZeroInput = masterText is null ? StandardInput.ForRankZero() : null,
             };
+            var (fileName, xml, refusal) = await ReadJobAsync(parse, options, masterAddress, embedded, cancellationToken).ConfigureAwait(false);
+            if (refusal is not null)
+            {
+                await Console.Error.WriteLineAsync(refusal).ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
+            bool networkLinks = parse.GetValue(options.Links) == "network";
+            if (parse.GetValue(options.ShowRoutes)) return ShowRoutes(fileName, xml, rpcSecurity.Scheme, networkLinks);
+            if (masterAddress is null) embedded.RankZeroInput = StandardInput.ForRankZero();
             try
             {
-                return await RunAsync(parse.GetValue(target)!, parse.GetValue(programArguments) ?? [], parse.GetValue(ranks), parse.GetValue(oversubscribe),
-                    masterAddress, rpcSecurity, embedded, parse.GetValue(showRoutes), parse.GetValue(links) == "network", parse.GetValue(bindTo) == "none", cancellationToken).ConfigureAwait(false);
+                return await RunAsync(fileName, xml, masterAddress, rpcSecurity, embedded, networkLinks, parse.GetValue(options.BindTo) == "none", cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -109,78 +81,52 @@ internal static class RunCommand
     }
 
     /// <summary>
-    /// In the SPMD form, <c>pmpi run [options] -n N program [arguments]</c>, everything after the program is the
-    /// program's, as with mpirun, even when it looks like one of pmpi's options (<c>-n</c>, <c>--master</c>, ...):
-    /// marks the end of pmpi's options right after the program with <c>--</c>, unless one is there already. Other
-    /// command lines are returned as they are.
+    /// The computation to submit: the file the target names, or the one mpirun's form stands for
+    /// (<see cref="SpmdComputation"/>); or why neither can be had, in the options' terms.
     /// </summary>
-    public static string[] KeepProgramArguments(Command run, string[] args)
+    private static async Task<(string FileName, string Xml, string? Refusal)> ReadJobAsync(ParseResult parse, RunOptions options, Uri? master, AgentOptions embedded,
+        CancellationToken cancellationToken)
     {
-        ArgumentNullException.ThrowIfNull(run);
-        ArgumentNullException.ThrowIfNull(args);
-        if (args.Length == 0 || args[0] != run.Name) return args;
-        bool spmd = false;
-        for (int i = 1; i < args.Length; i++)
+        string target = parse.GetValue(options.Target)!;
+        string[] arguments = parse.GetValue(options.ProgramArguments) ?? [];
+        int? ranks = parse.GetValue(options.Ranks);
+        string[] exports = parse.GetValue(options.Export) ?? [];
+        bool oversubscribe = parse.GetValue(options.Oversubscribe);
+        if (RunOptions.IsComputationFile(target))
         {
-            string token = args[i];
-            if (token == "--") return args;
-            if (token.Length > 1 && token[0] == '-')
-            {
-                string name = token.Split('=', 2)[0];
-                var option = run.Options.FirstOrDefault(option => option.Name == name || option.Aliases.Contains(name));
-                spmd |= option?.Name == RanksOption;
-                // An option that takes a value (not `--name=value`) owns the next token.
-                if (option is not null && name.Length == token.Length && option.ValueType != typeof(bool)) i++;
-                continue;
-            }
-            bool programHasArguments = i + 1 < args.Length && args[i + 1] != "--";
-            return spmd && programHasArguments ? [.. args[..(i + 1)], "--", .. args[(i + 1)..]] : args;
+            string? misplaced = ranks is not null ? $"-n {ranks}: a computation file names its own ranks (<ranks count=\"N\">)"
+                : exports.Length > 0 ? $"-x {exports[0]}: a computation file sets its ranks' variables itself (<env name=\"...\" value=\"...\"/>)"
+                : oversubscribe ? "--oversubscribe: a computation file allows it itself (<computation oversubscribe=\"true\">)"
+                : arguments.Length > 0 ? $"'{arguments[0]}': a computation file takes no arguments (<ranks args=\"...\">)"
+                : null;
+            if (misplaced is not null) return ("", "", $"pmpi run: {misplaced}.");
+            var fileName = Path.GetFullPath(target);
+            if (!File.Exists(fileName)) return ("", "", $"pmpi: computation file '{target}' does not exist.");
+            // Checked before reading, so a huge file never reaches memory.
+            if (new FileInfo(fileName).Length > ComputationFile.MaxCharacters) return ("", "", $"{fileName}: error: {ComputationFile.TooLargeMessage}");
+            return (fileName, await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false), null);
         }
-        return args;
+
+        if (ProgramLookup.Find(target) is not { } program)
+            return ("", "", $"pmpi run: program '{target}' is neither in the current directory nor on PATH.");
+        if (SpmdComputation.ReadExports(exports, out var exportError) is not { } environment) return ("", "", exportError);
+        if ((ranks ?? (master is null ? embedded.Slots : null)) is not { } count)
+            return ("", "", "pmpi run: with --master, give the number of ranks: -n N.");
+        if (count < 1) return ("", "", $"pmpi: -n {count}: a job needs at least 1 rank.");
+        long cap = oversubscribe ? (long)embedded.Slots * AgentOptions.OversubscribedRanksPerSlot : embedded.Slots;
+        // Said here in the flags' terms; the master would say the same of the computation -n stands for.
+        if (master is null && count > cap)
+        {
+            return ("", "", oversubscribe
+                ? $"pmpi: -n {count} exceeds the {cap} ranks this machine runs even with --oversubscribe ({AgentOptions.OversubscribedRanksPerSlot} per slot, {embedded.Slots} slots: one per logical core)."
+                : $"pmpi: -n {count} exceeds the {embedded.Slots} slots of this machine (one per logical core); add --oversubscribe to run up to {(long)embedded.Slots * AgentOptions.OversubscribedRanksPerSlot}.");
+        }
+        return (Path.GetFullPath("pmpi-run.xml"), SpmdComputation.Build(program, count, oversubscribe, arguments, environment), null);
     }
 
-    private static async Task<int> RunAsync(string target, string[] programArguments, int? ranks, bool oversubscribe, Uri? master, RpcSecurity security,
-        AgentOptions embeddedOptions, bool showRoutes, bool networkLinks, bool unbound, CancellationToken cancellationToken)
+    private static async Task<int> RunAsync(string fileName, string xml, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, bool networkLinks, bool unbound,
+        CancellationToken cancellationToken)
     {
-        string fileName, xml;
-        if (ranks is { } count)
-        {
-            if (count < 1)
-            {
-                await Console.Error.WriteLineAsync($"pmpi: -n {count}: a job needs at least 1 rank.").ConfigureAwait(false);
-                return InvalidComputationExitCode;
-            }
-            long cap = oversubscribe ? (long)embeddedOptions.Slots * AgentOptions.OversubscribedRanksPerSlot : embeddedOptions.Slots;
-            if (master is null && count > cap)
-            {
-                // Said here in the flags' terms; the master would say the same of the computation -n stands for.
-                await Console.Error.WriteLineAsync(oversubscribe
-                    ? $"pmpi: -n {count} exceeds the {cap} ranks this machine runs even with --oversubscribe ({AgentOptions.OversubscribedRanksPerSlot} per slot, {embeddedOptions.Slots} slots: one per logical core)."
-                    : $"pmpi: -n {count} exceeds the {embeddedOptions.Slots} slots of this machine (one per logical core); add --oversubscribe to run up to {(long)embeddedOptions.Slots * AgentOptions.OversubscribedRanksPerSlot}.").ConfigureAwait(false);
-                return InvalidComputationExitCode;
-            }
-            fileName = Path.GetFullPath("pmpi-run.xml");
-            xml = SpmdComputation(Path.GetFullPath(target), count, oversubscribe, programArguments);
-        }
-        else
-        {
-            fileName = Path.GetFullPath(target);
-            if (!File.Exists(fileName))
-            {
-                await Console.Error.WriteLineAsync($"pmpi: computation file '{target}' does not exist.").ConfigureAwait(false);
-                return InvalidComputationExitCode;
-            }
-            // Checked before reading, so a huge file never reaches memory.
-            if (new FileInfo(fileName).Length > ComputationFile.MaxCharacters)
-            {
-                await Console.Error.WriteLineAsync($"{fileName}: error: {ComputationFile.TooLargeMessage}").ConfigureAwait(false);
-                return InvalidComputationExitCode;
-            }
-            xml = await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false);
-        }
-
-        if (showRoutes) return ShowRoutes(fileName, xml, security.Scheme, networkLinks);
-
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
         // A master that stops answering pings for the heartbeat timeout (stopped or frozen) ends the submission.
@@ -287,23 +233,6 @@ internal static class RunCommand
         return 0;
 
         static string Describe(RankPlace rank) => rank.Domain.Length == 0 ? $"{rank.Rank} ({rank.Node})" : $"{rank.Rank} ({rank.Node}, {rank.Domain})";
-    }
-
-    /// <summary>The computation `-n N program args` stands for: one group of N ranks on the embedded agent.</summary>
-    private static string SpmdComputation(string program, int count, bool oversubscribe, string[] arguments)
-    {
-        XNamespace ns = ComputationFile.Namespace;
-        var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
-            arguments.Select(argument => new XElement(ns + "arg", argument)));
-        return new XDocument(new XElement(ns + "computation", new XAttribute("name", JobName(program)),
-            oversubscribe ? new XAttribute("oversubscribe", "true") : null, ranks)).ToString();
-    }
-
-    /// <summary>The program's file name without .dll or .exe: a native executable's name may hold dots of its own.</summary>
-    private static string JobName(string program)
-    {
-        var name = Path.GetFileName(program);
-        return Path.GetExtension(name).ToLowerInvariant() is ".dll" or ".exe" ? Path.GetFileNameWithoutExtension(name) : name;
     }
 
     /// <summary>

@@ -1,0 +1,128 @@
+using System.CommandLine;
+using Pmpi.Agent.Services;
+
+namespace Pmpi.Cli;
+
+/// <summary>
+/// The options of `pmpi run`, spelled as mpirun spells them where mpirun has them (docs/mpirun.md has the table), and
+/// <see cref="EndAtProgram"/>, which makes everything after the program the program's own before System.CommandLine
+/// parses, and names an option it does not know instead of taking it for the program.
+/// </summary>
+internal sealed class RunOptions
+{
+    /// <summary>The option of the SPMD form, <c>-n N</c>.</summary>
+    public const string RanksOption = "-n";
+
+    public RunOptions()
+    {
+        var defaults = new AgentOptions();
+        HeartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
+        RegisterTimeout = LivenessOptions.RegisterTimeout(defaults);
+        Links.AcceptOnlyFromAmong("shared", "network");
+        BindTo.AcceptOnlyFromAmong("core", "none");
+    }
+
+    public Argument<string> Target { get; } = new("target")
+    {
+        Description = "A computation file (.xml), or a program: a .dll, an executable or a script, looked for in the current directory, then on PATH.",
+    };
+
+    public Argument<string[]> ProgramArguments { get; } = new("arguments") { Description = "The program's own arguments.", Arity = ArgumentArity.ZeroOrMore };
+
+    public Option<int?> Ranks { get; } = new(RanksOption, "-np", "--np", "--ranks")
+    {
+        HelpName = "N",
+        Description = "Run the program on this many ranks; without it, one per slot (logical core), as mpirun does.",
+    };
+
+    public Option<string[]> Export { get; } = new("-x")
+    {
+        HelpName = "VAR[=value]",
+        Description = "VAR=value sets VAR for every rank; VAR alone passes on this process's own value (which then never appears in a command line). Repeatable.",
+    };
+
+    public Option<string?> Master { get; } = new("--master")
+    {
+        Description = "Submit to the master of a running agent (host:port, or https://host:port) instead of an embedded one.",
+    };
+
+    public Option<bool> Oversubscribe { get; } = new("--oversubscribe") { Description = "Allow more ranks than slots (at most 8 per slot)." };
+
+    public Option<double> HeartbeatTimeout { get; }
+
+    public Option<double> RegisterTimeout { get; }
+
+    public Option<bool> ShowRoutes { get; } = new("--show-routes")
+    {
+        Description = "Print the route between every pair of ranks, as the ranks will choose it from the rank table, and exit without running.",
+    };
+
+    public Option<string> Links { get; } = new("--links")
+    {
+        Description = "How ranks of one node reach each other: shared (shared memory, the default) or network (as ranks of different nodes do), to compare or to work around.",
+        DefaultValueFactory = _ => "shared",
+    };
+
+    public Option<string> BindTo { get; } = new("--bind-to")
+    {
+        Description = "core (the default): each rank runs on a core of its own where its node has one for each of the job's ranks there, as mpirun binds; none: ranks run where the scheduler puts them.",
+        DefaultValueFactory = _ => "core",
+    };
+
+    public SecurityOptions Security { get; } = new();
+
+    /// <summary>The `run` command with every option and argument.</summary>
+    public Command CreateCommand()
+    {
+        var command = new Command("run", "Run a computation file, or a program on many ranks as mpirun does, and stream its output.")
+        {
+            Target, ProgramArguments, Ranks, Export, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo,
+        };
+        Security.AddTo(command);
+        return command;
+    }
+
+    /// <summary>Whether <paramref name="target"/> names a computation file rather than a program.</summary>
+    public static bool IsComputationFile(string target) => target.EndsWith(".xml", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>
+    /// Prepares a `pmpi run` command line for System.CommandLine, as mpirun reads its own: pmpi's options end at the
+    /// program, and everything after it is the program's, even what looks like one of pmpi's options (<c>-n</c>,
+    /// <c>--master</c>, ...), so a <c>--</c> is put right after the program unless one is there. Options may follow
+    /// a computation file. Other commands' lines are returned as they are.
+    /// </summary>
+    /// <returns>The command line to parse, or null with <paramref name="error"/> naming an option `pmpi run` does not have.</returns>
+    public static string[]? EndAtProgram(Command run, string[] args, out string? error)
+    {
+        ArgumentNullException.ThrowIfNull(run);
+        ArgumentNullException.ThrowIfNull(args);
+        error = null;
+        if (args.Length == 0 || args[0] != run.Name) return args;
+        var options = run.Options.Concat(run.Parents.OfType<Command>().SelectMany(parent => parent.Options).Where(option => option.Recursive)).ToList();
+        bool computationFile = false;
+        for (int i = 1; i < args.Length; i++)
+        {
+            string token = args[i];
+            if (token == "--") return args;
+            if (token.Length > 1 && token[0] == '-')
+            {
+                string name = token.Split('=', 2)[0];
+                var option = options.FirstOrDefault(option => option.Name == name || option.Aliases.Contains(name));
+                if (option is null)
+                {
+                    error = $"pmpi run: unknown option '{name}' (`pmpi run --help` lists them; everything after the program is the program's own).";
+                    return null;
+                }
+                // An option that takes a value (not `--name=value`) owns the next token.
+                if (name.Length == token.Length && option.ValueType != typeof(bool)) i++;
+                continue;
+            }
+            // After a computation file, options still follow; other words are reported as arguments it cannot take.
+            computationFile |= IsComputationFile(token);
+            if (computationFile) continue;
+            bool programHasArguments = i + 1 < args.Length && args[i + 1] != "--";
+            return programHasArguments ? [.. args[..(i + 1)], "--", .. args[(i + 1)..]] : args;
+        }
+        return args;
+    }
+}
