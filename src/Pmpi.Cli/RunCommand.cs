@@ -58,14 +58,15 @@ internal static class RunCommand
                 RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(options.RegisterTimeout)),
                 Security = rpcSecurity,
             };
-            var (fileName, xml, refusal) = await ReadJobAsync(parse, options, masterAddress, embedded, cancellationToken).ConfigureAwait(false);
+            bool showRoutes = parse.GetValue(options.ShowRoutes);
+            var (fileName, xml, refusal) = await RunTarget.ReadAsync(parse, options, masterAddress, embedded, showRoutes, cancellationToken).ConfigureAwait(false);
             if (refusal is not null)
             {
                 await Console.Error.WriteLineAsync(refusal).ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
             bool networkLinks = parse.GetValue(options.Links) == "network";
-            if (parse.GetValue(options.ShowRoutes)) return ShowRoutes(fileName, xml, rpcSecurity.Scheme, networkLinks);
+            if (showRoutes) return ShowRoutes(fileName, xml, rpcSecurity.Scheme, networkLinks);
             if (masterAddress is null) embedded.RankZeroInput = StandardInput.ForRankZero();
             try
             {
@@ -78,50 +79,6 @@ internal static class RunCommand
             }
         });
         return command;
-    }
-
-    /// <summary>
-    /// The computation to submit: the file the target names, or the one mpirun's form stands for
-    /// (<see cref="SpmdComputation"/>); or why neither can be had, in the options' terms.
-    /// </summary>
-    private static async Task<(string FileName, string Xml, string? Refusal)> ReadJobAsync(ParseResult parse, RunOptions options, Uri? master, AgentOptions embedded,
-        CancellationToken cancellationToken)
-    {
-        string target = parse.GetValue(options.Target)!;
-        string[] arguments = parse.GetValue(options.ProgramArguments) ?? [];
-        int? ranks = parse.GetValue(options.Ranks);
-        string[] exports = parse.GetValue(options.Export) ?? [];
-        bool oversubscribe = parse.GetValue(options.Oversubscribe);
-        if (RunOptions.IsComputationFile(target))
-        {
-            string? misplaced = ranks is not null ? $"-n {ranks}: a computation file names its own ranks (<ranks count=\"N\">)"
-                : exports.Length > 0 ? $"-x {exports[0]}: a computation file sets its ranks' variables itself (<env name=\"...\" value=\"...\"/>)"
-                : oversubscribe ? "--oversubscribe: a computation file allows it itself (<computation oversubscribe=\"true\">)"
-                : arguments.Length > 0 ? $"'{arguments[0]}': a computation file takes no arguments (<ranks args=\"...\">)"
-                : null;
-            if (misplaced is not null) return ("", "", $"pmpi run: {misplaced}.");
-            var fileName = Path.GetFullPath(target);
-            if (!File.Exists(fileName)) return ("", "", $"pmpi: computation file '{target}' does not exist.");
-            // Checked before reading, so a huge file never reaches memory.
-            if (new FileInfo(fileName).Length > ComputationFile.MaxCharacters) return ("", "", $"{fileName}: error: {ComputationFile.TooLargeMessage}");
-            return (fileName, await File.ReadAllTextAsync(fileName, cancellationToken).ConfigureAwait(false), null);
-        }
-
-        if (ProgramLookup.Find(target) is not { } program)
-            return ("", "", $"pmpi run: program '{target}' is neither in the current directory nor on PATH.");
-        if (SpmdComputation.ReadExports(exports, out var exportError) is not { } environment) return ("", "", exportError);
-        if ((ranks ?? (master is null ? embedded.Slots : null)) is not { } count)
-            return ("", "", "pmpi run: with --master, give the number of ranks: -n N.");
-        if (count < 1) return ("", "", $"pmpi: -n {count}: a job needs at least 1 rank.");
-        long cap = oversubscribe ? (long)embedded.Slots * AgentOptions.OversubscribedRanksPerSlot : embedded.Slots;
-        // Said here in the flags' terms; the master would say the same of the computation -n stands for.
-        if (master is null && count > cap)
-        {
-            return ("", "", oversubscribe
-                ? $"pmpi: -n {count} exceeds the {cap} ranks this machine runs even with --oversubscribe ({AgentOptions.OversubscribedRanksPerSlot} per slot, {embedded.Slots} slots: one per logical core)."
-                : $"pmpi: -n {count} exceeds the {embedded.Slots} slots of this machine (one per logical core); add --oversubscribe to run up to {(long)embedded.Slots * AgentOptions.OversubscribedRanksPerSlot}.");
-        }
-        return (Path.GetFullPath("pmpi-run.xml"), SpmdComputation.Build(program, count, oversubscribe, arguments, environment), null);
     }
 
     private static async Task<int> RunAsync(string fileName, string xml, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, bool networkLinks, bool unbound,

@@ -20,6 +20,7 @@ internal sealed class RunOptions
         RegisterTimeout = LivenessOptions.RegisterTimeout(defaults);
         Links.AcceptOnlyFromAmong("shared", "network");
         BindTo.AcceptOnlyFromAmong("core", "none");
+        MapBy.AcceptOnlyFromAmong("slot", "node");
     }
 
     public Argument<string> Target { get; } = new("target")
@@ -39,6 +40,23 @@ internal sealed class RunOptions
     {
         HelpName = "VAR[=value]",
         Description = "VAR=value sets VAR for every rank; VAR alone passes on this process's own value (which then never appears in a command line). Repeatable.",
+    };
+
+    public Option<string[]> Hosts { get; } = new("-H", "--host")
+    {
+        HelpName = "host[:slots],...",
+        Description = "Run the program on these hosts' agents (each with its slots, 1 when not given): this machine's are the embedded agent; others need --master. Repeatable.",
+    };
+
+    public Option<string?> HostFile { get; } = new("--hostfile", "--machinefile")
+    {
+        HelpName = "FILE",
+        Description = "Open MPI's hostfile: a host per line, with slots=N (this machine's cores, another host's 1, when not given), max_slots=N (read, not enforced) and PMPI's port=N; # comments.",
+    };
+
+    public Option<string?> MapBy { get; } = new("--map-by")
+    {
+        Description = "slot (the default): fill each host's slots before the next's; node: one rank per host in turn.",
     };
 
     public Option<string?> Master { get; } = new("--master")
@@ -76,7 +94,7 @@ internal sealed class RunOptions
     {
         var command = new Command("run", "Run a computation file, or a program on many ranks as mpirun does, and stream its output.")
         {
-            Target, ProgramArguments, Ranks, Export, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo,
+            Target, ProgramArguments, Ranks, Export, Hosts, HostFile, MapBy, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo,
         };
         Security.AddTo(command);
         return command;

@@ -6,18 +6,22 @@ namespace Pmpi.Cli;
 
 /// <summary>
 /// The computation that mpirun's form, <c>pmpi run [-n N] program [arguments]</c>, stands for: one group of ranks
-/// running one program, with the variables <c>-x</c> passes, on the embedded agent (or the master's own).
+/// running one program, with the variables <c>-x</c> passes, on the embedded agent (or the master's own), or on the
+/// nodes of the hosts <c>-H</c> or <c>--hostfile</c> name, mapped as <c>--map-by</c> says.
 /// </summary>
 internal static partial class SpmdComputation
 {
     /// <summary>The computation file's text.</summary>
-    public static string Build(string program, int count, bool oversubscribe, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string> environment)
+    public static string Build(string program, int count, bool oversubscribe, IReadOnlyList<string> arguments, IReadOnlyDictionary<string, string> environment,
+        IReadOnlyList<(string Name, string Agent, int Slots)> nodes, RankMapping mapping)
     {
         XNamespace ns = ComputationFile.Namespace;
         var ranks = new XElement(ns + "ranks", new XAttribute("program", program), new XAttribute("count", count),
             arguments.Select(argument => new XElement(ns + "arg", argument)));
         return new XDocument(new XElement(ns + "computation", new XAttribute("name", JobName(program)),
             oversubscribe ? new XAttribute("oversubscribe", "true") : null,
+            mapping == RankMapping.Node ? new XAttribute("map-by", "node") : null,
+            nodes.Select(node => new XElement(ns + "node", new XAttribute("name", node.Name), new XAttribute("agent", node.Agent), new XAttribute("slots", node.Slots))),
             environment.Select(variable => new XElement(ns + "env", new XAttribute("name", variable.Key), new XAttribute("value", variable.Value))),
             ranks)).ToString();
     }
@@ -45,17 +49,18 @@ internal static partial class SpmdComputation
         return environment;
     }
 
-    /// <summary>
-    /// The job's name, from the program's file name without .dll or .exe (a native executable's name may hold dots of
-    /// its own), made a computation name: other characters become '-', and it starts and ends with a letter or digit.
-    /// </summary>
+    /// <summary>The job's name: the program's file name without .dll or .exe (a native executable's name may hold dots of its own).</summary>
     public static string JobName(string program)
     {
         var name = Path.GetFileName(program);
-        if (Path.GetExtension(name).ToLowerInvariant() is ".dll" or ".exe") name = Path.GetFileNameWithoutExtension(name);
-        name = NotInName().Replace(name, "-");
-        name = name.Length > MaxNameLength ? name[..MaxNameLength] : name;
-        name = name.Trim('.', '_', '-');
+        return NameOf(Path.GetExtension(name).ToLowerInvariant() is ".dll" or ".exe" ? Path.GetFileNameWithoutExtension(name) : name);
+    }
+
+    /// <summary><paramref name="text"/> made a computation name: other characters become '-', and it starts and ends with a letter or digit.</summary>
+    public static string NameOf(string text)
+    {
+        var name = NotInName().Replace(text, "-");
+        name = (name.Length > MaxNameLength ? name[..MaxNameLength] : name).Trim('.', '_', '-');
         return name.Length > 0 ? name : "job";
     }
 

@@ -80,7 +80,7 @@ public sealed class MpirunOptionsTests
     [Theory]
     [InlineData("--frob")]
     [InlineData("-q")]
-    [InlineData("--map-by=core")]
+    [InlineData("--wdir=/tmp")]
     public async Task Run_UnknownOptionBeforeTheProgram_FailsNamingItBeforeLaunching(string option)
     {
         // Act
