@@ -70,7 +70,12 @@ internal static class RunCommand
             if (masterAddress is null) embedded.RankZeroInput = StandardInput.ForRankZero();
             try
             {
-                return await RunAsync(fileName, xml, masterAddress, rpcSecurity, embedded, networkLinks, parse.GetValue(options.BindTo) == "none", cancellationToken).ConfigureAwait(false);
+                var request = new SubmitRequest
+                {
+                    FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks, Unbound = parse.GetValue(options.BindTo) == "none",
+                    ReportBindings = parse.GetValue(options.ReportBindings),
+                };
+                return await RunAsync(request, masterAddress, rpcSecurity, embedded, cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -81,8 +86,7 @@ internal static class RunCommand
         return command;
     }
 
-    private static async Task<int> RunAsync(string fileName, string xml, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, bool networkLinks, bool unbound,
-        CancellationToken cancellationToken)
+    private static async Task<int> RunAsync(SubmitRequest request, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, CancellationToken cancellationToken)
     {
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
@@ -92,7 +96,6 @@ internal static class RunCommand
         var progress = new ProgressReporter();
         try
         {
-            var request = new SubmitRequest { FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks, Unbound = unbound };
             await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: interruption.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)

@@ -87,6 +87,11 @@ internal sealed class RunOptions
         DefaultValueFactory = _ => "core",
     };
 
+    public Option<bool> ReportBindings { get; } = new("--report-bindings")
+    {
+        Description = "Each rank says on its standard error which processor it is bound to, or why it is not (ranks that do not run PMPI say nothing).",
+    };
+
     public SecurityOptions Security { get; } = new();
 
     /// <summary>The `run` command with every option and argument.</summary>
@@ -94,7 +99,7 @@ internal sealed class RunOptions
     {
         var command = new Command("run", "Run a computation file, or a program on many ranks as mpirun does, and stream its output.")
         {
-            Target, ProgramArguments, Ranks, Export, Hosts, HostFile, MapBy, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo,
+            Target, ProgramArguments, Ranks, Export, Hosts, HostFile, MapBy, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo, ReportBindings,
         };
         Security.AddTo(command);
         return command;

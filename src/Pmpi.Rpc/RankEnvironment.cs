@@ -56,6 +56,9 @@ public static class RankEnvironment
     /// <summary>The rank's administrative domain, if the computation declares domains.</summary>
     public const string Domain = "PMPI_DOMAIN";
 
+    /// <summary>"1" when the rank's runtime is to say on its standard error where it is bound (<c>pmpi run --report-bindings</c>).</summary>
+    public const string ReportBindings = "PMPI_REPORT_BINDINGS";
+
     /// <summary>The address the rank's endpoint listens on and advertises; loopback when unset.</summary>
     public const string BindAddress = "PMPI_BIND_ADDRESS";
 

@@ -45,6 +45,7 @@ internal sealed class JobRun
     private readonly TimeSpan _registrationTimeout;
     private readonly RankTable _layout; // every rank's place, by job rank; registration adds the endpoints
     private readonly bool _nodeLocal;   // every rank on one node, linked by shared memory: no rank opens an endpoint
+    private readonly bool _reportBindings;
     private readonly JobGateways _gateways;
     // Under _lock, by job rank: what runs each rank, and its entry once registered. Spawns append to both.
     private readonly List<RankAssignment> _assignments;
@@ -62,8 +63,9 @@ internal sealed class JobRun
 
     /// <exception cref="ArgumentException">The master cannot reach a domain of the computation: its own has no gateway.</exception>
     public JobRun(ComputationDefinition computation, Uri master, string masterDomain, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout,
-        TimeSpan registrationTimeout, bool networkLinks = false, bool unbound = false)
+        TimeSpan registrationTimeout, bool networkLinks = false, bool unbound = false, bool reportBindings = false)
     {
+        _reportBindings = reportBindings;
         _heartbeatTimeout = heartbeatTimeout;
         _registrationTimeout = registrationTimeout;
         _computation = computation;
@@ -452,6 +454,7 @@ internal sealed class JobRun
             launch.Environment[RankEnvironment.LocalRank] = local.ToString(CultureInfo.InvariantCulture);
             launch.Environment[RankEnvironment.LocalSize] = ranks.Count.ToString(CultureInfo.InvariantCulture);
             launch.Environment[RankEnvironment.NodeRank] = nodeRank.ToString(CultureInfo.InvariantCulture);
+            if (_reportBindings) launch.Environment[RankEnvironment.ReportBindings] = "1";
             request.Ranks.Add(launch);
         }
         // Another node's launch may have failed already: start nothing for a job that is over.

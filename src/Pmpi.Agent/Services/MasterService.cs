@@ -73,7 +73,8 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         JobRun job;
         try
         {
-            job = new JobRun(computation, address(), options.Domain ?? "", localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, request.NetworkLinks, request.Unbound);
+            job = new JobRun(computation, address(), options.Domain ?? "", localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, request.NetworkLinks, request.Unbound,
+                request.ReportBindings);
         }
         catch (ArgumentException e)
         {

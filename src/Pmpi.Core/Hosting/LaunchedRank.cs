@@ -71,14 +71,20 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
 
     /// <summary>
     /// Binds this process to a core of its own when its node has one for each of the job's ranks there
-    /// (<see cref="CoreBinding"/>), unless the job said not to; for a rank that is the only one in its process.
+    /// (<see cref="CoreBinding"/>), unless the job said not to; for a rank that is the only one in its process. Says
+    /// where it is bound on standard error when the job asked (mpirun's --report-bindings).
     /// </summary>
     public void BindToCore()
     {
-        if (_table.Unbound) return;
         var mine = _table.Ranks[_identity.Rank];
         var onNode = _table.Ranks.Where(entry => entry.Node == mine.Node && entry.Domain == mine.Domain).ToList();
-        CoreBinding.Bind(_identity.JobId, onNode.IndexOf(mine), onNode.Count);
+        int? processor = _table.Unbound ? null : CoreBinding.Bind(_identity.JobId, onNode.IndexOf(mine), onNode.Count);
+        if (!_identity.ReportBindings) return;
+        string binding = processor is { } bound ? $"bound to processor {bound}"
+            : _table.Unbound ? "not bound (--bind-to none)"
+            : onNode.Count < 2 ? "not bound (the only rank of its job on its node)"
+            : $"not bound (its node has no processor of its own for each of the job's {onNode.Count} ranks there)";
+        Console.Error.WriteLine($"pmpi: rank {_identity.Rank} on {System.Environment.MachineName} (process {System.Environment.ProcessId}) is {binding}");
     }
 
     public RankTable Spawn(SpawnRequest request) => Master.SpawnAsync(request, CancellationToken.None).GetAwaiter().GetResult();

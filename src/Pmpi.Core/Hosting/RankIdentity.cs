@@ -25,6 +25,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, string Mas
     /// <summary>The process id of the launching agent, when it gave one; the rank ends itself once that process is gone.</summary>
     public int? AgentProcessId { get; init; }
 
+    /// <summary>Whether the rank says on its standard error where it is bound (<c>pmpi run --report-bindings</c>).</summary>
+    public bool ReportBindings { get; init; }
+
     /// <summary>Where the rank sits on its node, as its master placed it; null when the agent did not say (one older than this PMPI).</summary>
     public NodePlace? Place { get; init; }
 
@@ -95,6 +98,7 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, string Mas
             NodeLocal = read(RankEnvironment.NodeLocal) == "1",
             Table = credentials.Table,
             Place = PlaceOf(read),
+            ReportBindings = read(RankEnvironment.ReportBindings) == "1",
         };
     }
 

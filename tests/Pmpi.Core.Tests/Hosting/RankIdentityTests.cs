@@ -116,6 +116,18 @@ public sealed class RankIdentityTests : IDisposable
         Assert.Equal(new NodePlace(LocalRank: 1, LocalSize: 2, NodeRank: 3), identity.Place);
     }
 
+    [Theory]
+    [InlineData("1", true)]
+    [InlineData(null, false)]
+    public void FromEnvironment_ReportBindingsVariable_SaysWhetherToReport(string? value, bool expected)
+    {
+        var variables = Environment(KeyFile(new RankCredentials { JobToken = "k" }), master: "http://127.0.0.1:7300");
+
+        var identity = RankIdentity.FromEnvironment(name => name == RankEnvironment.ReportBindings ? value : variables(name))!;
+
+        Assert.Equal(expected, identity.ReportBindings);
+    }
+
     [Fact]
     public void FromEnvironment_NoPlaceVariables_HasNoPlace()
     {
