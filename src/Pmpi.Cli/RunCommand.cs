@@ -14,7 +14,7 @@ namespace Pmpi.Cli;
 
 /// <summary>
 /// `pmpi run job.xml`, or mpirun's form `pmpi run [-n N] program [args]`: submits a computation and streams its
-/// output, each line tagged [rank]. Without --master an agent and master start in this process (the embedded default),
+/// output, each line tagged [rank] unless --no-tag-output. Without --master an agent and master start in this process (the embedded default),
 /// accepting only requests signed with a secret of this process; with --master the cluster credential (--credentials
 /// or PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
 /// computation or the options are invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
@@ -58,6 +58,11 @@ internal static class RunCommand
                 RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(options.RegisterTimeout)),
                 Security = rpcSecurity,
             };
+            if (parse.GetValue(options.TagOutput) && parse.GetValue(options.NoTagOutput))
+            {
+                await Console.Error.WriteLineAsync("pmpi run: give --tag-output or --no-tag-output, not both.").ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
             bool showRoutes = parse.GetValue(options.ShowRoutes);
             var (fileName, xml, refusal) = await RunTarget.ReadAsync(parse, options, masterAddress, embedded, showRoutes, cancellationToken).ConfigureAwait(false);
             if (refusal is not null)
@@ -75,7 +80,7 @@ internal static class RunCommand
                     FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks, Unbound = parse.GetValue(options.BindTo) == "none",
                     ReportBindings = parse.GetValue(options.ReportBindings),
                 };
-                return await RunAsync(request, masterAddress, rpcSecurity, embedded, cancellationToken).ConfigureAwait(false);
+                return await RunAsync(request, masterAddress, rpcSecurity, embedded, !parse.GetValue(options.NoTagOutput), cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -86,7 +91,8 @@ internal static class RunCommand
         return command;
     }
 
-    private static async Task<int> RunAsync(SubmitRequest request, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, CancellationToken cancellationToken)
+    private static async Task<int> RunAsync(SubmitRequest request, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, bool tagOutput,
+        CancellationToken cancellationToken)
     {
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
@@ -104,9 +110,12 @@ internal static class RunCommand
                         progress.Report(item.Progress);
                         break;
                     case JobEvent.BodyOneofCase.Output:
-                        // A piece of a line longer than the agent's cap prints as a line of its own.
+                        // Tagged, a piece of a line longer than the agent's cap prints as a line of its own; untagged,
+                        // the pieces join again, as the rank wrote them.
                         var writer = item.Output.IsError ? Console.Error : Console.Out;
-                        await writer.WriteLineAsync($"[{item.Output.Rank}] {item.Output.Line}").ConfigureAwait(false);
+                        if (tagOutput) await writer.WriteLineAsync($"[{item.Output.Rank}] {item.Output.Line}").ConfigureAwait(false);
+                        else if (item.Output.Continues) await writer.WriteAsync(item.Output.Line).ConfigureAwait(false);
+                        else await writer.WriteLineAsync(item.Output.Line).ConfigureAwait(false);
                         break;
                     case JobEvent.BodyOneofCase.Exited when item.Exited.Killed:
                         await Console.Error.WriteLineAsync($"pmpi: rank {item.Exited.Rank} was killed (the job is aborting)").ConfigureAwait(false);

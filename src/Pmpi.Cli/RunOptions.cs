@@ -92,6 +92,16 @@ internal sealed class RunOptions
         Description = "Each rank says on its standard error which processor it is bound to, or why it is not (ranks that do not run PMPI say nothing).",
     };
 
+    public Option<bool> TagOutput { get; } = new("--tag-output")
+    {
+        Description = "Tag each line of the ranks' output with its rank, \"[3] \": the default, since the ranks' lines interleave.",
+    };
+
+    public Option<bool> NoTagOutput { get; } = new("--no-tag-output")
+    {
+        Description = "Print the ranks' output as they wrote it, without tags: for output that is data, or a job of one rank.",
+    };
+
     public SecurityOptions Security { get; } = new();
 
     /// <summary>The `run` command with every option and argument.</summary>
@@ -99,7 +109,7 @@ internal sealed class RunOptions
     {
         var command = new Command("run", "Run a computation file, or a program on many ranks as mpirun does, and stream its output.")
         {
-            Target, ProgramArguments, Ranks, Export, Hosts, HostFile, MapBy, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo, ReportBindings,
+            Target, ProgramArguments, Ranks, Export, Hosts, HostFile, MapBy, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo, ReportBindings, TagOutput, NoTagOutput,
         };
         Security.AddTo(command);
         return command;
