@@ -1,4 +1,6 @@
 using System.CommandLine;
+using System.CommandLine.Parsing;
+using System.Globalization;
 using Pmpi.Agent.Services;
 
 namespace Pmpi.Cli;
@@ -11,6 +13,7 @@ internal static class LivenessOptions
     {
         Description = "Seconds a rank's runtime or an agent may send no heartbeat before the job is aborted naming it (a stopped or frozen process).",
         DefaultValueFactory = _ => defaults.HeartbeatTimeout.TotalSeconds,
+        CustomParser = Seconds,
     };
 
     /// <summary>--register-timeout: seconds a job waits for all its ranks to register.</summary>
@@ -18,5 +21,15 @@ internal static class LivenessOptions
     {
         Description = "Seconds a job waits for all its ranks to register with the master before it is aborted naming the missing ones.",
         DefaultValueFactory = _ => defaults.RegistrationTimeout.TotalSeconds,
+        CustomParser = Seconds,
     };
+
+    /// <summary>A number of seconds, or an error in the option's terms rather than .NET's (which names the type it parses into).</summary>
+    private static double Seconds(ArgumentResult result)
+    {
+        string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : "";
+        if (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out double seconds)) return seconds;
+        result.AddError($"{(result.Parent as OptionResult)?.Option.Name} {text}: expected a number of seconds.");
+        return 0;
+    }
 }

@@ -1,4 +1,6 @@
 using System.CommandLine;
+using System.CommandLine.Parsing;
+using System.Globalization;
 using Pmpi.Agent.Services;
 
 namespace Pmpi.Cli;
@@ -34,6 +36,7 @@ internal sealed class RunOptions
     {
         HelpName = "N",
         Description = "Run the program on this many ranks; without it, one per slot (logical core), as mpirun does.",
+        CustomParser = RankCount,
     };
 
     public Option<string[]> Export { get; } = new("-x")
@@ -113,6 +116,15 @@ internal sealed class RunOptions
         };
         Security.AddTo(command);
         return command;
+    }
+
+    /// <summary>-n's value, or an error in its terms rather than .NET's (which names the type it parses into).</summary>
+    private static int? RankCount(ArgumentResult result)
+    {
+        string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : "";
+        if (int.TryParse(text, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out int count)) return count;
+        result.AddError($"-n {text}: expected a number of ranks.");
+        return null;
     }
 
     /// <summary>Whether <paramref name="target"/> names a computation file rather than a program.</summary>

@@ -93,6 +93,21 @@ public sealed class MpirunOptionsTests
         Assert.DoesNotContain(run.Stderr, line => line.Contains("launched", StringComparison.Ordinal));
     }
 
+    [Theory]
+    [InlineData("-np", "two", "-n two: expected a number of ranks.")]
+    [InlineData("--register-timeout", "soon", "--register-timeout soon: expected a number of seconds.")]
+    public async Task Run_OptionValueThatIsNotANumber_FailsSayingWhatItExpected(string option, string value, string expected)
+    {
+        // Act
+        await using var run = PmpiCli.Start(["run", option, value, PmpiCli.TestRanksDll]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: in the option's terms, not .NET's type names.
+        Assert.True(code != 0, $"pmpi run exited with 0.\n{run.Transcript}");
+        Assert.Contains(expected, run.Stderr);
+        Assert.DoesNotContain("System.", run.Transcript, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Run_ProgramNeitherHereNorOnPath_FailsNamingIt()
     {
