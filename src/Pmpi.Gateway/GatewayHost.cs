@@ -12,9 +12,9 @@ using Microsoft.Extensions.Logging;
 using Pmpi.Gateway.Internal;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
-using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Gateway;
 

@@ -3,7 +3,7 @@ using Pmpi.Devices;
 using Pmpi.Devices.Grpc;
 using Pmpi.Hosting;
 using Pmpi.Rpc;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Tests;

@@ -2,8 +2,8 @@ using System.Net;
 using Google.Protobuf;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Gateway.Tests;

@@ -2,7 +2,7 @@ using System.Globalization;
 using System.Net;
 using Google.Protobuf;
 using Microsoft.AspNetCore.Routing;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Rpc.Tests;

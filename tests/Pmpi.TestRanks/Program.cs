@@ -47,6 +47,13 @@ Environment.Run(ref args, world =>
         case "args":
             Console.WriteLine($"args: {string.Join(' ', args[1..])}");
             break;
+        case "assemblies":
+            // After traffic over the rank's links: what the process loaded, and any of ASP.NET Core by name.
+            world.Barrier();
+            var loaded = AppDomain.CurrentDomain.GetAssemblies().Select(assembly => assembly.GetName().Name ?? "").ToArray();
+            var aspNetCore = loaded.Where(name => name.StartsWith("Microsoft.AspNetCore", StringComparison.Ordinal)).ToArray();
+            Console.WriteLine($"assemblies: {loaded.Length} loaded, ASP.NET Core: {(aspNetCore.Length == 0 ? "none" : string.Join(' ', aspNetCore))}");
+            break;
         case "cores":
             // The processors each of the rank's threads may run on (Linux), distinct lists joined by ' | '.
             Console.WriteLine($"cores: {string.Join(" | ", Directory.EnumerateDirectories("/proc/self/task").Select(AllowedProcessors).Distinct())}");

@@ -1,7 +1,7 @@
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Pmpi.Agent.Services;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Kestrel;
 
 namespace Pmpi.Agent.Hosting;
 

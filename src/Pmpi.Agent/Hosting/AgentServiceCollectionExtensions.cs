@@ -8,7 +8,7 @@ using Pmpi.Agent.Hosting.Internal;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Agent.Services;
-using Pmpi.Rpc.Server.Internal;
+using Pmpi.Rpc.Kestrel.Internal;
 
 namespace Pmpi.Agent.Hosting;
 

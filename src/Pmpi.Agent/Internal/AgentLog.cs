@@ -13,7 +13,7 @@ namespace Pmpi.Agent.Internal;
 /// 5   JobKilled      Information  a job's ranks were killed (Kill call or shutdown)
 /// 6   ShuttingDown   Information  the agent was asked to stop (SIGTERM, Ctrl+C, service manager)
 /// 7   CallRefused    Warning      a call lacked valid credentials (no cluster membership, a bad ticket or job key); nothing started;
-///                                 the first per address, method and status in 10 s (Pmpi.Rpc.Server's RefusalsSummarized counts the rest)
+///                                 the first per address, method and status in 10 s (Pmpi.Rpc.Kestrel's RefusalsSummarized counts the rest)
 /// 8   Insecure       Warning      the agent accepts every caller in cleartext (--insecure)
 /// 9   RankUnresponsive Warning    a rank's runtime stopped sending heartbeats (stopped or frozen)
 /// 10  MasterGone     Warning      a job's Launch call ended before its ranks did (the master ended it, went away or stopped answering pings)

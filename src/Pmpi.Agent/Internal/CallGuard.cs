@@ -1,9 +1,9 @@
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
-using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Agent.Internal;
 

@@ -5,7 +5,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Hosting.Internal;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Kestrel;
 
 namespace Pmpi.Agent.Services;
 

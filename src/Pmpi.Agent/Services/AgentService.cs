@@ -6,8 +6,8 @@ using Pmpi.Agent.Internal;
 using Pmpi.Agent.Launching;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Services;

@@ -2,9 +2,9 @@ using System.Collections.Concurrent;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Internal;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
-using Pmpi.Rpc.Server.Internal;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Services;

@@ -1,7 +1,8 @@
 using Microsoft.AspNetCore.Http;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Gateway.Internal;
 
@@ -19,14 +20,15 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
     public async Task InvokeAsync(HttpContext context, RequestDelegate next)
     {
         var headers = context.Request.Headers;
-        if (!ControlRoute.IsStated(headers))
+        // A request states a control route by naming its destination at all.
+        if (!headers.ContainsKey(ControlRoute.DestinationHeader))
         {
             await next(context).ConfigureAwait(false);
             return;
         }
         if (!HopForwarder.IsGrpc(context)) return;
         var method = context.Request.Path.Value ?? "";
-        if (!ControlRoute.TryRead(headers, out var jobId, out var target, out var name, out int source, out var malformed))
+        if (!ControlRoute.TryRead(headers.Lookup(), out var jobId, out var target, out var name, out int source, out var malformed))
         {
             forwarder.Refuse(context, method, StatusCode.InvalidArgument, $"{malformed}; a control call through a gateway states its route in {RouteProof.JobHeader} and {ControlRoute.DestinationHeader}");
             return;
@@ -62,7 +64,7 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
         var table = registration?.Table;
         // An unknown job and a wrong proof are refused alike, so a caller cannot probe which jobs are registered.
         if (registration is null || table is null || (target == ControlTarget.Master
-            && (source >= table.Ranks.Count || !ControlRoute.ProvesMasterCall(context.Request.Headers, job.Token, jobId, source))))
+            && (source >= table.Ranks.Count || !ControlRoute.ProvesMasterCall(context.Request.Headers.Lookup(), job.Token, jobId, source))))
         {
             refusal = (StatusCode.PermissionDenied, $"job '{jobId}' is not registered here{(target == ControlTarget.Master ? $", or the route proof of rank {source} does not match its key" : "")}");
             return false;
@@ -79,7 +81,7 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
                     refusal = (StatusCode.NotFound, $"the ticket of job {jobId} names no agent at {name}");
                     return false;
                 }
-                (origin, domain, address) = (registration.MasterDomain, table.Ranks[agent.Ranks[0]].Domain, options.Security.AddressOf(name).GetLeftPart(UriPartial.Authority));
+                (origin, domain, address) = (registration.MasterDomain, table.Ranks[agent.Ranks[0]].Domain, options.Security!.AddressOf(name).GetLeftPart(UriPartial.Authority));
                 route = $"job {jobId}: {method} for the agent at {name} (domain '{domain}')";
                 break;
             case ControlTarget.Gateway:

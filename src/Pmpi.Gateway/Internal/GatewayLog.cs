@@ -1,7 +1,7 @@
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc.Internal;
-using Pmpi.Rpc.Server.Internal;
+using Pmpi.Rpc.Kestrel.Internal;
 
 namespace Pmpi.Gateway.Internal;
 
@@ -14,7 +14,7 @@ namespace Pmpi.Gateway.Internal;
 /// 3   JobRegistered   Information  a master registered (or updated) a job
 /// 4   JobRemoved      Information  a master removed a job
 /// 5   CallRefused     Warning      a call or stream was refused: no credential, no registered job, a wrong proof or destination;
-///                                  the first per address and reason in 10 s (Pmpi.Rpc.Server's RefusalsSummarized counts the rest)
+///                                  the first per address and reason in 10 s (Pmpi.Rpc.Kestrel's RefusalsSummarized counts the rest)
 /// 6   HopFailed       Warning      a relayed stream could not reach its next hop, or broke there
 /// 7   TunnelParked    Information  a gateway that dials out parked a call here to carry a connection to it
 /// 8   TunnelDialFailed Warning     this gateway could not park a call at a peer it dials out to (--dial-out)

@@ -1,8 +1,8 @@
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
-using Pmpi.Rpc.Server;
-using Pmpi.Rpc.Server.Internal;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Gateway.Internal;

@@ -3,8 +3,8 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
-using Pmpi.Rpc.Server;
-using Pmpi.Rpc.Server.Internal;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 using Yarp.ReverseProxy.Forwarder;
 
 namespace Pmpi.Gateway.Internal;

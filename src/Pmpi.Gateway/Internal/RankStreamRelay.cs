@@ -4,8 +4,9 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server.Internal;
 using Pmpi.Rpc.V1;
 using Yarp.ReverseProxy.Forwarder;
 
@@ -50,7 +51,7 @@ internal sealed class RankStreamRelay(HopForwarder forwarder, JobDirectory jobs,
     {
         hop = default;
         route = "";
-        if (!RouteProof.TryRead(context.Request.Headers, out var jobId, out int source, out int destination, out var proof, out var malformed))
+        if (!RouteProof.TryRead(context.Request.Headers.Lookup(), out var jobId, out int source, out int destination, out var proof, out var malformed))
         {
             refusal = (StatusCode.InvalidArgument, $"{malformed}; a stream through a gateway states its route in {RouteProof.JobHeader}, {RouteProof.SourceHeader}, {RouteProof.DestinationHeader} and {RouteProof.ProofHeader}");
             return false;

@@ -3,7 +3,8 @@ using System.Threading.Channels;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
-using Pmpi.Rpc.Server.Internal;
+using Pmpi.Rpc.Kestrel;
+using Pmpi.Rpc.Kestrel.Internal;
 
 namespace Pmpi.Gateway.Internal;
 

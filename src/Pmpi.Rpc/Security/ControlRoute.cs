@@ -1,5 +1,4 @@
 using System.Globalization;
-using Microsoft.AspNetCore.Http;
 
 namespace Pmpi.Rpc.Security;
 
@@ -49,19 +48,17 @@ public static class ControlRoute
         new(RouteProof.ProofHeader, RouteProof.Compute(jobToken, jobId, rank, MasterProofDestination)),
     ];
 
-    /// <summary>Whether a request states a control route at all.</summary>
-    public static bool IsStated(IHeaderDictionary headers) => headers.ContainsKey(DestinationHeader);
-
     /// <summary>
     /// Reads the route a request states, without checking any proof: the job, the destination (<paramref name="name"/>
     /// is the agent's host:port or the gateway's domain; empty for the master) and, for the master, the calling rank
-    /// (-1 otherwise). <paramref name="failure"/> says which header is missing or malformed.
+    /// (-1 otherwise). <paramref name="header"/> gives a request header's value by name, empty when absent;
+    /// <paramref name="failure"/> says which header is missing or malformed.
     /// </summary>
-    public static bool TryRead(IHeaderDictionary headers, out string jobId, out ControlTarget target, out string name, out int source, out string failure)
+    public static bool TryRead(Func<string, string> header, out string jobId, out ControlTarget target, out string name, out int source, out string failure)
     {
-        ArgumentNullException.ThrowIfNull(headers);
-        jobId = headers[RouteProof.JobHeader].ToString();
-        var to = headers[DestinationHeader].ToString();
+        ArgumentNullException.ThrowIfNull(header);
+        jobId = header(RouteProof.JobHeader);
+        var to = header(DestinationHeader);
         int space = to.IndexOf(' ', StringComparison.Ordinal);
         var kind = space < 0 ? to : to[..space];
         name = space < 0 ? "" : to[(space + 1)..];
@@ -72,16 +69,19 @@ public static class ControlRoute
         else if (kind == "agent" && name.Length > 0) target = ControlTarget.Agent;
         else if (kind == "gateway" && name.Length > 0) target = ControlTarget.Gateway;
         else if (to != MasterProofDestination) failure = $"{DestinationHeader} is not 'agent HOST:PORT', 'gateway DOMAIN' or 'master'";
-        else if (!RouteProof.TryRank(headers[RouteProof.SourceHeader].ToString(), out source)) failure = $"no valid {RouteProof.SourceHeader} header (the calling rank)";
-        else if (headers[RouteProof.ProofHeader].ToString().Length == 0) failure = $"no {RouteProof.ProofHeader} header";
+        else if (!RouteProof.TryRank(header(RouteProof.SourceHeader), out source)) failure = $"no valid {RouteProof.SourceHeader} header (the calling rank)";
+        else if (header(RouteProof.ProofHeader).Length == 0) failure = $"no {RouteProof.ProofHeader} header";
         return failure.Length == 0;
     }
 
-    /// <summary>Whether a rank's call to the master proves the job key (<paramref name="jobToken"/>), compared in constant time.</summary>
-    public static bool ProvesMasterCall(IHeaderDictionary headers, string jobToken, string jobId, int source)
+    /// <summary>
+    /// Whether a rank's call to the master proves the job key (<paramref name="jobToken"/>), compared in constant time;
+    /// <paramref name="header"/> gives a request header's value by name, empty when absent.
+    /// </summary>
+    public static bool ProvesMasterCall(Func<string, string> header, string jobToken, string jobId, int source)
     {
-        ArgumentNullException.ThrowIfNull(headers);
-        return RouteProof.Matches(jobToken, jobId, source, MasterProofDestination, headers[RouteProof.ProofHeader].ToString());
+        ArgumentNullException.ThrowIfNull(header);
+        return RouteProof.Matches(jobToken, jobId, source, MasterProofDestination, header(RouteProof.ProofHeader));
     }
 
     /// <summary>Whether <paramref name="path"/> is a method that <paramref name="target"/> serves; no other is relayed to it.</summary>

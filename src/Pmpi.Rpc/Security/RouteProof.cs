@@ -1,7 +1,6 @@
 using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
-using Microsoft.AspNetCore.Http;
 
 namespace Pmpi.Rpc.Security;
 
@@ -52,18 +51,18 @@ public static class RouteProof
     ];
 
     /// <summary>
-    /// Reads the route a request states, without checking its proof; <paramref name="failure"/> says which header is
-    /// missing or malformed.
+    /// Reads the route a request states, without checking its proof. <paramref name="header"/> gives a request
+    /// header's value by name, empty when absent; <paramref name="failure"/> says which header is missing or malformed.
     /// </summary>
-    public static bool TryRead(IHeaderDictionary headers, out string jobId, out int source, out int destination, out string proof, out string failure)
+    public static bool TryRead(Func<string, string> header, out string jobId, out int source, out int destination, out string proof, out string failure)
     {
-        ArgumentNullException.ThrowIfNull(headers);
-        jobId = headers[JobHeader].ToString();
-        proof = headers[ProofHeader].ToString();
+        ArgumentNullException.ThrowIfNull(header);
+        jobId = header(JobHeader);
+        proof = header(ProofHeader);
         source = destination = -1;
         failure = jobId.Length == 0 ? $"no {JobHeader} header"
-            : !TryRank(headers[SourceHeader].ToString(), out source) ? $"no valid {SourceHeader} header (a world rank)"
-            : !TryRank(headers[DestinationHeader].ToString(), out destination) ? $"no valid {DestinationHeader} header (a world rank)"
+            : !TryRank(header(SourceHeader), out source) ? $"no valid {SourceHeader} header (a world rank)"
+            : !TryRank(header(DestinationHeader), out destination) ? $"no valid {DestinationHeader} header (a world rank)"
             : proof.Length == 0 ? $"no {ProofHeader} header"
             : "";
         return failure.Length == 0;

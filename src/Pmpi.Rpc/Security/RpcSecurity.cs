@@ -3,16 +3,14 @@ using System.Net.Http;
 using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Pmpi.Rpc.Security.Internal;
 
 namespace Pmpi.Rpc.Security;
 
 /// <summary>
 /// How an endpoint and its callers prove that they belong to the cluster, and how their traffic is protected. The
-/// same value configures a server (Kestrel's listener, and <see cref="TryAuthenticate"/> per call) and a client
-/// (SocketsHttpHandler's TLS, and a signature per request). docs/security.md states the model.
+/// same value configures a server (a daemon's listener on Kestrel, through Pmpi.Rpc.Kestrel, or a rank's endpoint) and
+/// a client (SocketsHttpHandler's TLS, and a signature per request). docs/security.md states the model.
 /// </summary>
 public abstract class RpcSecurity
 {
@@ -121,13 +119,16 @@ public abstract class RpcSecurity
     }
 
     /// <summary>
-    /// Whether the caller of <paramref name="context"/> is a cluster member (for a server). <paramref name="failure"/>
-    /// says why not, for the refusal and the log; it never contains a secret.
+    /// Whether <paramref name="caller"/> is a cluster member (for a server). <paramref name="failure"/> says why not,
+    /// for the refusal and the log; it never contains a secret.
     /// </summary>
-    public abstract bool TryAuthenticate(HttpContext context, out string failure);
+    internal abstract bool TryAuthenticate(in CallerEvidence caller, out string failure);
 
-    /// <summary>Configures a Kestrel listener for this security (TLS, client certificates); h2c needs nothing.</summary>
-    internal abstract void ConfigureListener(ListenOptions listen);
+    /// <summary>
+    /// A daemon listener's TLS: given what logs a refused client certificate, the options of one handshake; null for h2c.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">This security is a client's or a rank endpoint's, which serve no daemon.</exception>
+    internal virtual Func<Action<string>, SslServerAuthenticationOptions>? DaemonListenerTls() => null;
 
     /// <summary>Configures a client's handler (TLS: the certificate it presents, the server certificates it accepts).</summary>
     internal void ConfigureClient(SocketsHttpHandler handler)

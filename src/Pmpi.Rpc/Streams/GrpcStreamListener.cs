@@ -3,7 +3,6 @@ using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
 
 namespace Pmpi.Rpc.Streams;
 

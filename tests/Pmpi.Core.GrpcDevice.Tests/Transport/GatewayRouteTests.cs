@@ -2,7 +2,7 @@ using System.Collections.Concurrent;
 using System.Net;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Tests.Transport;

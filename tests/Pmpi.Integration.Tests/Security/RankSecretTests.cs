@@ -3,8 +3,8 @@ using System.Text;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Integration.Tests.Security;

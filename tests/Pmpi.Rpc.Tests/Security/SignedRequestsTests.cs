@@ -4,9 +4,9 @@ using System.Net.Http.Headers;
 using System.Security.Cryptography;
 using System.Text;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Security.Internal;
-using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Rpc.Tests.Security;

@@ -2,7 +2,8 @@ using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Services;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc;
+using Pmpi.Rpc.Kestrel;
 
 namespace Pmpi.Agent.Hosting.Internal;
 

@@ -1,6 +1,3 @@
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
-
 namespace Pmpi.Rpc.Security.Internal;
 
 /// <summary>h2c, every caller accepted (<see cref="RpcSecurity.Insecure"/>).</summary>
@@ -14,13 +11,9 @@ internal sealed class InsecureSecurity : RpcSecurity
 
     internal override ReadOnlySpan<byte> TicketKey => PublicKey;
 
-    public override bool TryAuthenticate(HttpContext context, out string failure)
+    internal override bool TryAuthenticate(in CallerEvidence caller, out string failure)
     {
         failure = "";
         return true;
-    }
-
-    internal override void ConfigureListener(ListenOptions listen)
-    {
     }
 }

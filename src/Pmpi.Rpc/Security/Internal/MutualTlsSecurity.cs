@@ -1,13 +1,7 @@
 using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
-using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Pmpi.Rpc.Internal;
-using Pmpi.Rpc.Server.Internal;
 
 namespace Pmpi.Rpc.Security.Internal;
 
@@ -26,11 +20,11 @@ internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSec
 
     internal override X509Certificate2 OwnCertificate => credentials.Certificate;
 
-    public override bool TryAuthenticate(HttpContext context, out string failure)
+    internal override bool TryAuthenticate(in CallerEvidence caller, out string failure)
     {
         // A presented certificate was already checked against the cluster CA during the handshake (a foreign one
         // ends it); a connection without one reaches only the methods that take a job key instead.
-        if (context.Connection.ClientCertificate is not null)
+        if (caller.PresentedCertificate)
         {
             failure = "";
             return true;
@@ -39,28 +33,24 @@ internal sealed class MutualTlsSecurity(ClusterCredentials credentials) : RpcSec
         return false;
     }
 
-    // Options per connection rather than HttpsConnectionAdapterOptions, so that the certificate check knows its
-    // connection and can say in the log whom it refused and why (ConnectionAdmission logs the failed handshake).
-    internal override void ConfigureListener(ListenOptions listen) => listen.UseHttps(new TlsHandshakeCallbackOptions
-    {
-        OnConnection = context => ValueTask.FromResult(ServerTls(context.Connection)),
-    });
+    // Options per connection, so that the certificate check can say in the log whom it refused and why.
+    internal override Func<Action<string>, SslServerAuthenticationOptions> DaemonListenerTls() => ServerTls;
 
-    private SslServerAuthenticationOptions ServerTls(ConnectionContext connection) => new()
+    private SslServerAuthenticationOptions ServerTls(Action<string> refuseCertificate) => new()
     {
         ServerCertificateContext = _serverCertificate.Value,
         // Asked for, not required: ranks hold no certificate and prove themselves with their job key instead.
         ClientCertificateRequired = true,
-        RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate is null || AcceptClient(certificate, connection),
+        RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate is null || AcceptClient(certificate, refuseCertificate),
         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
         EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
     };
 
-    private bool AcceptClient(X509Certificate certificate, ConnectionContext connection)
+    private bool AcceptClient(X509Certificate certificate, Action<string> refuseCertificate)
     {
         var presented = certificate as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
         if (ClusterCredentials.ChainsTo(presented, credentials.Authority)) return true;
-        ConnectionAdmission.RefusingCertificate(connection, $"its client certificate ({LogText.Printable(presented.Subject)}) does not chain to the cluster CA {credentials.Authority.Subject}");
+        refuseCertificate($"its client certificate ({LogText.Printable(presented.Subject)}) does not chain to the cluster CA {credentials.Authority.Subject}");
         return false;
     }
 
@@ -102,10 +92,10 @@ internal sealed class AuthorityTrustSecurity(X509Certificate2 authority) : RpcSe
 
     internal override X509Certificate2 Authority => authority;
 
-    public override bool TryAuthenticate(HttpContext context, out string failure) =>
+    internal override bool TryAuthenticate(in CallerEvidence caller, out string failure) =>
         throw new InvalidOperationException("A client that only trusts the CA cannot serve.");
 
-    internal override void ConfigureListener(ListenOptions listen) => throw new InvalidOperationException("A client that only trusts the CA cannot serve.");
+    internal override Func<Action<string>, SslServerAuthenticationOptions> DaemonListenerTls() => throw new InvalidOperationException("A client that only trusts the CA cannot serve.");
 
     internal override SslClientAuthenticationOptions ClientTls() => new()
     {

@@ -2,8 +2,6 @@ using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace Pmpi.Rpc.Security.Internal;
 
@@ -23,13 +21,13 @@ internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Fu
     internal override X509Certificate2 OwnCertificate => certificate;
 
     /// <summary>The handshake admitted only peers and cluster members; the Hello's job key is checked by the endpoint itself.</summary>
-    public override bool TryAuthenticate(HttpContext context, out string failure)
+    internal override bool TryAuthenticate(in CallerEvidence caller, out string failure)
     {
         failure = "";
         return true;
     }
 
-    internal override void ConfigureListener(ListenOptions listen) =>
+    internal override Func<Action<string>, SslServerAuthenticationOptions> DaemonListenerTls() =>
         throw new InvalidOperationException("A rank endpoint serves through GrpcStreamListener, which takes its TLS from ServerTlsAsync.");
 
     internal override SslClientAuthenticationOptions ClientTls() =>
@@ -68,9 +66,9 @@ internal sealed class PinnedCertificateSecurity(byte[] certificateSha256, X509Ce
 
     internal override ReadOnlySpan<byte> TicketKey => throw new InvalidOperationException("A client pinning a certificate holds no cluster key.");
 
-    public override bool TryAuthenticate(HttpContext context, out string failure) => throw new InvalidOperationException("A client pinning a certificate cannot serve.");
+    internal override bool TryAuthenticate(in CallerEvidence caller, out string failure) => throw new InvalidOperationException("A client pinning a certificate cannot serve.");
 
-    internal override void ConfigureListener(ListenOptions listen) => throw new InvalidOperationException("A client pinning a certificate cannot serve.");
+    internal override Func<Action<string>, SslServerAuthenticationOptions> DaemonListenerTls() => throw new InvalidOperationException("A client pinning a certificate cannot serve.");
 
     internal override SslClientAuthenticationOptions ClientTls() => new()
     {

@@ -3,8 +3,6 @@ using System.Globalization;
 using System.Net.Http;
 using System.Security.Cryptography;
 using System.Text;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace Pmpi.Rpc.Security.Internal;
 
@@ -31,10 +29,6 @@ internal sealed class SignedRequestSecurity(byte[] secret) : RpcSecurity
 
     internal override ReadOnlySpan<byte> TicketKey => secret;
 
-    internal override void ConfigureListener(ListenOptions listen)
-    {
-    }
-
     internal override void Authenticate(HttpRequestMessage request, string path)
     {
         var time = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture);
@@ -42,9 +36,9 @@ internal sealed class SignedRequestSecurity(byte[] secret) : RpcSecurity
         request.Headers.TryAddWithoutValidation(Header, $"{time}.{nonce}.{Convert.ToBase64String(Mac(path, time, nonce))}");
     }
 
-    public override bool TryAuthenticate(HttpContext context, out string failure)
+    internal override bool TryAuthenticate(in CallerEvidence caller, out string failure)
     {
-        var value = context.Request.Headers[Header].ToString();
+        var value = caller.Signature;
         var parts = value.Split('.');
         if (parts.Length != 3 || !long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out long time) || parts[1].Length != 32)
         {
@@ -61,7 +55,7 @@ internal sealed class SignedRequestSecurity(byte[] secret) : RpcSecurity
             failure = $"the {Header} header is malformed";
             return false;
         }
-        if (!CryptographicOperations.FixedTimeEquals(mac, Mac(context.Request.Path.Value ?? "", parts[0], parts[1])))
+        if (!CryptographicOperations.FixedTimeEquals(mac, Mac(caller.Path, parts[0], parts[1])))
         {
             failure = "the request's signature is not made with this run's secret";
             return false;

@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Collections.Concurrent;
 using Microsoft.AspNetCore.Connections;
 
-namespace Pmpi.Rpc.Internal;
+namespace Pmpi.Rpc.Kestrel.Internal;
 
 /// <summary>
 /// Kestrel's buffers in 64 KB blocks instead of its default 4 KB: the socket transport reads at most one block per

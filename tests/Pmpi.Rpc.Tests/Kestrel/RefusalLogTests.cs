@@ -1,8 +1,8 @@
 using System.Net;
 using Microsoft.Extensions.Logging;
-using Pmpi.Rpc.Server.Internal;
+using Pmpi.Rpc.Kestrel.Internal;
 
-namespace Pmpi.Rpc.Tests.Server;
+namespace Pmpi.Rpc.Tests.Kestrel;
 
 /// <summary>Refusals reach the log once per address, kind and interval; the rest as one count when the interval ends.</summary>
 public sealed class RefusalLogTests : IDisposable

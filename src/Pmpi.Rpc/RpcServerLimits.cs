@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace Pmpi.Rpc.Server;
+namespace Pmpi.Rpc;
 
 /// <summary>
 /// What one listener lets its callers make the process hold: connections (in total and per remote address), time to

@@ -6,9 +6,9 @@ using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 using Pmpi.Rpc.Internal;
-using Pmpi.Rpc.Server.Internal;
+using Pmpi.Rpc.Kestrel.Internal;
 
-namespace Pmpi.Rpc.Server;
+namespace Pmpi.Rpc.Kestrel;
 
 /// <summary>
 /// Maps gRPC methods onto Kestrel endpoints: each method is a POST to /package.Service/Method whose request and

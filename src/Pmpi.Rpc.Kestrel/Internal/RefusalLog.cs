@@ -3,7 +3,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 
-namespace Pmpi.Rpc.Server.Internal;
+namespace Pmpi.Rpc.Kestrel.Internal;
 
 /// <summary>
 /// Decides which refusals of a daemon reach its log, so that a caller who is refused over and over (one
@@ -18,7 +18,7 @@ namespace Pmpi.Rpc.Server.Internal;
 internal sealed class RefusalLog : IDisposable
 {
     /// <summary>The log category of Pmpi.Rpc's server events (<see cref="ServerLog"/>).</summary>
-    public const string Category = "Pmpi.Rpc.Server";
+    public const string Category = "Pmpi.Rpc.Kestrel";
 
     /// <summary>Peer-and-kind windows open at once, by default; one per attacking address is plenty.</summary>
     public const int DefaultMaxWindows = 1024;

@@ -3,7 +3,7 @@ using System.Net;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Http.Features;
 
-namespace Pmpi.Rpc.Server.Internal;
+namespace Pmpi.Rpc.Kestrel.Internal;
 
 /// <summary>
 /// Admits a listener's connections within <see cref="RpcServerLimits.MaxConnections"/> and

@@ -1,7 +1,7 @@
 using System.Net;
 using Microsoft.Extensions.Logging;
 
-namespace Pmpi.Rpc.Server.Internal;
+namespace Pmpi.Rpc.Kestrel.Internal;
 
 /// <summary>
 /// Every event Pmpi.Rpc's servers log (category <see cref="RefusalLog.Category"/>), with its id; the refusals among

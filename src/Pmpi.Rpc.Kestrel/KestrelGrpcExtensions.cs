@@ -1,12 +1,14 @@
 using System.Net;
+using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server.Internal;
 
-namespace Pmpi.Rpc.Server;
+namespace Pmpi.Rpc.Kestrel;
 
 /// <summary>Configures Kestrel for PMPI's gRPC calls, which may stream for as long as a job runs.</summary>
 public static class KestrelGrpcExtensions
@@ -68,7 +70,12 @@ public static class KestrelGrpcExtensions
             listen.Protocols = HttpProtocols.Http2;
             // Connections are counted before the TLS handshake, so a flood of handshakes is bounded too.
             listen.Use(admission.Admit);
-            security.ConfigureListener(listen);
+            // Options per connection, so that a refused client certificate is logged with the connection it ended.
+            if (security.DaemonListenerTls() is { } tls)
+                listen.UseHttps(new TlsHandshakeCallbackOptions
+                {
+                    OnConnection = context => ValueTask.FromResult(tls(reason => ConnectionAdmission.RefusingCertificate(context.Connection, reason))),
+                });
             listen.Use(admission.AfterHandshake);
         });
         return kestrel;

@@ -10,10 +10,10 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc.Internal;
+using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server.Internal;
 
-namespace Pmpi.Rpc.Server;
+namespace Pmpi.Rpc.Kestrel;
 
 /// <summary>
 /// A Kestrel server speaking gRPC over HTTP/2 (TLS or h2c, as its <see cref="RpcSecurity"/> says) on one address, with

@@ -6,11 +6,11 @@ using System.Security.Cryptography.X509Certificates;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
-using Pmpi.Rpc.Server;
 using Pmpi.Rpc.V1;
 
-namespace Pmpi.Rpc.Tests.Server;
+namespace Pmpi.Rpc.Tests.Kestrel;
 
 /// <summary>
 /// A daemon's listener (mutual TLS, as an agent's) sheds unauthenticated connections before it refuses an

@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Http;
 
-namespace Pmpi.Rpc.Server;
+namespace Pmpi.Rpc.Kestrel;
 
 /// <summary>What a handler knows about its call: cancellation (client gone or deadline passed) and the HTTP context.</summary>
 public sealed class ServerCallContext

@@ -2,10 +2,10 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using Pmpi.Rpc.Client;
-using Pmpi.Rpc.Server;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
 
-namespace Pmpi.Rpc.Tests.Server;
+namespace Pmpi.Rpc.Tests.Kestrel;
 
 /// <summary>
 /// A listener bounds what callers that make no call can hold: connections per remote address, connections that

@@ -2,7 +2,7 @@ using System.Net;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Http;
 
-namespace Pmpi.Rpc.Server.Internal;
+namespace Pmpi.Rpc.Kestrel.Internal;
 
 /// <summary>
 /// A connection a listener admitted (<see cref="ConnectionAdmission"/>), as a feature of the connection and so of

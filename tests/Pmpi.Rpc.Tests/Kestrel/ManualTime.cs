@@ -1,4 +1,4 @@
-namespace Pmpi.Rpc.Tests.Server;
+namespace Pmpi.Rpc.Tests.Kestrel;
 
 /// <summary>A clock that moves only when told, and fires the timers made from it as it passes their time.</summary>
 internal sealed class ManualTime : TimeProvider
