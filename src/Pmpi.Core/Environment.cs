@@ -31,7 +31,8 @@ public sealed class EnvironmentOptions
 /// MPI.NET's constructor form, <c>using (new Environment(ref args)) { ... }</c>, works too.
 /// </summary>
 /// <remarks>
-/// Launched by <c>pmpi run</c> (or any agent), both forms make this process that rank of the job's world. Run directly,
+/// Launched by <c>pmpi run</c> (or any agent), or by a PMI launcher (Hydra's <c>mpiexec</c>, <c>srun --mpi=pmi2</c>),
+/// both forms make this process that rank of the job's world. Run directly,
 /// <see cref="Run(ref string[], Action{Intracommunicator}, bool)"/> runs <c>--pmpi-ranks N</c> ranks as threads and the
 /// constructor makes a world of one (MPI's singleton init). Initialised means initialised for the calling rank: a
 /// process, or a thread of an in-process job (and the threads and tasks it starts).
@@ -48,8 +49,8 @@ public sealed class Environment : IDisposable
     private RankSession? _session;
 
     /// <summary>
-    /// Initialises PMPI (MPI_Init), removing PMPI's own arguments from <paramref name="args"/>: launched by an agent,
-    /// this process becomes that rank of the job's world; run directly, a world of one. Dispose finalizes.
+    /// Initialises PMPI (MPI_Init), removing PMPI's own arguments from <paramref name="args"/>: launched by an agent or
+    /// a PMI launcher, this process becomes that rank of the job's world; run directly, a world of one. Dispose finalizes.
     /// </summary>
     /// <exception cref="ObjectDisposedException">PMPI was already finalized here; MPI initialises once (MPI-4.1 §11.2.1).</exception>
     /// <exception cref="MpiException"><c>--pmpi-ranks</c> asked for more than one rank, which only <c>Run</c> or <c>pmpi run -n</c> can start.</exception>
@@ -76,11 +77,11 @@ public sealed class Environment : IDisposable
         args = TakeRanks(args ?? [], out var ranks, out var ranksGiven);
         if (Initialized) return;
         if (Finalized) throw AlreadyFinalized();
-        var identity = RankIdentity.FromEnvironment(System.Environment.GetEnvironmentVariable);
-        if (identity is null && ranksGiven && ranks > 1)
+        var launcher = RankLaunch.Detect(System.Environment.GetEnvironmentVariable);
+        if (launcher == Launcher.None && ranksGiven && ranks > 1)
             throw new MpiException(ErrorClass.InvalidArgument, $"{ranks} ranks were asked for, but new Environment(ref args) makes this process one rank: " +
                 $"launch it with 'pmpi run -n {ranks} <program>', or use Environment.Run(ref args, world => ...), which runs {ranks} ranks as threads.");
-        _session = RankSession.Start(identity, options.Payloads);
+        _session = RankSession.Start(launcher, System.Environment.GetEnvironmentVariable, options.Payloads);
         ProvidedThreading.Value = threading;
     }
 
@@ -160,7 +161,7 @@ public sealed class Environment : IDisposable
     }
 
     /// <summary>
-    /// Runs <paramref name="body"/> on every rank and returns when all have finished. Launched by an agent, this
+    /// Runs <paramref name="body"/> on every rank and returns when all have finished. Launched by an agent or a PMI launcher, this
     /// process is one rank of the job; run directly, the ranks are threads of this process sharing memory, as many as
     /// <c>--pmpi-ranks N</c> in <paramref name="args"/> (removed from it) says, else the PMPI_RANKS environment
     /// variable, else 1. Called where PMPI is already initialised, it runs <paramref name="body"/> on that world.
@@ -205,7 +206,7 @@ public sealed class Environment : IDisposable
             body(current.World);
             return;
         }
-        if (!RankIdentity.IsLaunched(System.Environment.GetEnvironmentVariable))
+        if (RankLaunch.Detect(System.Environment.GetEnvironmentVariable) == Launcher.None)
         {
             // Ranks as threads of this process: as a launched rank's, their Run initialises once (MPI.NET's
             // EnvironmentDisposalThrowsTest), so finalizing marks this caller too, and a later Run throws.

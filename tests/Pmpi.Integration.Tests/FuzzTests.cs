@@ -1,4 +1,3 @@
-using System.Globalization;
 using Google.Protobuf;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
@@ -71,7 +70,7 @@ public sealed class FuzzTests
             for (int rank = 0; rank < 2; rank++)
                 await run.WaitForLineAsync(line => line == $"[{rank}] waiting", PmpiCli.Timeout, $"rank {rank} waiting");
             hellos = RankHello.All(run.Stdout);
-            int port = ListeningPorts(hellos.Single(h => h.Rank == 0).ProcessId).Single();
+            int port = ListeningPorts.Of(hellos.Single(h => h.Rank == 0).ProcessId).Single();
             var endpoint = new Uri($"http://127.0.0.1:{port}");
             var data = new Frame { Data = new Data { Context = 0, Source = 1, Tag = 7, TotalLength = 4, Payload = ByteString.CopyFrom(1, 2, 3, 4) } };
             FuzzSeed[] seeds =
@@ -102,20 +101,5 @@ public sealed class FuzzTests
             hellos = RankHello.All(run.Stdout);
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
         }
-    }
-
-    /// <summary>The TCP ports a process listens on: its socket inodes (/proc/PID/fd) matched with LISTEN rows of /proc/PID/net/tcp.</summary>
-    private static List<int> ListeningPorts(int processId)
-    {
-        var inodes = new HashSet<string>();
-        foreach (var fd in Directory.EnumerateFileSystemEntries($"/proc/{processId}/fd"))
-        {
-            if (new FileInfo(fd).LinkTarget is { } target && target.StartsWith("socket:[", StringComparison.Ordinal)) inodes.Add(target[8..^1]);
-        }
-        // "sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode": 0A is LISTEN.
-        return [.. File.ReadLines($"/proc/{processId}/net/tcp").Skip(1)
-            .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
-            .Where(columns => columns[3] == "0A" && inodes.Contains(columns[9]))
-            .Select(columns => int.Parse(columns[1].Split(':')[1], NumberStyles.HexNumber, CultureInfo.InvariantCulture))];
     }
 }
