@@ -32,7 +32,8 @@ public sealed class EnvironmentOptions
 /// </summary>
 /// <remarks>
 /// Launched by <c>pmpi run</c> (or any agent), or by a PMI launcher (Hydra's <c>mpiexec</c>, <c>srun --mpi=pmi2</c>),
-/// both forms make this process that rank of the job's world. Run directly,
+/// both forms make this process that rank of the job's world. Started by a launcher PMPI cannot join (Open MPI's
+/// <c>mpirun</c>, srun without a PMI), the process says so and exits with code 1 rather than run alone. Run directly,
 /// <see cref="Run(ref string[], Action{Intracommunicator}, bool)"/> runs <c>--pmpi-ranks N</c> ranks as threads and the
 /// constructor makes a world of one (MPI's singleton init). Initialised means initialised for the calling rank: a
 /// process, or a thread of an in-process job (and the threads and tasks it starts).

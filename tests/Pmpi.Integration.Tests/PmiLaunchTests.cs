@@ -8,7 +8,8 @@ namespace Pmpi.Integration.Tests;
 
 /// <summary>
 /// Rank programs started by MPICH's Hydra (`mpiexec.hydra -n N dotnet program.dll`), joined into one job through
-/// its PMI, PMI-1 and PMI-2, through the inherited socket and through Hydra's port.
+/// its PMI, PMI-1 and PMI-2, through the inherited socket and through Hydra's port; and started by Open MPI's
+/// mpirun, which PMPI cannot join, refusing with a message instead of running as worlds of one.
 /// </summary>
 public sealed class PmiLaunchTests
 {
@@ -75,6 +76,20 @@ public sealed class PmiLaunchTests
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
         Assert.True(code == 0, $"The job failed after a stranger's stream.\n{run.Transcript}");
         Assert.Contains("[0] allreduce=3 gather=1,2", run.Stdout);
+    }
+
+    [Fact]
+    public async Task OpenMpiMpirun_TwoRanks_EachRefusesNamingTheLauncherAndExitsNonZero()
+    {
+        // Act
+        await using var run = MpiLaunchers.StartOpenMpi(["-np", "2", PmpiCli.DotnetHost, PmpiCli.TestRanksDll, "collectives"]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: no world of one ran (no hello), and the message says what started it and what to use.
+        Assert.True(code != 0, $"mpirun exited with 0.\n{run.Transcript}");
+        Assert.DoesNotContain(run.Stdout, line => line.Contains("hello rank=", StringComparison.Ordinal));
+        Assert.Contains(run.Stderr, line => line.Contains("Open MPI's mpirun (OMPI_COMM_WORLD_SIZE=2", StringComparison.Ordinal)
+            && line.Contains("mpiexec.hydra -n 2", StringComparison.Ordinal) && line.Contains("srun --mpi=pmi2 -n 2", StringComparison.Ordinal));
     }
 
     /// <summary>Hydra's options: output tagged "[rank] " as `pmpi run` tags it, the PMI version and links the ranks use.</summary>

@@ -15,17 +15,29 @@ internal enum Launcher
     Pmi,
 }
 
-/// <summary>Tells how this process was started.</summary>
+/// <summary>Tells how this process was started, and refuses a launcher of several processes that PMPI cannot join.</summary>
 internal static class RankLaunch
 {
     /// <summary>
     /// Which launcher started this process. A PMPI agent's identity wins over anything the agent itself inherited (an
     /// agent that srun started passes SLURM_* and PMI_* down to its ranks).
     /// </summary>
+    /// <remarks>
+    /// A launcher that <see cref="ForeignLauncher"/> recognises ends the process here with its message on standard
+    /// error and exit code <see cref="ForeignLauncher.ExitCode"/>: as MPI_Init does by default, since no caller could
+    /// run on in a world that is not the one it was started for.
+    /// </remarks>
     public static Launcher Detect(Func<string, string?> read)
     {
         ArgumentNullException.ThrowIfNull(read);
         if (RankIdentity.IsLaunched(read)) return Launcher.Agent;
-        return read(PmiEnvironment.Fd) is { Length: > 0 } || read(PmiEnvironment.Port) is { Length: > 0 } ? Launcher.Pmi : Launcher.None;
+        if (read(PmiEnvironment.Fd) is { Length: > 0 } || read(PmiEnvironment.Port) is { Length: > 0 }) return Launcher.Pmi;
+        if (ForeignLauncher.Describe(read) is { } refusal)
+        {
+            Console.Error.WriteLine(refusal);
+            Console.Error.Flush();
+            System.Environment.Exit(ForeignLauncher.ExitCode);
+        }
+        return Launcher.None;
     }
 }
