@@ -411,7 +411,7 @@ public partial class Intracommunicator : Communicator
     private RankTable SpawnAtRoot(string command, string[] argv, int maxprocs, int context)
     {
         var spawner = Runtime.Spawner ?? throw new MpiException(ErrorClass.Spawn,
-            $"Spawn needs a rank launched by an agent (pmpi run); rank {Rank} is a thread of an in-process job or a singleton, which has no master to start ranks.");
+            $"Spawn needs a rank launched by an agent (pmpi run); rank {Rank} is a thread of an in-process job, a singleton or a rank that mpiexec or srun started, which has no master to start ranks.");
         if (maxprocs < 1) throw new MpiException(ErrorClass.Spawn, $"Spawn was asked for {maxprocs} ranks of '{command}'; it starts at least one.");
         ArgumentException.ThrowIfNullOrEmpty(command);
         string directory = System.Environment.CurrentDirectory;

@@ -47,6 +47,19 @@ public sealed class PmiLaunchTests
         Assert.Contains(run.Stderr, line => line.Contains("Rank 1 failed", StringComparison.Ordinal) && line.Contains("scenario 'throw' fails on purpose", StringComparison.Ordinal));
     }
 
+    [Fact]
+    public async Task MpiexecHydra_Spawn_FailsOnEveryRankNamingPmpiRun()
+    {
+        // Act: the last rank asks for one more rank, which only pmpi run's master could start.
+        await using var run = MpiLaunchers.StartHydra([.. Hydra("1", pmiPort: false, "shared-memory"), "-n", "2", PmpiCli.DotnetHost, PmpiCli.TestRanksDll, "spawn", "1"]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: the same error on both ranks, which then end normally.
+        Assert.True(code == 0, $"mpiexec.hydra exited with {code}.\n{run.Transcript}");
+        for (int rank = 0; rank < 2; rank++)
+            Assert.Contains($"[{rank}] spawn failed: Spawn needs a rank launched by an agent (pmpi run); rank 1 is a thread of an in-process job, a singleton or a rank that mpiexec or srun started, which has no master to start ranks.", run.Stdout);
+    }
+
     [LinuxFact]
     public async Task MpiexecHydra_StrangerWithoutTheJobKey_RefusedAndTheJobRunsOn()
     {

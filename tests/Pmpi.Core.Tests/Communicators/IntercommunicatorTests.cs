@@ -318,7 +318,7 @@ public abstract class IntercommunicatorTests(Device device) : DeviceSuite(device
         Assert.All(results, result =>
         {
             Assert.Equal(ErrorClass.Spawn, result.ErrorClass);
-            Assert.Equal($"Spawn needs a rank launched by an agent (pmpi run); rank {size - 1} is a thread of an in-process job or a singleton, which has no master to start ranks.", result.Message);
+            Assert.Equal($"Spawn needs a rank launched by an agent (pmpi run); rank {size - 1} is a thread of an in-process job, a singleton or a rank that mpiexec or srun started, which has no master to start ranks.", result.Message);
             Assert.Null(result.Parent);
         });
     }

@@ -19,14 +19,16 @@ namespace Pmpi.Hosting.Pmi;
 /// (3) otherwise every rank opens its endpoint (TLS with a certificate made now when it listens beyond loopback),
 /// puts its address and certificate's SHA-256; fence; every rank gets those of the peers it reaches by network.
 /// (4) the rank table built from them routes a link to every rank, as a master's table would.
-/// Its job control is the launcher's: an abort asks it to end the job.
+/// Its job control is the launcher's: an abort asks it to end the job. It spawns nothing: PMPI does not ask the
+/// launcher for processes.
 /// </summary>
-internal sealed class PmiRank : IJobControl, IRankSpawner, IDisposable
+internal sealed class PmiRank : IJobControl, IDisposable
 {
     private const string JobKey = "pmpi-job";
     private const string NetworkLinks = "network";
     private const string SharedMemoryLinks = "shared-memory";
     private static readonly TimeSpan AbortGrace = TimeSpan.FromMilliseconds(200);
+    private static readonly System.Buffers.SearchValues<char> HexDigits = System.Buffers.SearchValues.Create("0123456789ABCDEFabcdef");
 
     private readonly PmiClient _pmi;
 
@@ -123,16 +125,6 @@ internal sealed class PmiRank : IJobControl, IRankSpawner, IDisposable
         _pmi.Abort(reason.AbortCode ?? 1, reason.Message);
     }
 
-    /// <summary>Refuses: a PMI launcher starts the job's processes, and PMPI does not ask it for more.</summary>
-    public RankTable Spawn(SpawnRequest request) =>
-        throw new MpiException(ErrorClass.Spawn, $"Spawn needs ranks launched by pmpi run; rank {Rank} was started by a PMI launcher (Hydra's mpiexec or srun), which PMPI does not ask to start processes.");
-
-    /// <summary>Never called: <see cref="Spawn"/> refuses first.</summary>
-    public void Connect(RankTable table) => throw new InvalidOperationException("A rank started through PMI spawns nothing.");
-
-    /// <summary>Never called: <see cref="Spawn"/> refuses first.</summary>
-    public void Release(int worldFirst) => throw new InvalidOperationException("A rank started through PMI spawns nothing.");
-
     /// <summary>Closes the rank's links and endpoint, then tells the launcher this rank is done (PMI_Finalize).</summary>
     public void Dispose()
     {
@@ -162,8 +154,10 @@ internal sealed class PmiRank : IJobControl, IRankSpawner, IDisposable
     private static void Fill(RankEntry entry, string value, int rank)
     {
         int bar = value.LastIndexOf('|');
-        if (bar < 0 || !Uri.TryCreate(value[..bar], UriKind.Absolute, out _))
-            throw new MpiException(ErrorClass.Transport, $"Rank {rank} read rank {entry.Rank}'s endpoint '{value}' from the launcher's key-value space, and it is not an address.");
+        int pinLength = value.Length - bar - 1;
+        if (bar < 0 || !Uri.TryCreate(value[..bar], UriKind.Absolute, out _) || pinLength is not (0 or 2 * SHA256.HashSizeInBytes)
+            || value.AsSpan(bar + 1).ContainsAnyExcept(HexDigits))
+            throw new MpiException(ErrorClass.Transport, $"Rank {rank} read rank {entry.Rank}'s endpoint '{value}' from the launcher's key-value space, and it is not an address and a certificate's SHA-256.");
         entry.Endpoint = value[..bar];
         entry.CertificateSha256 = Google.Protobuf.ByteString.CopyFrom(Convert.FromHexString(value.AsSpan(bar + 1)));
     }
