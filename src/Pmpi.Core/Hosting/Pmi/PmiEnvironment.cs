@@ -37,7 +37,9 @@ internal static class PmiEnvironment
     /// </summary>
     public const string Links = "PMPI_LINKS";
 
-    /// <summary>The error for a variable that is set but not as the launcher sets it.</summary>
+    /// <summary>The error for a variable that is set but not as it should be: the launcher's, or one of PMPI's that a user set.</summary>
     public static MpiException Malformed(string name, string? value, string expected) =>
-        new(ErrorClass.InvalidArgument, $"Environment variable {name}='{value}' is not {expected}; it is set by the launcher (Hydra's mpiexec, srun --mpi=pmi2) or, for PMPI_*, by you through it.");
+        new(ErrorClass.InvalidArgument, $"Environment variable {name}='{value}' is not {expected}; " + (name.StartsWith("PMPI_", StringComparison.Ordinal)
+            ? $"set it through the launcher (mpiexec -genv {name} <value>, srun --export=ALL,{name}=<value>) or leave it unset."
+            : "the launcher (Hydra's mpiexec, srun --mpi=pmi2) sets it for the processes it starts."));
 }
