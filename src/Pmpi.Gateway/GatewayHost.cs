@@ -15,6 +15,7 @@ using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.V1;
 
 namespace Pmpi.Gateway;
 
@@ -77,6 +78,7 @@ public sealed class GatewayHost : IAsyncDisposable
         builder.Services.AddSingleton<RankStreamRelay>();
         builder.Services.AddSingleton<ControlRelay>();
         builder.Services.AddSingleton<GatewayService>();
+        builder.Services.AddGrpcHealthAndReflection([.. GatewayReflection.Descriptor.Services]);
         configureHost?.Invoke(builder);
         var app = builder.Build();
         try
@@ -86,6 +88,7 @@ public sealed class GatewayHost : IAsyncDisposable
             app.MapPost(ServicePaths.Connect, app.Services.GetRequiredService<RankStreamRelay>().RelayAsync);
             app.MapPost(TunnelListener.Path, app.Services.GetRequiredService<TunnelListener>().AcceptAsync);
             app.Services.GetRequiredService<GatewayService>().Map(app);
+            app.MapGrpcHealthAndReflection();
             // For service managers and load balancers: alive and serving; reveals nothing else.
             app.MapGet("/health", context => context.Response.WriteAsync("ok\n"));
             app.MapGrpcUnimplemented();

@@ -10,13 +10,14 @@ public static class AgentEndpointRouteBuilderExtensions
 {
     /// <summary>
     /// Maps the Agent and Master services registered by <see cref="AgentServiceCollectionExtensions.AddPmpiAgent"/>,
-    /// and answers every other gRPC method with UNIMPLEMENTED.
+    /// grpc.health.v1 and server reflection, and answers every other gRPC method with UNIMPLEMENTED.
     /// </summary>
     public static IEndpointRouteBuilder MapPmpiAgent(this IEndpointRouteBuilder endpoints)
     {
         ArgumentNullException.ThrowIfNull(endpoints);
         endpoints.ServiceProvider.GetRequiredService<AgentService>().Map(endpoints);
         endpoints.ServiceProvider.GetRequiredService<MasterService>().Map(endpoints);
+        endpoints.MapGrpcHealthAndReflection();
         endpoints.MapGrpcUnimplemented();
         return endpoints;
     }

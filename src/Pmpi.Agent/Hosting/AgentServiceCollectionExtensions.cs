@@ -8,7 +8,9 @@ using Pmpi.Agent.Hosting.Internal;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Agent.Services;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
+using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Hosting;
 
@@ -36,6 +38,7 @@ public static class AgentServiceCollectionExtensions
         services.TryAddSingleton<AgentEndpoint>();
         // One count of refusals for the calls and the listener (connections, TLS handshakes), which finds it here.
         RefusalLog.TryAddTo(services);
+        services.AddGrpcHealthAndReflection([.. AgentReflection.Descriptor.Services, .. MasterReflection.Descriptor.Services]);
         // Reading the options runs the validator, which refuses a host without a security.
         services.TryAddSingleton(provider => new CallGuard(provider.GetRequiredService<IOptions<AgentOptions>>().Value.Security!,
             provider.GetRequiredService<RefusalLog>(), provider.GetRequiredService<ILogger<CallGuard>>()));
