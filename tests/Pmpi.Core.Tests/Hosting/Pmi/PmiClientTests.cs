@@ -9,8 +9,9 @@ namespace Pmpi.Tests.Hosting.Pmi;
 /// <summary>
 /// The PMI-2 conversation as Slurm's pmi2 plugin answers it, byte for byte as its source writes it
 /// (<c>src/plugins/mpi/pmi2/agent.c</c> and <c>pmi2.c</c>): the init line answered with <c>rc</c> first, lengths
-/// padded on the right, <c>found=TRUE</c>. Hydra serves both protocols for real in the integration tests
-/// (<c>PmiLaunchTests</c>); no Slurm runs here, so this is where srun's framing is checked.
+/// padded on the right, <c>found=TRUE</c>. Hydra and Slurm serve it for real in the integration tests
+/// (<c>PmiLaunchTests</c>, <c>SlurmLaunchTests</c>); here the bytes a rank sends are pinned, down to the three
+/// attributes Slurm requires of <c>fullinit</c>.
 /// </summary>
 public sealed class PmiClientTests
 {
