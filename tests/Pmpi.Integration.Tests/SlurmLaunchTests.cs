@@ -46,6 +46,20 @@ public sealed class SlurmLaunchTests(SlurmCluster slurm) : IClassFixture<SlurmCl
     }
 
     [SlurmFact]
+    public async Task Srun_MpiPmi2RankCannotJoin_StepEndsAtOnceNamingTheCause()
+    {
+        // Act: rank 0 cannot read the links it is to choose for the job, while rank 1 waits for it in the launcher's
+        // fence; without PMI's abort, srun would wait for rank 1 forever.
+        await using var run = slurm.Srun(["--mpi=pmi2", "--overcommit", "-n", "2", PmpiCli.DotnetHost, PmpiCli.TestRanksDll, "collectives"],
+            new Dictionary<string, string?> { ["PMPI_LINKS"] = "carrier-pigeon" });
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code != 0, $"srun exited with 0.\n{run.Transcript}");
+        Assert.Contains(run.Stderr, line => line.StartsWith("Rank 0 failed to join its job: Environment variable PMPI_LINKS='carrier-pigeon' is not shared-memory or network", StringComparison.Ordinal));
+    }
+
+    [SlurmFact]
     public async Task Srun_WithoutAPmi_EachTaskRefusesNamingSrunMpiPmi2()
     {
         // Act: the cluster's MpiDefault is none, as Slurm's own default.

@@ -109,7 +109,11 @@ internal sealed class PmiRank : IJobControl, IDisposable
         }
         catch (MpiException e)
         {
-            pmi.Abort(1, $"Rank {rank} failed to join its job: {e.Message}");
+            // Said here, since the launcher ends the job on the abort, before the exception would be reported; the
+            // abort spares the peers waiting in a fence for this rank (srun would leave them there).
+            var message = $"Rank {rank} failed to join its job: {e.Message}";
+            Console.Error.WriteLine(message);
+            AbortJob(pmi, 1, message);
             pmi.Dispose();
             throw;
         }
@@ -119,10 +123,7 @@ internal sealed class PmiRank : IJobControl, IDisposable
     public void Abort(MpiException reason)
     {
         ArgumentNullException.ThrowIfNull(reason);
-        // Hydra ends the job as soon as it reads an abort, and its proxy polls this rank's output and PMI socket
-        // together: without a pause, what the rank printed just before (why it failed) is often never shown.
-        Thread.Sleep(AbortGrace);
-        _pmi.Abort(reason.AbortCode ?? 1, reason.Message);
+        AbortJob(_pmi, reason.AbortCode ?? 1, reason.Message);
     }
 
     /// <summary>Closes the rank's links and endpoint, then tells the launcher this rank is done (PMI_Finalize).</summary>
@@ -137,6 +138,14 @@ internal sealed class PmiRank : IJobControl, IDisposable
         {
             _pmi.Dispose();
         }
+    }
+
+    private static void AbortJob(PmiClient pmi, int exitCode, string message)
+    {
+        // Hydra ends the job as soon as it reads an abort, and its proxy polls this rank's output and PMI socket
+        // together: without a pause, what the rank printed just before (why it failed) is often never shown.
+        Thread.Sleep(AbortGrace);
+        pmi.Abort(exitCode, message);
     }
 
     private static string NodeKey(int rank) => string.Create(CultureInfo.InvariantCulture, $"pmpi-node-{rank}");
