@@ -14,7 +14,8 @@ namespace Pmpi.Hosting.Pmi;
 /// A rank process that a PMI launcher started (Hydra's <c>mpiexec</c>, <c>srun --mpi=pmi2</c>), joined to its job
 /// through the launcher's key-value space instead of a master. How it joins:
 /// (1) every rank puts its node's name, and rank 0 the job's key (32 random bytes) and how ranks of one node link;
-/// fence; every rank gets them all. Only the launcher's processes can read the space, so the key is the job's alone.
+/// fence; every rank gets them all. The space is read through the launcher's PMI server, so the key is as private as
+/// the launcher keeps it (docs/security.md, "Ranks started by a PMI launcher").
 /// (2) a job all on one node stops here: shared memory links its ranks, named under the key, and no rank listens.
 /// (3) otherwise every rank opens its endpoint (TLS with a certificate made now when it listens beyond loopback),
 /// puts its address and certificate's SHA-256; fence; every rank gets those of the peers it reaches by network.
@@ -45,8 +46,8 @@ internal sealed class PmiRank : IJobControl, IDisposable
     public int Rank => _pmi.Rank;
 
     /// <summary>
-    /// Joins the job of the launcher that <paramref name="pmi"/> talks to, as the class remarks describe; takes
-    /// ownership of <paramref name="pmi"/>.
+    /// Joins the job of the launcher that <paramref name="pmi"/> talks to, in the steps above; takes ownership of
+    /// <paramref name="pmi"/>. A rank that fails says why, then asks the launcher to end the job.
     /// </summary>
     /// <exception cref="MpiException">The launcher failed, a variable is malformed, or a peer cannot be reached.</exception>
     public static PmiRank Start(PmiClient pmi, Func<string, string?> read)
