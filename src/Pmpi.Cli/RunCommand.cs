@@ -14,9 +14,9 @@ namespace Pmpi.Cli;
 
 /// <summary>
 /// `pmpi run job.xml`, or mpirun's form `pmpi run [-n N] program [args]`: submits a computation and streams its
-/// output, each line tagged [rank] unless --no-tag-output. Without --master an agent and master start in this process (the embedded default),
-/// accepting only requests signed with a secret of this process; with --master the cluster credential (--credentials
-/// or PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
+/// output, each line tagged [rank] unless --no-tag-output. Without --master an agent and master start in this
+/// process (the embedded default), accepting only requests signed with a secret of this process; with --master the
+/// cluster credential (--credentials or PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
 /// computation or the options are invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand
@@ -71,7 +71,8 @@ internal static class RunCommand
                 return InvalidComputationExitCode;
             }
             bool networkLinks = parse.GetValue(options.Links) == "network";
-            if (showRoutes) return ShowRoutes(fileName, xml, rpcSecurity.Scheme, networkLinks);
+            Func<string, string> describe = RunOptions.IsComputationFile(parse.GetValue(options.Target)!) ? message => message : message => RunTarget.Unlocated(message, fileName);
+            if (showRoutes) return ShowRoutes(fileName, xml, rpcSecurity.Scheme, networkLinks, describe);
             if (masterAddress is null) embedded.RankZeroInput = StandardInput.ForRankZero();
             try
             {
@@ -80,7 +81,7 @@ internal static class RunCommand
                     FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks, Unbound = parse.GetValue(options.BindTo) == "none",
                     ReportBindings = parse.GetValue(options.ReportBindings),
                 };
-                return await RunAsync(request, masterAddress, rpcSecurity, embedded, !parse.GetValue(options.NoTagOutput), cancellationToken).ConfigureAwait(false);
+                return await RunAsync(request, masterAddress, rpcSecurity, embedded, !parse.GetValue(options.NoTagOutput), describe, cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -91,8 +92,9 @@ internal static class RunCommand
         return command;
     }
 
+    /// <param name="describe">Puts the master's errors about the computation in the user's terms (see <see cref="RunTarget.Unlocated"/>).</param>
     private static async Task<int> RunAsync(SubmitRequest request, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, bool tagOutput,
-        CancellationToken cancellationToken)
+        Func<string, string> describe, CancellationToken cancellationToken)
     {
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
@@ -142,7 +144,7 @@ internal static class RunCommand
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
         {
-            await Console.Error.WriteLineAsync(e.Detail).ConfigureAwait(false);
+            await Console.Error.WriteLineAsync(describe(e.Detail)).ConfigureAwait(false);
             return InvalidComputationExitCode;
         }
         catch (RpcException e)
@@ -166,9 +168,9 @@ internal static class RunCommand
     /// It comes from the rank table the master would build (<see cref="RankTableLayout"/>) and the ranks' own resolver
     /// (<see cref="JobRoutes"/>); placement depends only on the computation, so these are the routes the ranks will use.
     /// Gateways are shown with <paramref name="gatewayScheme"/>, as the master would dial them (https with a credential);
-    /// ranks of one node share memory unless <paramref name="networkLinks"/>.
+    /// ranks of one node share memory unless <paramref name="networkLinks"/>. <paramref name="describe"/> puts errors in the user's terms.
     /// </summary>
-    private static int ShowRoutes(string fileName, string xml, string gatewayScheme, bool networkLinks)
+    private static int ShowRoutes(string fileName, string xml, string gatewayScheme, bool networkLinks, Func<string, string> describe)
     {
         ComputationDefinition computation;
         try
@@ -177,7 +179,7 @@ internal static class RunCommand
         }
         catch (ComputationFileException e)
         {
-            Console.Error.WriteLine(e.Message);
+            Console.Error.WriteLine(describe(e.Message));
             return InvalidComputationExitCode;
         }
         var table = RankTableLayout.Build(computation, Placement.Assign(computation), gatewayScheme);

@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Net;
+using System.Text.RegularExpressions;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
 
@@ -98,6 +99,13 @@ internal static class RunTarget
         var mapping = mapBy == "node" ? RankMapping.Node : RankMapping.Slot;
         return (Path.GetFullPath("pmpi-run.xml"), SpmdComputation.Build(program, count, oversubscribe, arguments, environment, nodes, mapping), null);
     }
+
+    /// <summary>
+    /// What the master or the computation reader says of the computation mpirun's form stands for, in the command
+    /// line's terms: a location in <paramref name="fileName"/>, a file that does not exist, would only mislead.
+    /// </summary>
+    public static string Unlocated(string message, string fileName) =>
+        Regex.Replace(message, $@"(?m)^{Regex.Escape(fileName)}(\(\d+,\d+\): error)?: ", "pmpi run: ");
 
     private static (string, string, string?) Refused(string reason) => ("", "", reason);
 

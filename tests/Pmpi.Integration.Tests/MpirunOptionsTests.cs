@@ -109,6 +109,22 @@ public sealed class MpirunOptionsTests
     }
 
     [Fact]
+    public async Task Run_MasterRefusesTheComputationItStandsFor_TheErrorPointsAtNoFile()
+    {
+        // Arrange: the master's own agent has one slot, which only it knows.
+        await using var agent = await AgentProcess.StartAsync("one-slot", slots: 1);
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", agent.Address.ToString(), "-n", "3", PmpiCli.TestRanksDll]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: the computation file mpirun's form stands for exists nowhere, so its name and lines stay out of it.
+        Assert.True(code == 2, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains(run.Stderr, line => line.StartsWith("pmpi run: 3 ranks exceed the 1 slots of the local agent", StringComparison.Ordinal) && line.Contains("--oversubscribe", StringComparison.Ordinal));
+        Assert.DoesNotContain(".xml", run.Transcript, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Run_ProgramNeitherHereNorOnPath_FailsNamingIt()
     {
         // Act
