@@ -48,6 +48,19 @@ public sealed class PmiLaunchTests
     }
 
     [Fact]
+    public async Task MpiexecHydra_ThreeRanksOnOneNode_EachKnowsItsPlaceOnTheNode()
+    {
+        // Act: Hydra sets none of PMPI's place variables; the ranks work their place out from the nodes they share.
+        await using var run = MpiLaunchers.StartHydra([.. Hydra("2", pmiPort: false, "shared-memory"), "-n", "3", PmpiCli.DotnetHost, PmpiCli.TestRanksDll, "place"]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code == 0, $"mpiexec.hydra exited with {code}.\n{run.Transcript}");
+        for (int rank = 0; rank < 3; rank++)
+            Assert.Contains(run.Stdout, line => line.StartsWith($"[{rank}] place local={rank}/3 node=0 ", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public async Task MpiexecHydra_Spawn_FailsOnEveryRankNamingPmpiRun()
     {
         // Act: the last rank asks for one more rank, which only pmpi run's master could start.

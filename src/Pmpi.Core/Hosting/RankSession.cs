@@ -55,7 +55,7 @@ internal sealed class RankSession
             case Launcher.Pmi:
                 var pmi = PmiClient.Connect(read)!;
                 var started = PmiRank.Start(pmi, read);
-                session = new RankSession(started.Rank, new RankRuntime(started.Device, started, payloads), started);
+                session = new RankSession(started.Rank, new RankRuntime(started.Device, started, payloads) { Place = started.Place }, started);
                 break;
             default:
                 var (device, control) = new InProcessJob(1).Start(0);

@@ -33,10 +33,11 @@ internal sealed class PmiRank : IJobControl, IDisposable
 
     private readonly PmiClient _pmi;
 
-    private PmiRank(PmiClient pmi, GrpcDevice device)
+    private PmiRank(PmiClient pmi, GrpcDevice device, NodePlace place)
     {
         _pmi = pmi;
         Device = device;
+        Place = place;
     }
 
     /// <summary>The rank's endpoint (if any) and its links to every peer.</summary>
@@ -44,6 +45,9 @@ internal sealed class PmiRank : IJobControl, IDisposable
 
     /// <summary>The rank's place in the job.</summary>
     public int Rank => _pmi.Rank;
+
+    /// <summary>Where the rank sits on its node, from the nodes every rank put in step (1).</summary>
+    public NodePlace Place { get; }
 
     /// <summary>
     /// Joins the job of the launcher that <paramref name="pmi"/> talks to, in the steps above; takes ownership of
@@ -100,7 +104,7 @@ internal sealed class PmiRank : IJobControl, IDisposable
 
                 // (4)
                 device.Connect(JobRoutes.FromTable(table), Enumerable.Range(0, size));
-                return new PmiRank(pmi, device);
+                return new PmiRank(pmi, device, NodePlace.Among(nodes, rank));
             }
             catch
             {
