@@ -77,6 +77,12 @@ public static class RankEnvironment
     /// </summary>
     public const string Heartbeat = "PMPI_HEARTBEAT";
 
+    /// <summary>
+    /// The agent's heartbeat timeout in whole seconds, set beside <see cref="Heartbeat"/>: a rank whose agent has read
+    /// none of its beats for that long (a stopped or frozen agent) ends itself, as the agent would report the rank.
+    /// </summary>
+    public const string HeartbeatTimeout = "PMPI_HEARTBEAT_TIMEOUT";
+
     /// <summary>What the runtime writes on the heartbeat pipe beats: 1.</summary>
     public const byte Beat = 1;
 

@@ -48,7 +48,7 @@ public sealed class LivenessTests
     }
 
     [LinuxFact]
-    public async Task Run_AgentStoppedBySigstop_ExitsNonZeroWithin15sNamingTheAgent()
+    public async Task Run_AgentStoppedBySigstop_ExitsNonZeroWithin15sNamingTheAgentAndTheAgentsRankEnds()
     {
         // Arrange: one rank on each of two agents; the first is also the master.
         await using var nodeA = await AgentProcess.StartAsync("node-a", slots: 1);
@@ -69,13 +69,17 @@ public sealed class LivenessTests
             stopped = true;
             var clock = Stopwatch.StartNew();
             int code = await run.WaitForExitAsync(FrozenLimit + LoadAllowance);
+            var elapsed = clock.Elapsed;
+            // The frozen agent can kill nothing: its rank must notice that its heartbeats go unread, and end itself.
+            var survivors = await RankProcesses.SurvivorsAfterAsync(hellos[0].JobId, [hellos.Single(h => h.Rank == 1).ProcessId], FrozenLimit + LoadAllowance - clock.Elapsed);
             clock.Stop();
 
             // Assert
             Assert.True(code != 0, $"pmpi run exited with 0 although an agent was frozen.\n{run.Transcript}");
-            Assert.True(clock.Elapsed < FrozenLimit, $"pmpi run took {clock.Elapsed.TotalSeconds:F1} s to end after the agent froze.\n{run.Transcript}");
+            Assert.True(elapsed < FrozenLimit, $"pmpi run took {elapsed.TotalSeconds:F1} s to end after the agent froze.\n{run.Transcript}");
             Assert.True(run.Stderr.Any(line => line.Contains($"the agent of node 'b' at {nodeB.Endpoint} sent no heartbeat", StringComparison.Ordinal)),
                 $"pmpi run did not name the frozen agent {nodeB.Endpoint}.\n{run.Transcript}");
+            Assert.True(survivors.Count == 0, $"Rank 1 (process {string.Join(", ", survivors)}) still runs {clock.Elapsed.TotalSeconds:F1} s after its agent froze.\n{run.Transcript}");
         }
         finally
         {

@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Diagnostics;
 using System.IO.Pipes;
 using System.Security.Cryptography;
@@ -170,6 +171,7 @@ public sealed class RankProcess : IDisposable
                 {
                     heartbeat = new AnonymousPipeServerStream(PipeDirection.In, HandleInheritability.Inheritable);
                     info.Environment[RankEnvironment.Heartbeat] = heartbeat.GetClientHandleAsString();
+                    info.Environment[RankEnvironment.HeartbeatTimeout] = ((int)Math.Ceiling(start.HeartbeatTimeout.Value.TotalSeconds)).ToString(CultureInfo.InvariantCulture);
                 }
                 process.Start();
                 heartbeat?.DisposeLocalCopyOfClientHandle();

@@ -46,6 +46,9 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, string Mas
     /// <summary>The inherited pipe the runtime writes heartbeats to, when the agent gave one (see <see cref="RankHeartbeat"/>).</summary>
     public string? HeartbeatHandle { get; init; }
 
+    /// <summary>How long the agent may leave the rank's heartbeats unread before the rank ends itself; null when it did not say.</summary>
+    public TimeSpan? HeartbeatTimeout { get; init; }
+
     /// <summary>
     /// The job's table, when the agent gave it at launch (a node-local job): the rank then does not register with the
     /// master but tells its agent on the heartbeat pipe that it joined.
@@ -95,6 +98,7 @@ internal sealed record RankIdentity(string JobId, int Rank, int Size, string Mas
             MasterSecurity = credentials.Authority.IsEmpty ? RpcSecurity.Insecure
                 : RpcSecurity.TrustingAuthority(X509CertificateLoader.LoadCertificate(credentials.Authority.Span)),
             HeartbeatHandle = heartbeat,
+            HeartbeatTimeout = read(RankEnvironment.HeartbeatTimeout) is null ? null : TimeSpan.FromSeconds(Integer(read, RankEnvironment.HeartbeatTimeout, minimum: 1)),
             NodeLocal = read(RankEnvironment.NodeLocal) == "1",
             Table = credentials.Table,
             Place = PlaceOf(read),

@@ -151,6 +151,30 @@ public sealed class RankIdentityTests : IDisposable
         Assert.Contains($"{blamed}=", error.Message);
     }
 
+    [Theory]
+    [InlineData("10", 10.0)]
+    [InlineData(null, null)]
+    public void FromEnvironment_HeartbeatTimeoutVariable_IsHowLongTheAgentMayLeaveBeatsUnread(string? value, double? seconds)
+    {
+        var variables = Environment(KeyFile(new RankCredentials { JobToken = "k" }), master: "http://127.0.0.1:7300");
+
+        var identity = RankIdentity.FromEnvironment(name => name == RankEnvironment.HeartbeatTimeout ? value : variables(name))!;
+
+        Assert.Equal(seconds, identity.HeartbeatTimeout?.TotalSeconds);
+    }
+
+    [Theory]
+    [InlineData("0")]
+    [InlineData("ten")]
+    public void FromEnvironment_HeartbeatTimeoutNotAPositiveNumber_FailsNamingTheVariable(string value)
+    {
+        var variables = Environment(KeyFile(new RankCredentials { JobToken = "k" }), master: "http://127.0.0.1:7300");
+
+        var error = Assert.Throws<MpiException>(() => RankIdentity.FromEnvironment(name => name == RankEnvironment.HeartbeatTimeout ? value : variables(name)));
+
+        Assert.Contains($"{RankEnvironment.HeartbeatTimeout}='{value}'", error.Message);
+    }
+
     private string KeyFile(RankCredentials credentials)
     {
         var path = Path.Combine(_directory.FullName, "rank-0");
