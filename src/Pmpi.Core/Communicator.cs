@@ -437,7 +437,9 @@ public abstract class Communicator : IDisposable
     private SendOperation StartSend(OutgoingPayload payload, int dest, int tag, int context, bool synchronous)
     {
         if (context != Context) Sequence.AwaitTurn();
-        return Runtime.Links[_peers[dest]].Send(new Envelope(context, Rank, tag), payload, synchronous);
+        var link = Runtime.Links[_peers[dest]];
+        Runtime.Traffic.Sent(link.Kind, payload.Bytes.Length);
+        return link.Send(new Envelope(context, Rank, tag), payload, synchronous);
     }
 
     /// <summary>Waits for a send, making progress meanwhile (a lent payload completes when the peer's acknowledgement is read).</summary>

@@ -129,6 +129,10 @@ namespace Pmpi.Tests.Communicators
 
 namespace Pmpi.Tests.PointToPoint
 {
+    public sealed class GrpcMeterTests() : MeterTests(Device.Grpc);
+
+    public sealed class SharedMemoryMeterTests() : MeterTests(Device.SharedMemory);
+
     public sealed class GrpcPersistentRequestTests() : PersistentRequestTests(Device.Grpc);
 
     public sealed class SharedMemoryPersistentRequestTests() : PersistentRequestTests(Device.SharedMemory);

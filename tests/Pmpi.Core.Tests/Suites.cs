@@ -67,6 +67,8 @@ namespace Pmpi.Tests.Communicators
 
 namespace Pmpi.Tests.PointToPoint
 {
+    public sealed class InProcessMeterTests() : MeterTests(Device.InProcess);
+
     public sealed class InProcessPersistentRequestTests() : PersistentRequestTests(Device.InProcess);
 
     public sealed class InProcessMatchedProbeTests() : MatchedProbeTests(Device.InProcess);

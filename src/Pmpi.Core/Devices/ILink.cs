@@ -9,6 +9,9 @@ namespace Pmpi.Devices;
 /// </summary>
 internal interface ILink
 {
+    /// <summary>What carries the link's messages.</summary>
+    LinkKind Kind { get; }
+
     /// <summary>
     /// Sends to the link's peer. A borrowed payload (no <see cref="OutgoingPayload.Rented"/>) stays valid until the
     /// returned operation completes; a rented one becomes the link's. The operation completes when the sender may

@@ -9,6 +9,8 @@ namespace Pmpi.Devices;
 /// </summary>
 internal sealed class SelfLink(MatchingEngine engine) : ILink
 {
+    public LinkKind Kind => LinkKind.Self;
+
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
     {
         var operation = synchronous ? new SendOperation() : SendOperation.Done;

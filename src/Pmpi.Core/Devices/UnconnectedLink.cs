@@ -9,6 +9,8 @@ namespace Pmpi.Devices;
 /// </summary>
 internal sealed class UnconnectedLink(int rank, int peer) : ILink
 {
+    public LinkKind Kind => LinkKind.Unconnected;
+
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous) =>
         throw new MpiException(ErrorClass.Transport, $"Rank {rank} has no link to rank {peer}: neither one's world spawned the other's.");
 }

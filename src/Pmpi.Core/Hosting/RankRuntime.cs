@@ -36,7 +36,11 @@ internal sealed class RankRuntime
         World = new Intracommunicator(this, context: 0, world, device.Rank - device.WorldFirst);
         Self = new Intracommunicator(this, context: 2, [device.Rank], 0);
         Place = new NodePlace(World.Rank, World.Size, NodeRank: 0);
+        RankMeters.Track(this);
     }
+
+    /// <summary>What the rank has sent, by link kind, for its meters.</summary>
+    public RankTraffic Traffic { get; } = new();
 
     /// <summary>
     /// Where the rank sits on its node. Defaults to every rank of the world on one node, as threads of one process

@@ -82,6 +82,7 @@ internal sealed class MatchingEngine
     private ContextQueues? _lastQueues; // the queues of _lastContext (under the lock)
     private readonly List<ProbeOperation> _probes = [];
     private long _arrivals;
+    private long _bytesArrived;
     private long _posts;
     private MpiException? _aborted;
 
@@ -97,6 +98,15 @@ internal sealed class MatchingEngine
     /// </summary>
     public SpinPolicy Spin { get; set; } = SpinPolicy.Brief;
 
+    /// <summary>How many messages have arrived for this rank, and how many payload bytes they carried (the rank's meters).</summary>
+    public (long Messages, long Bytes) Arrived
+    {
+        get
+        {
+            lock (_lock) return (_arrivals, _bytesArrived);
+        }
+    }
+
     /// <summary>Hands an arrived message to the earliest matching posted receive, or queues it as unexpected.</summary>
     public void Deliver(Message message)
     {
@@ -109,6 +119,7 @@ internal sealed class MatchingEngine
                 return;
             }
             message.Arrival = _arrivals++;
+            _bytesArrived += message.Payload.Length;
             var envelope = message.Envelope;
             var queues = QueuesOf(envelope.Context);
             receive = queues.TakeEarliestReceive(envelope.Source, envelope.Tag);

@@ -14,6 +14,8 @@ internal sealed class GrpcLink(PeerStreams streams, Route route) : ILink
     /// <summary>How this link reaches its peer.</summary>
     public Route Route => route;
 
+    public LinkKind Kind => route.Kind == RouteKind.Gateway ? LinkKind.Gateway : LinkKind.Network;
+
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
     {
         try

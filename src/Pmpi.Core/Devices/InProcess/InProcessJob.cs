@@ -89,6 +89,8 @@ internal sealed class InProcessJob : IThreadedJob, IJobControl
     /// <summary>Any rank's link to the rank that owns <paramref name="target"/>.</summary>
     private sealed class Link(MatchingEngine target) : ILink
     {
+        public LinkKind Kind => LinkKind.InProcess;
+
         public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
         {
             if (!synchronous && payload.Bytes.Length <= EagerLimit)

@@ -63,6 +63,8 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
     /// <summary>What the peer writes for this rank.</summary>
     public ByteRing Incoming => _segment.Incoming;
 
+    public LinkKind Kind => LinkKind.SharedMemory;
+
     [SkipLocalsInit] // the header's kilobyte is written before it is read: not zeroed for every message
     public SendOperation Send(Envelope envelope, OutgoingPayload payload, bool synchronous)
     {
