@@ -87,14 +87,29 @@ internal static class AgentCommand
     /// <summary>Logging and lifetime for a daemon, `pmpi agent` or `pmpi gateway` (the embedded agent of `pmpi run` keeps the silent defaults).</summary>
     internal static void ConfigureDaemon(IHostApplicationBuilder host)
     {
-        host.Logging.AddSimpleConsole(console =>
+        // The standard logging configuration, from appsettings.json in the working directory or the environment
+        // (Logging__LogLevel__Pmpi=Debug, Logging__Console__FormatterName=json): levels per category and the console's
+        // formatter, by default one line per event with a UTC timestamp.
+        host.Logging.AddConfiguration(host.Configuration.GetSection("Logging"));
+        string? formatter = host.Configuration["Logging:Console:FormatterName"];
+        host.Logging.AddConsole();
+        host.Services.Configure<SimpleConsoleFormatterOptions>(simple =>
         {
-            console.SingleLine = true;
-            console.UseUtcTimestamp = true;
-            console.TimestampFormat = "yyyy-MM-dd'T'HH:mm:ss.fff'Z' ";
+            simple.SingleLine = true;
+            simple.UseUtcTimestamp = true;
+            simple.TimestampFormat = "yyyy-MM-dd'T'HH:mm:ss.fff'Z' ";
         });
-        // Stdout keeps only the listening line, which scripts and tests read.
-        host.Services.Configure<ConsoleLoggerOptions>(console => console.LogToStandardErrorThreshold = LogLevel.Trace);
+        host.Services.Configure<JsonConsoleFormatterOptions>(json =>
+        {
+            json.UseUtcTimestamp = true;
+            json.TimestampFormat = "yyyy-MM-dd'T'HH:mm:ss.fff'Z'";
+        });
+        host.Services.Configure<ConsoleLoggerOptions>(console =>
+        {
+            console.FormatterName = formatter ?? ConsoleFormatterNames.Simple;
+            // Stdout keeps only the listening line, which scripts and tests read.
+            console.LogToStandardErrorThreshold = LogLevel.Trace;
+        });
         host.Logging.AddFilter("Microsoft", LogLevel.Warning);
         // The Event Log takes only warnings by default; a Windows service has no other log of its events.
         if (OperatingSystem.IsWindows()) host.Logging.AddFilter<EventLogLoggerProvider>("Pmpi", LogLevel.Information);
