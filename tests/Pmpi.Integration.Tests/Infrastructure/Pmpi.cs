@@ -27,6 +27,9 @@ internal static class PmpiCli
     /// <summary>Pmpi.TestRanks.dll, the rank program whose first argument picks a scenario.</summary>
     public static string TestRanksDll => Artifact("Pmpi.TestRanks.dll");
 
+    /// <summary>Pmpi.Osu.dll, the OSU micro-benchmarks (bench/Pmpi.Osu), whose first argument picks a benchmark.</summary>
+    public static string OsuDll => Artifact("Pmpi.Osu.dll");
+
     /// <summary>The dotnet host running this test, so children use the same runtime.</summary>
     public static string DotnetHost
     {
