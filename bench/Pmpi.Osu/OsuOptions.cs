@@ -65,7 +65,7 @@ internal sealed class OsuOptions
     public int MinSize { get; private set; }
 
     /// <summary>The last message size in bytes (<c>-m MAX</c>); defaults to 4 MB point to point, 1 MB for collectives.</summary>
-    public int MaxSize { get; set; }
+    public int MaxSize { get; private set; }
 
     /// <summary>Timed iterations up to <see cref="LargeMessageSize"/> (<c>-i</c> sets both counts).</summary>
     public int Iterations { get; private set; }
@@ -96,6 +96,14 @@ internal sealed class OsuOptions
 
     /// <summary>The warm-up iterations at <paramref name="size"/>.</summary>
     public int SkipFor(int size) => size > LargeMessageSize ? SkipLarge : Skip;
+
+    /// <summary>Lowers <see cref="MaxSize"/> to <paramref name="largest"/> if it is above; whether it was.</summary>
+    public bool LowerMaxSizeTo(long largest)
+    {
+        if (MaxSize <= largest) return false;
+        MaxSize = (int)largest;
+        return true;
+    }
 
     /// <summary>The sizes OMB sweeps: from <see cref="MinSize"/> doubling up to <see cref="MaxSize"/> (0 is followed by 1).</summary>
     public IEnumerable<int> Sizes()

@@ -46,7 +46,7 @@ internal static class OsuProgram
             return 1;
         }
 
-        benchmark.Run(world, options, new OsuReport(output, root));
+        benchmark.Run(world, options, new OsuReport(benchmark, output, root));
         return 0;
     }
 

@@ -7,13 +7,13 @@ namespace Pmpi.Osu;
 /// formats (osu_util_mpi.c): <c>%-10s</c> for "# Size", <c>%20s</c> for each column name, then <c>%-10d</c> and
 /// <c>%20.2f</c> per value (<c>%12s</c>/<c>%12lu</c> for Iterations), so a row lines up with the native osu_* row.
 /// </summary>
-internal sealed class OsuReport(TextWriter output, bool writes)
+/// <param name="benchmark">The benchmark whose header the report prints.</param>
+/// <param name="output">Where rank 0 writes.</param>
+/// <param name="writes">Whether this rank writes (rank 0).</param>
+internal sealed class OsuReport(Benchmark benchmark, TextWriter output, bool writes)
 {
     /// <summary>Each value column's width (OMB's FIELD_WIDTH).</summary>
     private const int FieldWidth = 20;
-
-    /// <summary>Whether this rank writes (rank 0).</summary>
-    public bool Writes => writes;
 
     /// <summary>
     /// The datatype line: OMB 7.4 sends MPI_CHAR, one byte an element, as these benchmarks send byte[] (and
@@ -27,14 +27,17 @@ internal sealed class OsuReport(TextWriter output, bool writes)
         if (writes) output.WriteLine(line);
     }
 
+    /// <summary>The benchmark's header line (<see cref="Benchmark.Header"/>).</summary>
+    public void Header() => Line(benchmark.Header);
+
     /// <summary>
     /// OMB's preamble for all but mbw_mr (print_preamble): an empty line, then the benchmark's header line; then the
     /// datatype line and the column header.
     /// </summary>
-    public void Preamble(Benchmark benchmark, params string[] columns)
+    public void Preamble(params string[] columns)
     {
         Line("");
-        Line(benchmark.Header);
+        Header();
         Line(DatatypeLine);
         Columns(columns);
     }

@@ -12,9 +12,9 @@ internal static class CollectiveLatency
     /// <summary>osu_allreduce: MPI_Allreduce of <c>size</c> bytes summed (OMB sums chars), into a caller's array.</summary>
     public static void RunAllreduce(Intracommunicator world, OsuOptions options, OsuReport report)
     {
-        LimitToMemory(world, options, options.MemoryLimit);
+        LimitToMemory(world.Rank, options, options.MemoryLimit);
         byte[] sendBuffer = [], receiveBuffer = [];
-        Run(world, options, report, Benchmark.Find("allreduce")!, barrierBefore: true,
+        Run(world, options, report, barrierBefore: true,
             size => (sendBuffer, receiveBuffer) = (Latency.Filled(size, 1), new byte[size]),
             () => world.Allreduce(sendBuffer, Operation<byte>.Add, ref receiveBuffer));
     }
@@ -22,10 +22,10 @@ internal static class CollectiveLatency
     /// <summary>osu_bcast: MPI_Bcast of <c>size</c> bytes from rank 0, into each rank's array.</summary>
     public static void RunBroadcast(Intracommunicator world, OsuOptions options, OsuReport report)
     {
-        LimitToMemory(world, options, options.MemoryLimit);
+        LimitToMemory(world.Rank, options, options.MemoryLimit);
         byte[] buffer = [];
         // osu_bcast, unlike the other two, has no barrier before a size's iterations, only after them.
-        Run(world, options, report, Benchmark.Find("bcast")!, barrierBefore: false,
+        Run(world, options, report, barrierBefore: false,
             size => buffer = Latency.Filled(size, 1),
             () => world.Broadcast(ref buffer, 0));
     }
@@ -34,21 +34,21 @@ internal static class CollectiveLatency
     public static void RunAlltoall(Intracommunicator world, OsuOptions options, OsuReport report)
     {
         // The buffers hold a block for every rank: OMB caps the size so that they stay within the memory limit.
-        LimitToMemory(world, options, Math.Min(options.MemoryLimit, Array.MaxLength) / world.Size);
+        LimitToMemory(world.Rank, options, Math.Min(options.MemoryLimit, Array.MaxLength) / world.Size);
         byte[] sendBuffer = [], receiveBuffer = [];
         int size = 0;
-        Run(world, options, report, Benchmark.Find("alltoall")!, barrierBefore: true,
+        Run(world, options, report, barrierBefore: true,
             s => (size, sendBuffer, receiveBuffer) = (s, Latency.Filled(s * world.Size, 1), new byte[s * world.Size]),
             () => world.AlltoallFlattened(sendBuffer, size, ref receiveBuffer));
     }
 
     // The loop all three share (osu_allreduce.c, osu_bcast.c, osu_alltoall.c): prepare the buffers for a size, then
     // time each call alone and synchronise after it.
-    private static void Run(Intracommunicator world, OsuOptions options, OsuReport report, Benchmark benchmark, bool barrierBefore,
+    private static void Run(Intracommunicator world, OsuOptions options, OsuReport report, bool barrierBefore,
         Action<int> prepare, Action collective)
     {
-        if (options.Full) report.Preamble(benchmark, "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)", "Iterations");
-        else report.Preamble(benchmark, "Avg Latency(us)");
+        if (options.Full) report.Preamble("Avg Latency(us)", "Min Latency(us)", "Max Latency(us)", "Iterations");
+        else report.Preamble("Avg Latency(us)");
         foreach (int size in options.Sizes())
         {
             prepare(size);
@@ -76,10 +76,9 @@ internal static class CollectiveLatency
     }
 
     // OMB's check_mem_limit: a largest size whose buffers would pass the limit is lowered to it, with a warning.
-    private static void LimitToMemory(Intracommunicator world, OsuOptions options, long largest)
+    private static void LimitToMemory(int rank, OsuOptions options, long largest)
     {
-        if (options.MaxSize <= largest) return;
-        options.MaxSize = (int)largest;
-        if (world.Rank == 0) Console.Error.WriteLine($"Warning! Limiting max message size to: {largest}. Increase -M, --mem-limit for higher message sizes.");
+        if (!options.LowerMaxSizeTo(largest)) return;
+        if (rank == 0) Console.Error.WriteLine($"Warning! Limiting max message size to: {largest}. Increase -M, --mem-limit for higher message sizes.");
     }
 }

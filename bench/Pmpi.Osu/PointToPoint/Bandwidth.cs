@@ -12,15 +12,15 @@ internal static class Bandwidth
 
     /// <summary>osu_bw on each of the two ranks.</summary>
     public static void RunUnidirectional(Intracommunicator world, OsuOptions options, OsuReport report) =>
-        Run(world, options, report, Benchmark.Find("bw")!, bidirectional: false);
+        Run(world, options, report, bidirectional: false);
 
     /// <summary>osu_bibw on each of the two ranks.</summary>
     public static void RunBidirectional(Intracommunicator world, OsuOptions options, OsuReport report) =>
-        Run(world, options, report, Benchmark.Find("bibw")!, bidirectional: true);
+        Run(world, options, report, bidirectional: true);
 
-    private static void Run(Intracommunicator world, OsuOptions options, OsuReport report, Benchmark benchmark, bool bidirectional)
+    private static void Run(Intracommunicator world, OsuOptions options, OsuReport report, bool bidirectional)
     {
-        report.Preamble(benchmark, "Bandwidth (MB/s)");
+        report.Preamble("Bandwidth (MB/s)");
         int rank = world.Rank, peer = 1 - rank, window = options.WindowSize;
         var sends = new Request[window];
         var receives = new Request[window];

@@ -11,7 +11,7 @@ internal static class Latency
     /// <summary>The benchmark's body on each of the two ranks.</summary>
     public static void Run(Intracommunicator world, OsuOptions options, OsuReport report)
     {
-        report.Preamble(Benchmark.Find("latency")!, "Avg Latency(us)");
+        report.Preamble("Avg Latency(us)");
         int rank = world.Rank;
         foreach (int size in options.Sizes())
         {

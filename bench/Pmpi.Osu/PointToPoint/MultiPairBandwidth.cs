@@ -15,9 +15,8 @@ internal static class MultiPairBandwidth
     public static void Run(Intracommunicator world, OsuOptions options, OsuReport report)
     {
         int rank = world.Rank, pairs = world.Size / 2, window = options.WindowSize;
-        var benchmark = Benchmark.Find("mbw_mr")!;
         // osu_mbw_mr prints its header line without print_preamble's empty line, then the pairs and the window.
-        report.Line(benchmark.Header);
+        report.Header();
         report.Line($"# [ pairs: {pairs} ] [ window size: {window} ]");
         report.Line(OsuReport.DatatypeLine);
         if (options.PrintRate) report.Columns("MB/s", "Messages/s");
