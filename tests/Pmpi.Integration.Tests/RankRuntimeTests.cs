@@ -16,6 +16,7 @@ public sealed class RankRuntimeTests
     [InlineData("MatMul.CSharp")]
     [InlineData("MatMul.FSharp")]
     [InlineData("MatMul.VisualBasic")]
+    [InlineData("Pmpi.Osu")]
     public void RuntimeConfig_OfABuiltRankProgram_NamesMicrosoftNetCoreAppAlone(string program)
     {
         // Arrange: the rank programs this project references are built beside it, each with its runtimeconfig.
