@@ -23,21 +23,21 @@ internal static class NodesCommand
                 await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
                 return 2;
             }
-            var table = new Table().AddColumns("node", "domain", "gateway", "slots", "cores", "cpu", "load 1/5/15", "memory free/total", "os", "arch", ".NET", "jobs");
+            var table = new Table().AddColumns("node", "agent", "ranks at", "domain", "gateway", "slots", "cores", "cpu", "load 1/5/15", "memory free/total", "os", "arch", ".NET", "jobs");
             int failures = 0;
             foreach (var agent in parse.GetValue(agents)!)
             {
                 if (AgentAddress.TryParse(agent, rpcSecurity) is not { } address)
                 {
                     failures++;
-                    table.AddRow(Markup.Escape(agent), "[red]not an address[/]", "", "", "", "expected host:port or http://host:port", "", "", "", "", "", "");
+                    table.AddRow(Markup.Escape(agent), "", "", "[red]not an address[/]", "", "", "", "expected host:port or http://host:port", "", "", "", "", "", "");
                     continue;
                 }
                 try
                 {
                     using var channel = new RpcChannel(address, security: rpcSecurity);
                     var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10), cancellationToken);
-                    table.AddRow(Markup.Escape(info.NodeName), Markup.Escape(info.Domain), Markup.Escape(info.Gateway), $"{info.Slots}", $"{info.LogicalCores}", Markup.Escape(info.CpuModel),
+                    table.AddRow(Markup.Escape(info.NodeName), Markup.Escape(address.Authority), Markup.Escape(info.RankAddress), Markup.Escape(info.Domain), Markup.Escape(info.Gateway), $"{info.Slots}", $"{info.LogicalCores}", Markup.Escape(info.CpuModel),
                         double.IsNaN(info.LoadAverage1) ? "-" : $"{info.LoadAverage1:F2} {info.LoadAverage5:F2} {info.LoadAverage15:F2}",
                         $"{Gib(info.MemoryAvailableBytes)}/{Gib(info.MemoryTotalBytes)} GiB", Markup.Escape($"{info.OsDescription}"), info.Architecture,
                         Markup.Escape(info.RuntimeVersion), Markup.Escape(string.Join(", ", info.RunningJobs)));
@@ -45,13 +45,13 @@ internal static class NodesCommand
                 catch (RpcException e)
                 {
                     failures++;
-                    table.AddRow(Markup.Escape(agent), e.StatusCode is StatusCode.Unauthenticated or StatusCode.PermissionDenied ? "[red]refused[/]" : "[red]unreachable[/]",
+                    table.AddRow(Markup.Escape(agent), "", "", e.StatusCode is StatusCode.Unauthenticated or StatusCode.PermissionDenied ? "[red]refused[/]" : "[red]unreachable[/]",
                         "", "", "", Markup.Escape(e.Detail), "", "", "", "", "", "");
                 }
                 catch (ArgumentException e)
                 {
                     failures++;
-                    table.AddRow(Markup.Escape(agent), "[red]wrong scheme[/]", "", "", "", Markup.Escape(e.Message), "", "", "", "", "", "");
+                    table.AddRow(Markup.Escape(agent), "", "", "[red]wrong scheme[/]", "", "", "", Markup.Escape(e.Message), "", "", "", "", "", "");
                 }
             }
             // Into a file or a pipe there is no terminal to fit or colour: Spectre would assume 80 columns and wrap

@@ -21,6 +21,8 @@ public sealed class NodesCommandTests
         Assert.True(code == 1, $"pmpi nodes exited with {code}, expected 1 for the unreachable agent.\n{nodes.Transcript}");
         var row = nodes.Stdout.SingleOrDefault(line => line.Contains(System.Environment.MachineName, StringComparison.Ordinal));
         Assert.True(row is not null, $"No row names this node ({System.Environment.MachineName}).\n{table}");
+        Assert.Contains($" {agent.Endpoint} ", row); // the agent as dialled
+        Assert.Contains(" 127.0.0.1 ", row);         // where its ranks listen (pmpi agent's default --rank-address)
         Assert.Contains($" {System.Environment.ProcessorCount} ", row);
         Assert.Contains(" 3 ", row);
         Assert.Contains(nodes.Stdout, line => line.Contains(unreachable, StringComparison.Ordinal) && line.Contains("unreachable", StringComparison.Ordinal));

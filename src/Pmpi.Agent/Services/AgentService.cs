@@ -82,6 +82,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             RuntimeVersion = node.RuntimeDescription,
             Domain = options.Domain ?? "",
             Gateway = options.Gateway ?? "",
+            RankAddress = options.RankBindAddress,
             Slots = options.Slots,
         };
         info.RunningJobs.AddRange(_jobs.Values.Select(job => job.JobId).Distinct().Order(StringComparer.Ordinal));
