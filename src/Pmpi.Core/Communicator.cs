@@ -251,7 +251,7 @@ public abstract class Communicator : IDisposable
     public ReceiveRequest<T[]> ImmediateReceive<T>(int source, int tag, T[] values)
     {
         ArgumentNullException.ThrowIfNull(values);
-        return new(Runtime.Device.Engine, PostReceive(source, tag, Context), message =>
+        return new(Runtime.Device.Engine, PostReceive(source, tag, Context, into: ReceiveTarget.Of(values)), message =>
         {
             var buffer = values;
             int count = DecodeInto(message, Context, ref buffer);
@@ -458,7 +458,7 @@ public abstract class Communicator : IDisposable
         return Runtime.Device.Engine.Post(new Envelope(context, source, tag), returnsNewArray, into);
     }
 
-    /// <summary>Posts a receive and waits for it; <paramref name="into"/> only for a blocking receive (<see cref="ReceiveOperation.Into"/>).</summary>
+    /// <summary>Posts a receive and waits for it; <paramref name="into"/> is the caller's array it may be read into (<see cref="ReceiveOperation.Into"/>).</summary>
     internal Message ReceiveMessage(int source, int tag, int context, bool returnsNewArray = false, ReceiveTarget? into = null) =>
         Complete(PostReceive(source, tag, context, returnsNewArray, into));
 

@@ -14,10 +14,11 @@ internal sealed class ReceiveOperation(Envelope pattern, long order, bool return
     public bool ReturnsNewArray { get; } = returnsNewArray;
 
     /// <summary>
-    /// The caller's array that a blocking receive from one source fills: a link may read a large array of its type
-    /// straight into it (<see cref="MatchingEngine.NextReceive"/>). Only this source's link can match such a receive,
-    /// in the order its messages come, and a blocking receive cannot be cancelled, so the receive a message starts
-    /// for is the one it completes.
+    /// The caller's array that a receive from one source fills, blocking or not: a link may read a large array of its
+    /// type straight into it (<see cref="MatchingEngine.NextReceive"/>). Only this source's link can match such a
+    /// receive, in the order its messages come, and once a link has asked for it the receive can no longer be
+    /// cancelled (<see cref="Claimed"/>; MPI lets a cancel fail, the receive then completing normally), so the receive
+    /// a message starts for is the one it completes, and a cancelled receive's array is never written.
     /// </summary>
     public ReceiveTarget? Into { get; } = into;
 
@@ -28,7 +29,10 @@ internal sealed class ReceiveOperation(Envelope pattern, long order, bool return
 
     public bool Cancelled { get; private set; }
 
-    /// <summary>Set under the engine's lock when a message is assigned, so a racing cancel cannot lose it.</summary>
+    /// <summary>
+    /// Set under the engine's lock when a message is assigned, or a link starts reading one into <see cref="Into"/>,
+    /// so a racing cancel can neither lose the message nor leave it in the caller's array.
+    /// </summary>
     internal bool Claimed { get; set; }
 
     internal void Match(Message message)
@@ -139,20 +143,22 @@ internal sealed class MatchingEngine
     /// <summary>
     /// The receive a message with <paramref name="envelope"/> would match if it arrived now, if any. Links ask as a
     /// message starts, where to read a large array (<see cref="Payloads.IncomingBuffer"/>); only a hint, since another
-    /// message may take that receive first, except one with <see cref="ReceiveOperation.Into"/>.
+    /// message may take that receive first, except one with <see cref="ReceiveOperation.Into"/>, which this claims.
     /// </summary>
     public ReceiveOperation? NextReceive(Envelope envelope)
     {
         lock (_lock)
         {
-            return _contexts.TryGetValue(envelope.Context, out var queues) ? queues.PeekEarliestReceive(envelope.Source, envelope.Tag) : null;
+            var receive = _contexts.TryGetValue(envelope.Context, out var queues) ? queues.PeekEarliestReceive(envelope.Source, envelope.Tag) : null;
+            if (receive?.Into is not null) receive.Claimed = true;
+            return receive;
         }
     }
 
     /// <summary>Posts a receive; it completes at once if an unexpected message already matches.</summary>
     /// <param name="pattern">Context, source and tag, wildcards allowed.</param>
     /// <param name="returnsNewArray">See <see cref="ReceiveOperation.ReturnsNewArray"/>.</param>
-    /// <param name="into">See <see cref="ReceiveOperation.Into"/>: only for a blocking receive from one source.</param>
+    /// <param name="into">See <see cref="ReceiveOperation.Into"/>: ignored for a receive from any source.</param>
     public ReceiveOperation Post(Envelope pattern, bool returnsNewArray = false, ReceiveTarget? into = null)
     {
         Message? message;

@@ -7,7 +7,7 @@ namespace Pmpi.Payloads;
 /// <summary>
 /// Where a link reassembles a payload as it arrives: a buffer (<see cref="PayloadBuffers"/>); or, for an array of a
 /// primitive type from <see cref="DirectArrayMinimum"/> bytes, the array its receive ends with: the caller's own (from
-/// the element the receive names on) when a blocking receive from one source was posted with one of the payload's
+/// the element the receive names on) when a receive from one source was posted with one of the payload's
 /// type that can hold it (<see cref="ReceiveTarget"/>), or a new one when the receive returns a new array. Either way
 /// the receive takes it without copying.
 /// </summary>
@@ -45,7 +45,7 @@ internal readonly record struct IncomingBuffer(Memory<byte> Bytes, byte[]? Rente
 }
 
 /// <summary>
-/// The caller's array that a blocking receive of an array of a raw type fills (<see cref="ReceiveOperation.Into"/>),
+/// The caller's array that a receive of an array of a raw type fills (<see cref="ReceiveOperation.Into"/>),
 /// from one of its elements on: a link may read a payload of its type straight into it there.
 /// </summary>
 internal sealed class ReceiveTarget(Array elements, int at, PayloadType type, int elementSize)

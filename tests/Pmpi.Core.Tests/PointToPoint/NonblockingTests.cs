@@ -63,6 +63,58 @@ public abstract class NonblockingTests(Device device) : DeviceSuite(device)
     }
 
     [Fact]
+    public void ImmediateReceive_LargeArraysIntoTheCallersArrays_EachArrayHoldsItsMessage()
+    {
+        // 1 MB arrays, which links read straight into the receive's array; a window of them, as a bandwidth test posts.
+        const int Length = 128 * 1024, Window = 4;
+        Run(2, world =>
+        {
+            if (world.Rank == 1)
+            {
+                var arrays = Enumerable.Range(0, Window).Select(_ => new double[Length]).ToArray();
+                var requests = arrays.Select(array => world.ImmediateReceive(0, 4, array)).ToArray();
+                for (int i = 0; i < Window; i++)
+                {
+                    var completed = requests[i].Wait();
+                    Assert.Same(arrays[i], requests[i].Value);
+                    Assert.Equal(Length, completed.Count());
+                    Assert.True(arrays[i].AsSpan().IndexOfAnyExcept(i + 0.5) < 0, $"array {i} does not hold message {i}");
+                }
+            }
+            else
+            {
+                for (int i = 0; i < Window; i++) world.Send(Enumerable.Repeat(i + 0.5, Length).ToArray(), 1, 4);
+            }
+        });
+    }
+
+    [Fact]
+    public void Cancel_PendingReceiveIntoALargeArray_LeavesTheArrayUntouchedAndTheMessageForTheNextReceive()
+    {
+        const int Length = 128 * 1024;
+        Run(2, world =>
+        {
+            if (world.Rank == 1)
+            {
+                var cancelledInto = new double[Length];
+                var request = world.ImmediateReceive(0, 3, cancelledInto);
+                request.Cancel();
+                Assert.True(request.Wait().Cancelled);
+                world.Send(true, 0, 1);
+                var into = new double[Length];
+                world.ImmediateReceive(0, 3, into).Wait();
+                Assert.True(into.AsSpan().IndexOfAnyExcept(2.5) < 0, "the message did not reach the receive after the cancelled one");
+                Assert.True(cancelledInto.AsSpan().IndexOfAnyExcept(0.0) < 0, "the cancelled receive's array was written");
+            }
+            else
+            {
+                world.Receive<bool>(1, 1);
+                world.Send(Enumerable.Repeat(2.5, Length).ToArray(), 1, 3);
+            }
+        });
+    }
+
+    [Fact]
     public void Test_BeforeArrival_ReturnsNull()
     {
         Run(2, world =>
