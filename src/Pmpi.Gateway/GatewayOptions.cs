@@ -21,9 +21,10 @@ public sealed class GatewayOptions
     public RpcSecurity? Security { get; set; }
 
     /// <summary>
-    /// How long a relayed stream may carry no byte either way before the gateway ends it (YARP's activity timeout, set
-    /// on every forwarded call; HTTP/2 pings do not reset it). Defaults to 24 hours, so idle streams outlive long
-    /// compute phases; a dead peer is found sooner by HTTP/2 pings.
+    /// How long a relayed rank stream may carry no byte either way (the ranks' HTTP/2 pings included) before the
+    /// gateway closes it, and a control call it forwards may carry none (YARP's activity timeout, which HTTP/2 pings do
+    /// not reset). Defaults to 24 hours, so idle streams outlive long compute phases; a dead peer is found sooner by
+    /// the ranks' pings.
     /// </summary>
     public TimeSpan StreamIdleTimeout { get; set; } = TimeSpan.FromHours(24);
 
