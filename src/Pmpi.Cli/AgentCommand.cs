@@ -1,4 +1,5 @@
 using System.CommandLine;
+using System.Net;
 using System.Net.Sockets;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -32,11 +33,18 @@ internal static class AgentCommand
         var domain = new Option<string?>("--domain") { Description = "This node's administrative domain." };
         var gateway = new Option<string?>("--gateway") { Description = "The domain's gateway (host:port), shown by `pmpi nodes`." };
         var slots = new Option<int>("--slots") { Description = "Ranks this node takes.", DefaultValueFactory = _ => defaults.Slots };
-        var rankAddress = new Option<string>("--rank-address") { Description = "IP address rank endpoints listen on and advertise.", DefaultValueFactory = _ => defaults.RankBindAddress };
+        var rankAddress = new Option<string>("--rank-address")
+        {
+            Description = "IP address rank endpoints listen on and advertise, or a host name of this node to resolve to one here.", DefaultValueFactory = _ => defaults.RankBindAddress,
+        };
+        var stopAtInputEnd = new Option<bool>("--stop-at-input-end")
+        {
+            Description = "Stop, as on SIGTERM, when standard input ends: for a launcher that ends its agents by closing their input (pmpi run under Slurm), so they also stop if it dies.",
+        };
         var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
         var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
         var security = new SecurityOptions();
-        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, gateway, slots, rankAddress, heartbeatTimeout, registerTimeout };
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, gateway, slots, rankAddress, stopAtInputEnd, heartbeatTimeout, registerTimeout };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -47,6 +55,7 @@ internal static class AgentCommand
             }
             if (rpcSecurity == RpcSecurity.Insecure)
                 await Console.Error.WriteLineAsync("pmpi agent: WARNING: --insecure: no TLS and no authentication; anyone who reaches this port can run programs as this user.").ConfigureAwait(false);
+            if (await ResolveRankAddressAsync(parse.GetValue(rankAddress)!, cancellationToken).ConfigureAwait(false) is not { } rankIp) return InvalidOptionsExitCode;
             AgentHost host;
             try
             {
@@ -57,7 +66,7 @@ internal static class AgentCommand
                     options.Domain = parse.GetValue(domain);
                     options.Gateway = parse.GetValue(gateway);
                     options.Slots = parse.GetValue(slots);
-                    options.RankBindAddress = parse.GetValue(rankAddress)!;
+                    options.RankBindAddress = rankIp;
                     options.Security = rpcSecurity;
                     options.HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout));
                     options.RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout));
@@ -77,11 +86,50 @@ internal static class AgentCommand
             {
                 var options = host.Services.GetRequiredService<IOptions<AgentOptions>>().Value;
                 Console.WriteLine($"pmpi agent listening on {host.Address} (slots {options.Slots}{(options.Domain is null ? "" : $", domain {options.Domain}")})");
+                if (parse.GetValue(stopAtInputEnd)) _ = StopAtInputEndAsync(host);
                 await host.WaitForShutdownRequestAsync(cancellationToken).ConfigureAwait(false);
             }
             return 0;
         });
         return command;
+    }
+
+    /// <summary>--rank-address's IP address: as given, or the best a host name resolves to here (beyond loopback, then IPv4, first); null, said on stderr, when it resolves to none.</summary>
+    private static async Task<string?> ResolveRankAddressAsync(string value, CancellationToken cancellationToken)
+    {
+        if (IPAddress.TryParse(value, out _)) return value;
+        try
+        {
+            var addresses = await Dns.GetHostAddressesAsync(value, cancellationToken).ConfigureAwait(false);
+            // Beyond loopback first (a name Debian's /etc/hosts maps to 127.0.1.1 may also have the node's real address), IPv4 first.
+            var best = addresses.OrderBy(address => IPAddress.IsLoopback(address) ? 1 : 0).ThenBy(address => address.AddressFamily == AddressFamily.InterNetwork ? 0 : 1).FirstOrDefault();
+            if (best is not null) return best.ToString();
+        }
+        catch (Exception e) when (e is SocketException or ArgumentException)
+        {
+            await Console.Error.WriteLineAsync($"pmpi agent: --rank-address {value}: {e.Message}").ConfigureAwait(false);
+            return null;
+        }
+        await Console.Error.WriteLineAsync($"pmpi agent: --rank-address {value}: the name resolves to no address here.").ConfigureAwait(false);
+        return null;
+    }
+
+    /// <summary>Asks <paramref name="host"/> to stop once standard input ends (its content is read and dropped).</summary>
+    private static async Task StopAtInputEndAsync(AgentHost host)
+    {
+        var buffer = new byte[4096];
+        try
+        {
+            await using var input = Console.OpenStandardInput();
+            while (await input.ReadAsync(buffer).ConfigureAwait(false) > 0)
+            {
+            }
+        }
+        catch (IOException)
+        {
+            // An input that fails has ended too.
+        }
+        host.Services.GetRequiredService<IHostApplicationLifetime>().StopApplication();
     }
 
     /// <summary>Logging and lifetime for a daemon, `pmpi agent` or `pmpi gateway` (the embedded agent of `pmpi run` keeps the silent defaults).</summary>

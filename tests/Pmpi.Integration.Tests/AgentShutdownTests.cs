@@ -3,7 +3,7 @@ using Pmpi.Integration.Tests.Infrastructure;
 
 namespace Pmpi.Integration.Tests;
 
-/// <summary>An agent stopped by SIGTERM (systemd's stop, `kill`) kills its ranks and exits cleanly.</summary>
+/// <summary>An agent stopped by SIGTERM (systemd's stop, `kill`), or by the end of its input when told to, kills its ranks and exits cleanly.</summary>
 public sealed class AgentShutdownTests
 {
     /// <summary>How long a stopping agent may take: it kills its ranks and lets its calls end, then exits.</summary>
@@ -53,5 +53,23 @@ public sealed class AgentShutdownTests
             hellos = RankHello.All(run.Stdout);
             if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
         }
+    }
+
+    [Fact]
+    public async Task Agent_StopAtInputEnd_InputClosed_ExitsZeroAfterSayingWhereRanksBind()
+    {
+        // Arrange: --rank-address as a host name, resolved where the agent runs.
+        await using var agent = PmpiCli.Start(["agent", "--port", "0", "--slots", "1", "--rank-address", "localhost", "--stop-at-input-end"], keepInputOpen: true);
+        await agent.WaitForLineAsync(line => line.StartsWith("pmpi agent listening on ", StringComparison.Ordinal), PmpiCli.Timeout, "the listening line");
+
+        // Act
+        var clock = Stopwatch.StartNew();
+        agent.CloseInput();
+        int code = await agent.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code == 0, $"The agent exited with {code} when its input ended.\n{agent.Transcript}");
+        Assert.True(clock.Elapsed < ShutdownBound, $"The agent took {clock.Elapsed.TotalSeconds:F1} s to stop.\n{agent.Transcript}");
+        Assert.Contains(agent.Stderr, line => line.Contains("ranks bind 127.0.0.1", StringComparison.Ordinal));
     }
 }
