@@ -64,12 +64,32 @@ internal static class RunCommand
                 return InvalidComputationExitCode;
             }
             bool showRoutes = parse.GetValue(options.ShowRoutes);
-            var (fileName, xml, refusal) = await RunTarget.ReadAsync(parse, options, masterAddress, embedded, showRoutes, cancellationToken).ConfigureAwait(false);
+            (SlurmAllocation Allocation, Func<IReadOnlyList<(string Name, string Agent, int Slots)>, string> Build)? slurm = null;
+            var (fileName, xml, refusal) = await RunTarget.ReadAsync(parse, options, masterAddress, embedded, showRoutes, System.Environment.GetEnvironmentVariable,
+                (allocation, build) => slurm = (allocation, build), cancellationToken).ConfigureAwait(false);
             if (refusal is not null)
             {
                 await Console.Error.WriteLineAsync(refusal).ConfigureAwait(false);
                 return InvalidComputationExitCode;
             }
+            // Inside a Slurm allocation the ranks run on its nodes, on agents srun starts for this run; the first is master.
+            SlurmAgents? agents = null;
+            if (slurm is { } inAllocation && !showRoutes)
+            {
+                // The caller's credential (Resolve has loaded it once already), else one made for this run.
+                var given = ClusterCredentials.LoadFromOptionOrEnvironment(parse.GetValue(options.Security.Credentials));
+                (agents, var agentsError) = await SlurmAgents.StartAsync(inAllocation.Allocation, given, parse.GetValue(options.HeartbeatTimeout),
+                    parse.GetValue(options.RegisterTimeout), cancellationToken).ConfigureAwait(false);
+                if (agents is null)
+                {
+                    await Console.Error.WriteLineAsync(agentsError).ConfigureAwait(false);
+                    return 1;
+                }
+                masterAddress = agents.Master;
+                rpcSecurity = agents.Security;
+                xml = inAllocation.Build(agents.Nodes);
+            }
+            await using var stopAgents = agents;
             bool networkLinks = parse.GetValue(options.Links) == "network";
             Func<string, string> describe = RunOptions.IsComputationFile(parse.GetValue(options.Target)!) ? message => message : message => RunTarget.Unlocated(message, fileName);
             if (showRoutes) return ShowRoutes(fileName, xml, rpcSecurity.Scheme, networkLinks, describe);

@@ -18,8 +18,15 @@ internal static class RunTarget
     /// agent's slots (<paramref name="embedded"/>) become theirs; other hosts need a master they reach, unless the
     /// routes are only shown (<paramref name="showRoutes"/>).
     /// </summary>
+    /// <remarks>
+    /// Inside a Slurm allocation (<see cref="SlurmAllocation"/>), with no master and no hosts named, the program runs
+    /// on the allocation's nodes and slots, as mpirun's does: <paramref name="allocation"/> is set, and the text is
+    /// the computation on the agents' default port; `pmpi run` starts the agents (<see cref="SlurmAgents"/>) and
+    /// builds it again with <c>Build</c> on the nodes as they listen.
+    /// </remarks>
     public static async Task<(string FileName, string Xml, string? Refusal)> ReadAsync(ParseResult parse, RunOptions options, Uri? master, AgentOptions embedded,
-        bool showRoutes, CancellationToken cancellationToken)
+        bool showRoutes, Func<string, string?> environmentVariable, Action<SlurmAllocation, Func<IReadOnlyList<(string Name, string Agent, int Slots)>, string>> allocation,
+        CancellationToken cancellationToken)
     {
         string target = parse.GetValue(options.Target)!;
         string[] arguments = parse.GetValue(options.ProgramArguments) ?? [];
@@ -66,9 +73,27 @@ internal static class RunTarget
             return Refused($"pmpi run: --hostfile {hostFile}: {e.Message}");
         }
 
+        // Explicit hosts and a master win over the allocation, as with mpirun.
+        SlurmAllocation? slurm = null;
+        if (master is null && hosts.Count == 0)
+        {
+            try
+            {
+                slurm = SlurmAllocation.Read(environmentVariable);
+            }
+            catch (FormatException e)
+            {
+                return Refused($"pmpi run: inside a Slurm allocation pmpi run runs on its nodes, but {e.Message}");
+            }
+        }
+
         // Hosts that are all this machine are the embedded agent's; otherwise each host is a node whose agent the master dials.
         var nodes = new List<(string Name, string Agent, int Slots)>();
-        if (master is null && hosts.All(IsThisMachine))
+        if (slurm is not null)
+        {
+            foreach (var node in slurm.Nodes) nodes.Add((SpmdComputation.NameOf(node.Host), $"{node.Host}:{node.Port}", node.Slots ?? 1));
+        }
+        else if (master is null && hosts.All(IsThisMachine))
         {
             if (hosts.Count > 0) embedded.Slots = hosts.Sum(host => host.Slots ?? System.Environment.ProcessorCount);
         }
@@ -82,7 +107,7 @@ internal static class RunTarget
         }
 
         long slots = nodes.Count > 0 ? nodes.Sum(node => (long)node.Slots) : embedded.Slots;
-        string where = hosts.Count > 0 ? $"the {slots} slots of the hosts {(hostFile is null ? "-H names" : hostFile + " names")}" : $"the {slots} slots of this machine (one per logical core)";
+        string where = slurm is not null ? $"the {slots} slots of the Slurm allocation ({slurm.Description})" : hosts.Count > 0 ? $"the {slots} slots of the hosts {(hostFile is null ? "-H names" : hostFile + " names")}" : $"the {slots} slots of this machine (one per logical core)";
         if ((ranks ?? (master is null || nodes.Count > 0 ? (int)Math.Min(slots, int.MaxValue) : null)) is not { } count)
             return Refused("pmpi run: with --master, give the number of ranks: -n N, or the hosts: -H or --hostfile.");
         if (count < 1) return Refused($"pmpi: -n {count}: a job needs at least 1 rank.");
@@ -97,6 +122,7 @@ internal static class RunTarget
                 : $"pmpi: -n {count} exceeds {where}; add --oversubscribe to run up to {slots * AgentOptions.OversubscribedRanksPerSlot}.");
         }
         var mapping = mapBy == "node" ? RankMapping.Node : RankMapping.Slot;
+        if (slurm is not null) allocation(slurm, listening => SpmdComputation.Build(program, count, oversubscribe, arguments, environment, listening, mapping));
         return (Path.GetFullPath("pmpi-run.xml"), SpmdComputation.Build(program, count, oversubscribe, arguments, environment, nodes, mapping), null);
     }
 

@@ -7,7 +7,8 @@ namespace Pmpi.Integration.Tests;
 /// `--mpi=pmi2` (over PMI-1 and PMI-2), a failing rank ending the step through PMI's abort, and srun without a PMI
 /// or with PMIx refused with a message instead of running as worlds of one.
 /// </summary>
-public sealed class SlurmLaunchTests(SlurmCluster slurm) : IClassFixture<SlurmCluster>
+[Collection(SlurmCollection.Name)]
+public sealed class SlurmLaunchTests(SlurmCluster slurm)
 {
     [SlurmFact]
     public async Task Srun_MpiPmi2_FourRanksOverEitherPmi_OneJobWithCorrectResults()

@@ -70,11 +70,16 @@ public sealed class SlurmCluster : IAsyncLifetime
     }
 
     /// <summary>Starts `srun <paramref name="arguments"/>` in this cluster, with <paramref name="environment"/> added to what its tasks inherit.</summary>
-    internal ChildProcess Srun(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null)
-    {
-        var variables = new Dictionary<string, string?>(environment ?? new Dictionary<string, string?>()) { ["SLURM_CONF"] = Configuration };
-        return ChildProcess.Start("/usr/bin/srun", arguments, variables);
-    }
+    internal ChildProcess Srun(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null) =>
+        ChildProcess.Start("/usr/bin/srun", arguments, WithConfiguration(environment));
+
+    /// <summary><paramref name="environment"/> with SLURM_CONF naming this cluster's configuration.</summary>
+    private Dictionary<string, string?> WithConfiguration(IReadOnlyDictionary<string, string?>? environment) =>
+        new(environment ?? new Dictionary<string, string?>()) { ["SLURM_CONF"] = Configuration };
+
+    /// <summary>Starts `salloc <paramref name="arguments"/>` (its options, then the command to run in the allocation) in this cluster.</summary>
+    internal ChildProcess Salloc(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null) =>
+        ChildProcess.Start("/usr/bin/salloc", arguments, WithConfiguration(environment));
 
     public async Task DisposeAsync()
     {
