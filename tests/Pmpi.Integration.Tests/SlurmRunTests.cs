@@ -4,13 +4,44 @@ namespace Pmpi.Integration.Tests;
 
 /// <summary>
 /// `pmpi run` inside a Slurm allocation of a real one-node cluster: under salloc it runs on the allocation's node and
-/// slots through agents srun started, and refuses more ranks than the allocation's slots naming it.
+/// slots through agents srun started, refuses more ranks than the allocation's slots naming it, and the sbatch
+/// template (deploy/slurm/pmpi-job.sbatch) runs a job to COMPLETED, its agents' step ending normally, leaving no files.
 /// </summary>
 [Collection(SlurmCollection.Name)]
 public sealed class SlurmRunTests(SlurmCluster slurm)
 {
-    /// <summary>A whole allocation: pmpi run, its agents' start and stop.</summary>
+    /// <summary>A whole batch job: the allocation, pmpi run, its agents' start and stop.</summary>
     private static readonly TimeSpan JobTimeout = TimeSpan.FromMinutes(3);
+
+    [SlurmFact]
+    public async Task Sbatch_Template_JobCompletesWithTheRanksOutputAndLeavesNoFiles()
+    {
+        if (!OperatingSystem.IsLinux()) return;
+        // Arrange: pmpi as the template finds it ($PMPI), a home of its own where pmpi run makes the agents' credential,
+        // and no credential given, as for a Slurm user without a cluster.
+        using var scratch = new ScratchDirectory();
+        var home = Directory.CreateDirectory(Path.Combine(scratch.Path, "home")).FullName;
+        var pmpi = scratch.Write("pmpi", $"#!/bin/sh\nexec {string.Join(' ', PmpiCli.Command.Select(word => $"'{word}'"))} \"$@\"\n");
+        File.SetUnixFileMode(pmpi, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute);
+        var output = Path.Combine(scratch.Path, "job.out");
+
+        // Act: four tasks on a node with fewer cores (--overcommit), so four ranks.
+        var (jobId, state, exitCode) = await slurm.RunBatchJobAsync(
+            ["--ntasks=4", "--overcommit", $"--output={output}", $"--chdir={scratch.Path}", Template, PmpiCli.TestRanksDll, "domains"],
+            new Dictionary<string, string?> { ["PMPI"] = pmpi, ["HOME"] = home, ["PMPI_CREDENTIALS"] = null, ["TMPDIR"] = TestCluster.TempDirectory },
+            JobTimeout);
+
+        // Assert: the job and its agents' step ended normally, with rank 0's results of the four ranks.
+        var lines = File.ReadAllLines(output);
+        string transcript = $"Job {jobId}: {state}, exit code {exitCode}.\n{string.Join('\n', lines)}\n{slurm.Transcript}";
+        Assert.True(state == "COMPLETED" && exitCode == "0:0", transcript);
+        Assert.Contains("[0] ring=4 ssend=ok big=ok allreduce=10 gather=1,2,3,4", lines);
+        for (int rank = 0; rank < 4; rank++) Assert.Contains(lines, line => line.StartsWith($"[{rank}] hello rank={rank} size=4 ", StringComparison.Ordinal));
+        Assert.DoesNotContain(lines, line => line.Contains("CANCELLED", StringComparison.Ordinal) || line.Contains("agents' step ended", StringComparison.Ordinal));
+        // No credential, work directory or log is left: the home holds at most the empty ~/.pmpi, the scratch what the test put there.
+        Assert.DoesNotContain(Directory.EnumerateFileSystemEntries(home, "*", SearchOption.AllDirectories), entry => Path.GetFileName(entry) != ".pmpi");
+        Assert.Equal(["home", "job.out", "pmpi"], Directory.EnumerateFileSystemEntries(scratch.Path).Select(Path.GetFileName).Order());
+    }
 
     [SlurmFact]
     public async Task Salloc_PmpiRunFourRanks_RunsOnTheAllocationsNodeThroughAnAgentStep()
@@ -47,6 +78,21 @@ public sealed class SlurmRunTests(SlurmCluster slurm)
         Assert.DoesNotContain(refused.Stdout, line => line.Contains("hello rank=", StringComparison.Ordinal));
         Assert.True(oversubscribedCode == 0, $"salloc exited with {oversubscribedCode}.\n{oversubscribed.Transcript}");
         Assert.Contains("[0] ring=3 ssend=ok big=ok allreduce=6 gather=1,2,3", oversubscribed.Stdout);
+    }
+
+    /// <summary>deploy/slurm/pmpi-job.sbatch in the repository the tests were built from.</summary>
+    private static string Template
+    {
+        get
+        {
+            for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
+            {
+                var template = Path.Combine(directory.FullName, "deploy", "slurm", "pmpi-job.sbatch");
+                if (File.Exists(template)) return template;
+            }
+            Assert.Fail($"deploy/slurm/pmpi-job.sbatch is not in a directory above {AppContext.BaseDirectory}.");
+            return "";
+        }
     }
 
     /// <summary>`salloc <paramref name="options"/> pmpi <paramref name="pmpiArguments"/>`, with the tests' credential.</summary>

@@ -81,6 +81,38 @@ public sealed class SlurmCluster : IAsyncLifetime
     internal ChildProcess Salloc(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null) =>
         ChildProcess.Start("/usr/bin/salloc", arguments, WithConfiguration(environment));
 
+    /// <summary>
+    /// Submits a batch job, `sbatch --parsable <paramref name="arguments"/>`, with <paramref name="environment"/> added to
+    /// what it exports to the job, and waits for it to end (squeue no longer lists it) within <paramref name="timeout"/>,
+    /// cancelling it if it does not. Returns its id and its JobState and ExitCode as `scontrol show job` gives them.
+    /// </summary>
+    internal async Task<(string JobId, string State, string ExitCode)> RunBatchJobAsync(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?> environment, TimeSpan timeout)
+    {
+        var variables = WithConfiguration(environment);
+        var (code, transcript) = await ChildProcess.RunAsync("/usr/bin/sbatch", ["--parsable", .. arguments], PmpiCli.Timeout, variables);
+        Assert.True(code == 0, $"sbatch exited with {code}.\n{transcript}\n{Transcript}");
+        string jobId = transcript.Split('\n', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries).Select(line => line.Split(';')[0]).First(line => line.All(char.IsAsciiDigit));
+        var deadline = DateTime.UtcNow + timeout;
+        while (true)
+        {
+            var (listed, queue) = await ChildProcess.RunAsync("/usr/bin/squeue", ["-h", "-j", jobId, "-o", "%T"], PmpiCli.Timeout, variables);
+            // squeue lists a job until it ends (and fails for one it has forgotten); then scontrol still shows it (MinJobAge).
+            if (listed != 0 || !queue.Split('\n').Any(line => line.Trim() is { Length: > 0 } state && state.All(char.IsAsciiLetter))) break;
+            if (DateTime.UtcNow > deadline)
+            {
+                await ChildProcess.RunAsync("/usr/bin/scancel", [jobId], PmpiCli.Timeout, variables);
+                Assert.Fail($"Batch job {jobId} did not end within {timeout}: {queue}\n{Transcript}");
+            }
+            await Task.Delay(500);
+        }
+        var (shown, job) = await ChildProcess.RunAsync("/usr/bin/scontrol", ["show", "job", jobId], PmpiCli.Timeout, variables);
+        Assert.True(shown == 0, $"scontrol show job {jobId} exited with {shown}.\n{job}");
+        return (jobId, Field(job, "JobState"), Field(job, "ExitCode"));
+
+        static string Field(string text, string name) =>
+            text.Split([' ', '\n'], StringSplitOptions.RemoveEmptyEntries).FirstOrDefault(word => word.StartsWith(name + "=", StringComparison.Ordinal))?[(name.Length + 1)..] ?? "";
+    }
+
     public async Task DisposeAsync()
     {
         // The node first: slurmd takes its job steps' slurmstepd processes and their tasks along.
