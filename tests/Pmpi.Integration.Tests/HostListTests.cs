@@ -65,6 +65,32 @@ public sealed class HostListTests
     }
 
     [Fact]
+    public async Task Run_InsideASlurmAllocationWithAMalformedNodeList_FailsNamingTheVariable()
+    {
+        // Act: no srun is ever reached; the allocation is refused first.
+        await using var run = PmpiCli.Start(["run", "-n", "2", PmpiCli.TestRanksDll],
+            new Dictionary<string, string?> { ["SLURM_JOB_ID"] = "77", ["SLURM_JOB_NODELIST"] = "node[01-04", ["SLURM_TASKS_PER_NODE"] = "1(x4)" });
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert
+        Assert.True(code == 2, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains("pmpi run: inside a Slurm allocation pmpi run runs on its nodes, but SLURM_JOB_NODELIST=node[01-04 is not a Slurm hostlist expression such as node[01-04,07]: '[' without ']'.", run.Stderr);
+    }
+
+    [LinuxFact]
+    public async Task Run_InsideASlurmAllocationWithHosts_TheHostsWin()
+    {
+        // Act: an allocation of nodes that do not exist, which -H overrides, as with mpirun.
+        await using var run = PmpiCli.Start(["run", "-H", "localhost:2", "/bin/sh", "-c", "echo size=$PMPI_SIZE"],
+            new Dictionary<string, string?> { ["SLURM_JOB_ID"] = "77", ["SLURM_JOB_NODELIST"] = "nowhere[1-4]", ["SLURM_TASKS_PER_NODE"] = "1(x4)" });
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: two ranks on the embedded agent.
+        Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Equal(2, run.Stdout.Count(line => line.EndsWith("] size=2", StringComparison.Ordinal)));
+    }
+
+    [Fact]
     public async Task Run_AnotherHostWithoutMaster_FailsNamingTheHostAndMaster()
     {
         // Act
