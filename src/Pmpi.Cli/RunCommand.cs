@@ -16,7 +16,9 @@ namespace Pmpi.Cli;
 /// `pmpi run job.xml`, or mpirun's form `pmpi run [-n N] program [args]`: submits a computation and streams its
 /// output, each line tagged [rank] unless --no-tag-output. Without --master an agent and master start in this
 /// process (the embedded default), accepting only requests signed with a secret of this process; with --master the
-/// cluster credential (--credentials or PMPI_CREDENTIALS) or --insecure says how to reach it. The exit code is the job's (see JobRun), 2 when the
+/// cluster credential (--credentials or PMPI_CREDENTIALS) or --insecure says how to reach it. Inside a Slurm
+/// allocation, mpirun's form runs on agents srun starts on the allocation's nodes instead (<see cref="SlurmAgents"/>).
+/// The exit code is the job's (see JobRun), 2 when the
 /// computation or the options are invalid, or 130/143 when SIGINT/SIGTERM aborted the job.
 /// </summary>
 internal static class RunCommand

@@ -106,7 +106,17 @@ internal sealed partial class SlurmAgents : IAsyncDisposable
             return (null, $"pmpi run: inside Slurm job {allocation.JobId} ({allocation.Description}) pmpi run starts its agents with srun, which cannot be run: {e.Message}");
         }
         var agents = new SlurmAgents(srun, throwaway, credentials);
-        string? error = await agents.WaitForListeningAsync(allocation, cancellationToken).ConfigureAwait(false);
+        string? error;
+        try
+        {
+            error = await agents.WaitForListeningAsync(allocation, cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            // Interrupted while the agents start: they stop as the run ends, before the cancellation goes on.
+            await agents.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
         if (error is null) return (agents, null);
         await agents.DisposeAsync().ConfigureAwait(false);
         return (null, $"{error}\n{string.Join('\n', agents.LastLines())}".TrimEnd());
