@@ -20,9 +20,10 @@ internal static class RunTarget
     /// </summary>
     /// <remarks>
     /// Inside a Slurm allocation (<see cref="SlurmAllocation"/>), with no master and no hosts named, the program runs
-    /// on the allocation's nodes and slots, as mpirun's does: <paramref name="allocation"/> is set, and the text is
-    /// the computation on the agents' default port; `pmpi run` starts the agents (<see cref="SlurmAgents"/>) and
-    /// builds it again with <c>Build</c> on the nodes as they listen.
+    /// on the allocation's nodes and slots, as mpirun's does (<paramref name="environmentVariable"/> reads the SLURM_*
+    /// variables): <paramref name="allocation"/> is called with the allocation and a function that builds the
+    /// computation on given nodes, the text returned being the one on the agents' default port; `pmpi run` starts the
+    /// agents (<see cref="SlurmAgents"/>) and builds it again on the nodes as they listen.
     /// </remarks>
     public static async Task<(string FileName, string Xml, string? Refusal)> ReadAsync(ParseResult parse, RunOptions options, Uri? master, AgentOptions embedded,
         bool showRoutes, Func<string, string?> environmentVariable, Action<SlurmAllocation, Func<IReadOnlyList<(string Name, string Agent, int Slots)>, string>> allocation,
