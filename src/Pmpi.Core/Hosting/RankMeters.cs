@@ -28,21 +28,20 @@ internal static class RankMeters
     private static Meter CreateMeter()
     {
         var meter = new Meter(Name, typeof(RankMeters).Assembly.GetName().Version?.ToString());
-        meter.CreateObservableCounter("pmpi.messages.sent", () => Sent(traffic => traffic.MessagesSent), "{message}", "Messages the rank sent, by link kind");
-        meter.CreateObservableCounter("pmpi.bytes.sent", () => Sent(traffic => traffic.BytesSent), "By", "Payload bytes the rank sent, by link kind");
+        meter.CreateObservableCounter("pmpi.messages.sent", () => Sent((traffic, kind) => traffic.MessagesSent(kind)), "{message}", "Messages the rank sent, by link kind");
+        meter.CreateObservableCounter("pmpi.bytes.sent", () => Sent((traffic, kind) => traffic.BytesSent(kind)), "By", "Payload bytes the rank sent, by link kind");
         meter.CreateObservableCounter("pmpi.messages.received", () => Received(arrived => arrived.Messages), "{message}", "Messages that arrived for the rank");
         meter.CreateObservableCounter("pmpi.bytes.received", () => Received(arrived => arrived.Bytes), "By", "Payload bytes that arrived for the rank");
         return meter;
     }
 
-    private static IEnumerable<Measurement<long>> Sent(Func<RankTraffic, Func<LinkKind, long>> count)
+    private static IEnumerable<Measurement<long>> Sent(Func<RankTraffic, LinkKind, long> count)
     {
         foreach (var (runtime, _) in s_ranks)
         {
-            var counted = count(runtime.Traffic);
             foreach (var kind in Enum.GetValues<LinkKind>())
             {
-                long value = counted(kind);
+                long value = count(runtime.Traffic, kind);
                 if (value > 0) yield return new(value, new(RankTag, runtime.Device.Rank), new(LinkTag, TagOf(kind)));
             }
         }
@@ -54,7 +53,7 @@ internal static class RankMeters
     }
 
     /// <summary>The link kind as the meters name it.</summary>
-    internal static string TagOf(LinkKind kind) => kind switch
+    private static string TagOf(LinkKind kind) => kind switch
     {
         LinkKind.Self => "self",
         LinkKind.InProcess => "in-process",
