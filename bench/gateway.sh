@@ -6,12 +6,14 @@
 # Two `pmpi agent` processes serve domains a and b and two `pmpi gateway` processes serve them, all on loopback under
 # one throwaway cluster credential (mutual TLS between the daemons). The two ranks of `Pmpi.Bench pingpong --device
 # grpc` run one per domain. "direct": the computation declares each domain reachable from the other, so the ranks dial
-# each other (h2c, as ranks on loopback do). "gateways": it does not, so every message crosses rank -> gateway a
-# (TLS) -> gateway b (mutual TLS) -> rank (h2c). Only the route differs. Each round runs both, in an order that
+# each other (h2c, as ranks on loopback do). "gateways": it does not, so every message crosses rank -> gateway a ->
+# gateway b -> rank, on connections the gateways relay as opaque bytes after the rank's relay preamble, carrying the
+# same h2c the direct path speaks (ranks beyond loopback would speak their pinned TLS end to end, unread by the
+# gateways). Only the route differs. Each round runs both, in an order that
 # reverses from one round to the next; the table gives per size the median half round trip and bandwidth of each and
 # the median ratio with its min–max over the rounds. Goals (issue 10): latency at most 2x direct; at least 70% of
-# direct bandwidth at 1 MB and up. --h2c runs every daemon with --insecure (cleartext, loopback only), which takes
-# TLS out of the gateway path. For scale, each round also runs bench/native/relay_pingpong.c directly and through two
+# direct bandwidth at 1 MB and up. --h2c runs every daemon with --insecure (cleartext, loopback only); the relayed
+# streams carry no TLS of the gateways' either way, only their control calls do. For scale, each round also runs bench/native/relay_pingpong.c directly and through two
 # relay processes that forward bytes and nothing else, copying them or splicing them inside the kernel: what any
 # relay pair costs on this machine. Needs a C compiler (cc). Every child runs under `timeout`; every process started
 # here is killed on exit.

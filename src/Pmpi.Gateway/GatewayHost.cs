@@ -21,8 +21,9 @@ namespace Pmpi.Gateway;
 
 /// <summary>
 /// A running gateway: an ASP.NET Core host whose Kestrel endpoint serves the Gateway service (jobs registered by
-/// masters, counters), relays RankTransport.Connect streams and control calls between domains with YARP's forwarder,
-/// and answers GET /health. It listens
+/// masters, counters), relays control calls between domains with YARP's forwarder, and answers GET /health; on the
+/// same port, connections that start with a relay preamble are taken off before Kestrel and relayed as opaque bytes
+/// to the next hop of a rank stream (<see cref="OpaqueRelay"/>). It listens
 /// with the cluster credential (mutual TLS) or, with --insecure, in cleartext, and with the limits of every PMPI
 /// endpoint (connections per listener and per address, idle and header timeouts; rank-stream windows).
 /// </summary>
@@ -75,7 +76,10 @@ public sealed class GatewayHost : IAsyncDisposable
         builder.Services.AddSingleton<TunnelListener>();
         builder.Services.AddSingleton(provider => new HopClients(security, provider.GetRequiredService<TunnelListener>()));
         builder.Services.AddSingleton<HopForwarder>();
-        builder.Services.AddSingleton<RankStreamRelay>();
+        builder.Services.AddSingleton<OpaqueRelay>();
+        // Registered after Kestrel's socket transport, so it is the one Kestrel binds with: it takes the relayed
+        // connections off the port before Kestrel sees them.
+        builder.Services.AddSingleton<IConnectionListenerFactory, RelayingListenerFactory>();
         builder.Services.AddSingleton<ControlRelay>();
         builder.Services.AddSingleton<GatewayService>();
         builder.Services.AddGrpcHealthAndReflection([.. GatewayReflection.Descriptor.Services]);
@@ -85,7 +89,7 @@ public sealed class GatewayHost : IAsyncDisposable
         {
             // A control call for another domain is relayed whatever its method; the endpoints below serve the rest.
             app.Use(app.Services.GetRequiredService<ControlRelay>().InvokeAsync);
-            app.MapPost(ServicePaths.Connect, app.Services.GetRequiredService<RankStreamRelay>().RelayAsync);
+            app.MapPost(ServicePaths.Connect, context => RefuseHttp2RankStream(context, app.Services.GetRequiredService<HopForwarder>()));
             app.MapPost(TunnelListener.Path, app.Services.GetRequiredService<TunnelListener>().AcceptAsync);
             app.Services.GetRequiredService<GatewayService>().Map(app);
             app.MapGrpcHealthAndReflection();
@@ -110,6 +114,18 @@ public sealed class GatewayHost : IAsyncDisposable
             await app.DisposeAsync().ConfigureAwait(false);
             throw;
         }
+    }
+
+    /// <summary>
+    /// A rank stream sent as an HTTP/2 call to the gateway (as ranks did before the opaque relay) is refused with a
+    /// status that says how streams cross gateways now.
+    /// </summary>
+    private static Task RefuseHttp2RankStream(HttpContext context, HopForwarder forwarder)
+    {
+        if (HopForwarder.IsGrpc(context))
+            forwarder.Refuse(context, "RankTransport.Connect", StatusCode.FailedPrecondition,
+                "a rank stream crosses gateways as a TCP connection that starts with a relay preamble (PMPIRLY1), not as an HTTP/2 call; the calling rank runs an older PMPI");
+        return Task.CompletedTask;
     }
 
     /// <summary>Completes when the host is asked to stop: SIGTERM, Ctrl+C, or the service manager.</summary>

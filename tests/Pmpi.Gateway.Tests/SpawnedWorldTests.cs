@@ -25,15 +25,14 @@ public sealed class SpawnedWorldTests : IAsyncLifetime
         // Arrange: the job's 3 ranks, then a world of one rank (job rank 3, domain b) that has not registered yet.
         var (job, token) = _pair.Job("spawned-1");
         await _pair.RegisterAsync(job);
-        using var channel = _pair.RankChannel(_pair.A);
-        var before = await Assert.ThrowsAsync<RpcException>(() => ConnectAsync(channel, token, "spawned-1", destination: 3));
+        var before = await Assert.ThrowsAsync<RpcException>(() => _pair.DialAsync("spawned-1", token, destination: 3));
 
         // Act
         await _pair.RegisterAsync(WithSpawnedWorld(job, Spawned(job)));
 
         // Assert: before, rank 3 was unknown; now gateway b knows it and only lacks its endpoint.
         Assert.True(before.StatusCode == StatusCode.NotFound, $"{before.StatusCode}: {before.Detail}");
-        var after = await Assert.ThrowsAsync<RpcException>(() => ConnectAsync(channel, token, "spawned-1", destination: 3));
+        var after = await Assert.ThrowsAsync<RpcException>(() => _pair.DialAsync("spawned-1", token, destination: 3));
         Assert.True(after.StatusCode == StatusCode.Unavailable, $"{after.StatusCode}: {after.Detail}");
         Assert.Contains("rank 3 has not registered its endpoint with this gateway", after.Detail);
     }
@@ -115,13 +114,5 @@ public sealed class SpawnedWorldTests : IAsyncLifetime
     {
         ticket.ExpiresUnixMs = DateTimeOffset.UtcNow.AddMinutes(-1).ToUnixTimeMilliseconds();
         return ticket;
-    }
-
-    private static async Task ConnectAsync(RpcChannel channel, string token, string jobId, int destination)
-    {
-        await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, RouteProof.Headers(token, jobId, 0, destination)).WaitAsync(Timeout);
-        await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = jobId, JobToken = token, SourceWorldRank = 0, DestinationWorldRank = destination } }, default).AsTask().WaitAsync(Timeout);
-        await call.CompleteRequestsAsync().WaitAsync(Timeout);
-        while (await call.Responses.ReadAsync(default).AsTask().WaitAsync(Timeout) is not null) { }
     }
 }

@@ -13,8 +13,9 @@ internal enum RouteKind
     SharedMemory,
 
     /// <summary>
-    /// A stream dialed to the sender's own domain's gateway, which forwards it to the peer's domain's gateway, which
-    /// forwards it to the peer (its Hello names the destination rank).
+    /// A stream dialed to the sender's own domain's gateway, whose relay preamble names the destination rank: the
+    /// gateway relays the connection to the peer's domain's gateway, which relays it to the peer, both as opaque bytes
+    /// (the pair's own TLS and HTTP/2, end to end).
     /// </summary>
     Gateway,
 }

@@ -91,7 +91,7 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
             default:
                 (origin, domain) = (table.Ranks[source].Domain, registration.MasterDomain);
                 address = Uri.TryCreate(registration.MasterAddress, UriKind.Absolute, out var master) ? master.GetLeftPart(UriPartial.Authority) : "";
-                route = $"job {jobId}: {method} from rank {source} ({RankStreamRelay.DomainName(table.Ranks[source])}) for the master (domain '{domain}')";
+                route = $"job {jobId}: {method} from rank {source} ({OpaqueRelay.DomainName(table.Ranks[source])}) for the master (domain '{domain}')";
                 break;
         }
         // Only a rank's call to its master may come from a caller holding no cluster credential, and only from this domain.

@@ -37,7 +37,7 @@ internal static partial class GatewayLog
     public static partial void JobRemoved(ILogger logger, string jobId, string peer);
 
     [LoggerMessage(EventId = 5, EventName = "CallRefused", Level = LogLevel.Warning, Message = "Refused {Method} from {Peer}: {Reason}")]
-    private static partial void CallRefused(ILogger logger, string method, string peer, string reason);
+    public static partial void CallRefused(ILogger logger, string method, string peer, string reason);
 
     /// <summary>
     /// Logs a refused call (event 5), or only counts it when its caller's address was refused for the same

@@ -8,7 +8,7 @@ using Pmpi.Rpc.V1;
 namespace Pmpi.Gateway.Internal;
 
 /// <summary>The Gateway service (gateway.proto): masters register and remove jobs; members read the counters.</summary>
-internal sealed class GatewayService(JobDirectory jobs, HopClients clients, TunnelListener tunnels, GatewayCounters counters, GatewayOptions options,
+internal sealed class GatewayService(JobDirectory jobs, TunnelListener tunnels, GatewayCounters counters, GatewayOptions options,
     RefusalLog refusals, ILogger<GatewayService> logger)
 {
     public void Map(IEndpointRouteBuilder endpoints)
@@ -36,11 +36,7 @@ internal sealed class GatewayService(JobDirectory jobs, HopClients clients, Tunn
 
     private Task<RemoveJobReply> RemoveJob(RemoveJobRequest request, ServerCallContext call)
     {
-        if (jobs.TryGet(request.JobId, out var job) && jobs.Remove(request.JobId))
-        {
-            clients.ForgetRanks(job.Table.Ranks.Where(entry => entry.Domain == options.Domain).Select(entry => entry.Endpoint));
-            GatewayLog.JobRemoved(logger, request.JobId, call.Peer);
-        }
+        if (jobs.Remove(request.JobId)) GatewayLog.JobRemoved(logger, request.JobId, call.Peer);
         return Task.FromResult(new RemoveJobReply());
     }
 

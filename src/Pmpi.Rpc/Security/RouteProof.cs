@@ -5,10 +5,11 @@ using System.Text;
 namespace Pmpi.Rpc.Security;
 
 /// <summary>
-/// What a rank stream dialed through a gateway states in its request headers, so the gateway can choose the next hop
-/// before it reads a byte of the body (the Hello inside it is checked by the destination rank alone): the job, the
+/// What a rank stream dialed through a gateway states before its first byte (in its relay preamble,
+/// <see cref="Streams.RelayPreamble"/>; a control call relayed to a master, in its request headers), so the gateway
+/// can choose the next hop (the Hello inside the stream is checked by the destination rank alone): the job, the
 /// source and destination ranks, and a proof that the caller holds the job's key, an HMAC-SHA256 under the key over
-/// the other three. A gateway forwards only a stream whose proof matches a job registered with it.
+/// the other three. A gateway relays only a stream whose proof matches a job registered with it.
 /// </summary>
 public static class RouteProof
 {

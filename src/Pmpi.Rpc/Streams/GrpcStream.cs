@@ -69,7 +69,22 @@ public sealed class GrpcStream : IDisposable
     /// </summary>
     /// <exception cref="RpcException">UNAVAILABLE: the address cannot be reached, or the TLS handshake failed.</exception>
     public static Task<GrpcStream> DialAsync(Uri address, string path, RpcSecurity security, IEnumerable<KeyValuePair<string, string>>? headers = null, CancellationToken cancellationToken = default) =>
-        GrpcStreamDialer.DialAsync(address, path, security, headers ?? [], cancellationToken);
+        GrpcStreamDialer.DialAsync(address, path, security, headers ?? [], relay: null, cancellationToken);
+
+    /// <summary>
+    /// Opens a call to <paramref name="path"/> at <paramref name="address"/> through <paramref name="gateway"/>: a TCP
+    /// connection to the gateway's port that starts with <paramref name="preamble"/>; once the gateway answered OK,
+    /// the same TLS (to <paramref name="address"/>'s certificate, under <paramref name="security"/>) and HTTP/2 as
+    /// <see cref="DialAsync(Uri, string, RpcSecurity, IEnumerable{KeyValuePair{string, string}}?, CancellationToken)"/>,
+    /// which the gateways relay as opaque bytes.
+    /// </summary>
+    /// <exception cref="RpcException">The gateway refused the stream (its status and reason), or UNAVAILABLE as a direct dial.</exception>
+    public static Task<GrpcStream> DialThroughAsync(Uri gateway, RelayPreamble preamble, Uri address, string path, RpcSecurity security, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(gateway);
+        ArgumentNullException.ThrowIfNull(preamble);
+        return GrpcStreamDialer.DialAsync(address, path, security, [], (gateway, preamble), cancellationToken);
+    }
 
     /// <summary>
     /// Starts reading a dialed call's responses into <paramref name="receiver"/>; call it once the call's first

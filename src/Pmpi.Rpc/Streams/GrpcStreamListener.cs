@@ -189,7 +189,17 @@ internal static class GrpcStreamDialer
 {
     private static readonly TimeSpan ConnectTimeout = TimeSpan.FromSeconds(10);
 
-    public static async Task<GrpcStream> DialAsync(Uri address, string path, RpcSecurity security, IEnumerable<KeyValuePair<string, string>> headers, CancellationToken cancellationToken)
+    /// <param name="address">The endpoint the call is for: TLS (its name and pin) and HTTP/2 speak to it.</param>
+    /// <param name="path">The method.</param>
+    /// <param name="security">h2c or TLS to <paramref name="address"/>.</param>
+    /// <param name="headers">The call's extra request headers.</param>
+    /// <param name="relay">
+    /// When the endpoint is reached through a gateway: the gateway (host:port, its scheme ignored) and the preamble the
+    /// connection starts with; TLS and HTTP/2 begin once the gateway answered OK, end to end with the endpoint.
+    /// </param>
+    /// <param name="cancellationToken">Abandons the dial.</param>
+    public static async Task<GrpcStream> DialAsync(Uri address, string path, RpcSecurity security, IEnumerable<KeyValuePair<string, string>> headers,
+        (Uri Gateway, RelayPreamble Preamble)? relay, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(address);
         ArgumentNullException.ThrowIfNull(security);
@@ -203,7 +213,8 @@ internal static class GrpcStreamDialer
         {
             transport = await BlockingHandshake.RunAsync(socket, ConnectTimeout, deadline.Token, () =>
             {
-                socket.Connect(address.IdnHost, address.Port);
+                if (relay is { } through) ThroughGateway(socket, through.Gateway, through.Preamble);
+                else socket.Connect(address.IdnHost, address.Port);
                 if (security.ClientTls() is not { } tls) return new NetworkStream(socket, ownsSocket: true);
                 tls.TargetHost ??= address.IdnHost;
                 tls.ApplicationProtocols = [SslApplicationProtocol.Http2];
@@ -216,13 +227,42 @@ internal static class GrpcStreamDialer
             connection.Handshake();
             return connection.Open(address.Authority, address.Scheme, path, headers);
         }
+        catch (RpcException)
+        {
+            socket.Dispose();
+            throw;
+        }
         catch (Exception e) when (e is SocketException or IOException or ObjectDisposedException or OperationCanceledException or System.Security.Authentication.AuthenticationException)
         {
             if (transport is not null) await transport.DisposeAsync().ConfigureAwait(false);
             socket.Dispose();
             cancellationToken.ThrowIfCancellationRequested();
             bool late = deadline.IsCancellationRequested || e is SocketException { SocketErrorCode: SocketError.TimedOut };
-            throw new RpcException(StatusCode.Unavailable, $"Cannot open a call to {address}{path}: {(late ? $"no connection within {ConnectTimeout.TotalSeconds:0} s" : e.Message)}", e);
+            string via = relay is { } through ? $" through the gateway at {through.Gateway.Authority}" : "";
+            throw new RpcException(StatusCode.Unavailable, $"Cannot open a call to {address}{path}{via}: {(late ? $"no connection within {ConnectTimeout.TotalSeconds:0} s" : e.Message)}", e);
         }
+    }
+
+    /// <summary>
+    /// Connects <paramref name="socket"/> to <paramref name="gateway"/>, writes <paramref name="preamble"/> and reads the
+    /// gateway's answer (blocking, within the handshake's deadline): returns on OK, the connection then relayed.
+    /// </summary>
+    /// <exception cref="RpcException">The gateway refused the stream: its status and reason.</exception>
+    private static void ThroughGateway(Socket socket, Uri gateway, RelayPreamble preamble)
+    {
+        socket.Connect(gateway.IdnHost, gateway.Port);
+        socket.Send(preamble.ToBytes());
+        // Read exactly the reply: what follows is the destination's, for TLS or HTTP/2 to read.
+        Span<byte> reply = stackalloc byte[3 + RelayReply.MaxReasonLength];
+        int read = 0, needed = 3;
+        StatusCode code;
+        string reason;
+        while (!RelayReply.TryRead(reply[..read], out code, out reason, out needed))
+        {
+            int received = socket.Receive(reply[read..needed]);
+            if (received == 0) throw new IOException($"The gateway at {gateway.Authority} closed the connection before it answered the relay preamble.");
+            read += received;
+        }
+        if (code != StatusCode.OK) throw new RpcException(code, $"The gateway at {gateway.Authority} refused the stream: {reason}");
     }
 }

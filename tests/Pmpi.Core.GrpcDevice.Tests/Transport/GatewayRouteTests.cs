@@ -1,17 +1,18 @@
 using System.Collections.Concurrent;
 using System.Net;
+using System.Net.Sockets;
 using Pmpi.Rpc;
-using Pmpi.Rpc.Client;
-using Pmpi.Rpc.Kestrel;
-using Pmpi.Rpc.V1;
+using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Streams;
 
 namespace Pmpi.Tests.Transport;
 
 /// <summary>
 /// A peer in another domain is reached through the sender's domain's gateway, on the same gRPC link code with another
-/// target: the stream opens at the gateway with a Hello naming the destination rank. Here a relay standing in for the
-/// gateway pair forwards each stream to the rank its Hello names, so the device is tested alone; the real gateways
-/// (src/Pmpi.Gateway) are tested in Pmpi.Gateway.Tests and, between real processes, in Pmpi.Integration.Tests.
+/// target: the connection opens at the gateway with a relay preamble naming the destination rank, and then carries
+/// what a direct dial would. Here a relay standing in for the gateway pair reads the preamble and copies the bytes to
+/// the rank it names, so the device is tested alone; the real gateways (src/Pmpi.Gateway) are tested in
+/// Pmpi.Gateway.Tests and, between real processes, in Pmpi.Integration.Tests.
 /// </summary>
 public sealed class GatewayRouteTests
 {
@@ -22,7 +23,7 @@ public sealed class GatewayRouteTests
     {
         // Arrange
         LoopbackGrpcJob? job = null;
-        await using var relay = await Relay.StartAsync(rank => job!.EndpointOf(rank));
+        await using var relay = Relay.Start(rank => job!.EndpointOf(rank));
         using var _ = job = new LoopbackGrpcJob(2, domains: ["campus-a", "campus-b"], gatewayOf: _ => relay.Address.ToString());
         // Beyond StreamSender.ChunkSize, so the message crosses the relay as Data and Chunk frames.
         var large = Enumerable.Range(0, 3 * 1024 * 1024 + 5).Select(i => (byte)i).ToArray();
@@ -43,10 +44,11 @@ public sealed class GatewayRouteTests
             }
         }, new EnvironmentOptions { Timeout = TestJob.Timeout });
 
-        // Assert: rank 0 dialed its gateway, never rank 1; rank 1 answered on the relayed call.
-        var hello = Assert.Single(relay.Hellos);
-        Assert.Equal((0, 1), (hello.SourceWorldRank, hello.DestinationWorldRank));
-        Assert.Equal(job.JobId, hello.JobId);
+        // Assert: rank 0 dialed its gateway, never rank 1, proving its route with the job key; rank 1 answered on the relayed call.
+        var preamble = Assert.Single(relay.Preambles);
+        Assert.Equal((0, 1), (preamble.Source, preamble.Destination));
+        Assert.Equal(job.JobId, preamble.JobId);
+        Assert.True(RouteProof.Matches(job.JobToken, job.JobId, 0, 1, preamble.Proof));
         Assert.Equal(1, job.Started(1)!.StreamsAccepted);
         Assert.Equal(0, job.Started(0)!.StreamsAccepted);
     }
@@ -55,8 +57,7 @@ public sealed class GatewayRouteTests
     public async Task Ssend_GatewayRefusesTheStream_FailsNamingThePeerAndTheRoute()
     {
         // Arrange: a gateway that refuses every stream.
-        await using var gateway = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
-            endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, (_, _, _) => throw new RpcException(StatusCode.Unavailable, "no such job here"))).WaitAsync(Timeout);
+        await using var gateway = Relay.Start(_ => throw new RpcException(StatusCode.PermissionDenied, "no such job here"));
         using var job = new LoopbackGrpcJob(2, domains: ["campus-a", "campus-b"], gatewayOf: _ => gateway.Address.ToString());
 
         // Act
@@ -66,50 +67,105 @@ public sealed class GatewayRouteTests
             else world.Receive<int>(source: 0, tag: 1);
         }, new EnvironmentOptions { Timeout = TestJob.Timeout }));
 
-        // Assert
-        // Whichever end of the call notices first (the dial, the write or the read of the refusal) names the peer and the route.
+        // Assert: the refusal's reason, the peer and the route.
+        Assert.Contains("no such job here", error.Message);
         Assert.Contains("rank 1 (", error.Message);
         Assert.Contains($"via gateways {gateway.Address} -> {gateway.Address}", error.Message);
     }
 
-    /// <summary>Forwards each Connect call, both ways frame by frame, to the endpoint of the rank its Hello names.</summary>
+    /// <summary>
+    /// Reads each connection's relay preamble, answers OK once it reached the endpoint of the rank the preamble names
+    /// (or the refusal that <c>endpointOf</c> throws), then copies bytes both ways, as the gateway pair does.
+    /// </summary>
     private sealed class Relay : IAsyncDisposable
     {
         private readonly Func<int, string> _endpointOf;
-        private RpcServer _server = null!;
+        private readonly Socket _listener = new(SocketType.Stream, ProtocolType.Tcp);
 
         private Relay(Func<int, string> endpointOf) => _endpointOf = endpointOf;
 
-        public Uri Address => _server.Address;
+        public Uri Address => new($"http://{_listener.LocalEndPoint}");
 
-        public ConcurrentQueue<Hello> Hellos { get; } = new();
+        public ConcurrentQueue<RelayPreamble> Preambles { get; } = new();
 
-        public static async Task<Relay> StartAsync(Func<int, string> endpointOf)
+        public static Relay Start(Func<int, string> endpointOf)
         {
             var relay = new Relay(endpointOf);
-            relay._server = await RpcServer.StartAsync(IPAddress.Loopback, 0,
-                endpoints => endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, relay.ForwardAsync)).WaitAsync(Timeout);
+            relay._listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            relay._listener.Listen(16);
+            _ = relay.AcceptAsync();
             return relay;
         }
 
-        public ValueTask DisposeAsync() => _server.DisposeAsync();
-
-        private async Task ForwardAsync(MessageReader<Frame> requests, MessageWriter<Frame> responses, ServerCallContext context)
+        public ValueTask DisposeAsync()
         {
-            var cancellation = context.CancellationToken;
-            var first = await requests.ReadAsync(cancellation);
-            if (first?.Hello is not { } hello) throw new RpcException(StatusCode.InvalidArgument, "A relayed stream must open with a Hello.");
-            Hellos.Enqueue(hello);
-            using var channel = new RpcChannel(new Uri(_endpointOf(hello.DestinationWorldRank)));
-            await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect);
-            await call.Requests.WriteAsync(first, cancellation);
-            var upstream = Task.Run(async () =>
+            _listener.Dispose();
+            return ValueTask.CompletedTask;
+        }
+
+        private async Task AcceptAsync()
+        {
+            while (true)
             {
-                while (await requests.ReadAsync(cancellation) is { } frame) await call.Requests.WriteAsync(frame, cancellation);
-                await call.CompleteRequestsAsync(cancellation);
-            }, cancellation);
-            while (await call.Responses.ReadAsync(cancellation) is { } frame) await responses.WriteAsync(frame, cancellation);
-            await upstream;
+                Socket caller;
+                try
+                {
+                    caller = await _listener.AcceptAsync();
+                }
+                catch (Exception e) when (e is SocketException or ObjectDisposedException)
+                {
+                    return;
+                }
+                _ = RelayAsync(caller);
+            }
+        }
+
+        private async Task RelayAsync(Socket caller)
+        {
+            using var _ = caller;
+            var buffer = new byte[RelayPreamble.MaxLength];
+            int read = 0, needed;
+            RelayPreamble preamble;
+            string malformed;
+            while (!RelayPreamble.TryRead(buffer.AsSpan(0, read), out preamble, out needed, out malformed))
+            {
+                if (malformed.Length > 0) return;
+                int received = await caller.ReceiveAsync(buffer.AsMemory(read, needed - read));
+                if (received == 0) return;
+                read += received;
+            }
+            Preambles.Enqueue(preamble);
+            string endpoint;
+            try
+            {
+                endpoint = _endpointOf(preamble.Destination);
+            }
+            catch (RpcException e)
+            {
+                await caller.SendAsync(RelayReply.Refusal(e.StatusCode, e.Detail));
+                return;
+            }
+            var address = new Uri(endpoint);
+            using var next = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+            await next.ConnectAsync(address.Host, address.Port);
+            await caller.SendAsync(RelayReply.Ok.ToArray());
+            await Task.WhenAll(CopyAsync(caller, next), CopyAsync(next, caller));
+        }
+
+        private static async Task CopyAsync(Socket from, Socket to)
+        {
+            var buffer = new byte[64 * 1024];
+            try
+            {
+                int read;
+                while ((read = await from.ReceiveAsync(buffer)) > 0) await to.SendAsync(buffer.AsMemory(0, read));
+                to.Shutdown(SocketShutdown.Send);
+            }
+            catch (SocketException)
+            {
+                from.Close();
+                to.Close();
+            }
         }
     }
 }

@@ -13,8 +13,8 @@ namespace Pmpi.Devices.Grpc;
 /// Which stream carries this rank's messages to each peer. The rule keeps MPI non-overtaking: all of a rank's
 /// messages to one peer travel on one stream, in order, for the whole job. The first send to a peer takes the
 /// stream that peer already opened to this rank, if one is open (its responses carry them), and otherwise dials the
-/// peer's route (the new call's requests carry them): the peer's endpoint, or this rank's domain's gateway with the
-/// Hello naming the peer. Once chosen, a stream never changes. So a pair of ranks normally shares one Connect call.
+/// peer's route (the new call's requests carry them): the peer's endpoint, or this rank's domain's gateway with a relay
+/// preamble naming the peer. Once chosen, a stream never changes. So a pair of ranks normally shares one Connect call.
 /// When both dial at the same moment, each before the other's call arrived, the pair ends up with two calls, each
 /// carrying one direction's messages: correct, just not minimal. Each dialed call has a connection of its own.
 /// Peers are named by job rank; the arrays grow when a spawn adds ranks to the job, or when a spawned rank dials
@@ -142,24 +142,22 @@ internal sealed class PeerStreams
     }
 
     /// <summary>
-    /// A direct route to a rank that listens with TLS pins the certificate the rank registered and presents this rank's
-    /// own (both ends listen with TLS beyond loopback, as the agents bind them); a gateway that speaks
-    /// TLS must chain to the cluster CA the rank trusts its master by; h2c otherwise (a loopback endpoint, an insecure cluster).
+    /// A route to a rank that listens with TLS pins the certificate the rank registered and presents this rank's own
+    /// (both ends listen with TLS beyond loopback, as the agents bind them), directly or through the gateways, which
+    /// relay the TLS bytes unopened; h2c otherwise (a loopback endpoint, an insecure cluster).
     /// </summary>
-    private RpcSecurity SecurityOf(Route route) => route.Kind switch
-    {
-        RouteKind.Direct when route.To.CertificatePin.Length > 0 => _endpointSecurity.DialingPinned(route.To.CertificatePin),
-        RouteKind.Gateway when route.Target.StartsWith(Uri.UriSchemeHttps + ":", StringComparison.OrdinalIgnoreCase) => _identity.MasterSecurity,
-        _ => RpcSecurity.Insecure,
-    };
+    private RpcSecurity SecurityOf(Route route) =>
+        route.To.CertificatePin.Length > 0 ? _endpointSecurity.DialingPinned(route.To.CertificatePin) : RpcSecurity.Insecure;
 
     private async Task<StreamSender> DialAsync(int peer)
     {
-        // A gateway picks the next hop from the request headers, before it reads the Hello: they state the route and
-        // prove it with the job key.
+        // Through the gateways: a TCP connection to this rank's gateway, whose preamble states the route and proves it
+        // with the job key; the gateways check it, and relay the rest (TLS and HTTP/2 to the peer) as opaque bytes.
         var route = _routes[peer];
-        var headers = route.Kind == RouteKind.Gateway ? RouteProof.Headers(_identity.JobToken, _identity.JobId, _identity.Rank, peer) : [];
-        var call = await GrpcStream.DialAsync(new Uri(route.Target), ServicePaths.Connect, SecurityOf(route), headers).ConfigureAwait(false);
+        var call = route.Kind == RouteKind.Gateway
+            ? await GrpcStream.DialThroughAsync(new Uri(route.Target), RelayPreamble.For(_identity.JobToken, _identity.JobId, _identity.Rank, peer),
+                new Uri(route.To.Endpoint), ServicePaths.Connect, SecurityOf(route)).ConfigureAwait(false)
+            : await GrpcStream.DialAsync(new Uri(route.Target), ServicePaths.Connect, SecurityOf(route)).ConfigureAwait(false);
         try
         {
             call.Write(new Frame { Hello = new Hello { JobId = _identity.JobId, JobToken = _identity.JobToken, SourceWorldRank = _identity.Rank, DestinationWorldRank = peer } });
