@@ -65,17 +65,18 @@ public abstract class RpcSecurity
     /// <summary>
     /// A rank's endpoint beyond loopback: TLS with a certificate made now (ECDSA P-256, self-signed, never stored),
     /// which the rank publishes by its SHA-256 (<paramref name="certificateSha256"/>) through its authenticated
-    /// Register. A caller must present a client certificate: a peer's, whose SHA-256 <paramref name="peerPins"/> admits
-    /// (upper-case hex; handshakes wait until the rank table gives them, and a spawn may add more), or one chaining to <paramref name="authority"/>
-    /// (the domain's gateway). Streams then prove their job with the job key in the Hello. The rank dials its peers
-    /// with <see cref="DialingPinned"/> on this security, presenting the same certificate.
+    /// Register. A caller must present a client certificate of a peer, whose SHA-256 <paramref name="peerPins"/> admits
+    /// (upper-case hex; handshakes wait until the rank table gives them, and a spawn may add more): gateways relay
+    /// the peers' own TLS, so no other certificate, not even a cluster member's, opens a stream. Streams then prove
+    /// their job with the job key in the Hello. The rank dials its peers with <see cref="DialingPinned"/> on this
+    /// security, presenting the same certificate.
     /// </summary>
-    public static RpcSecurity RankEndpoint(Task<Func<string, bool>> peerPins, X509Certificate2? authority, out byte[] certificateSha256)
+    public static RpcSecurity RankEndpoint(Task<Func<string, bool>> peerPins, out byte[] certificateSha256)
     {
         ArgumentNullException.ThrowIfNull(peerPins);
         var certificate = EphemeralCertificate.Create();
         certificateSha256 = SHA256.HashData(certificate.RawData);
-        return new RankEndpointSecurity(certificate, peerPins, authority);
+        return new RankEndpointSecurity(certificate, peerPins);
     }
 
     /// <summary>

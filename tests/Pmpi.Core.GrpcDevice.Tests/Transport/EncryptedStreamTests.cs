@@ -44,7 +44,7 @@ public sealed class EncryptedStreamTests
         // Arrange: a caller pinning some other certificate, as a peer fooled into dialing the wrong endpoint would.
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
-        var caller = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), authority: null, out _);
+        var caller = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out _);
         using var channel = new RpcChannel(devices[1].Endpoint!, security: caller.DialingPinned(SHA256.HashData("another certificate"u8)));
 
         // Act
@@ -66,7 +66,7 @@ public sealed class EncryptedStreamTests
         // Arrange: a caller holding the job key but not a certificate the table pins (nor the cluster's).
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
-        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), authority: null, out _);
+        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out _);
         using var channel = new RpcChannel(devices[1].Endpoint!, security: stranger.DialingPinned(devices[1].CertificatePin));
 
         // Act

@@ -9,8 +9,8 @@ using Pmpi.Rpc.V1;
 namespace Pmpi.Rpc.Tests.Security;
 
 /// <summary>
-/// A rank endpoint's TLS on its real listener (<see cref="GrpcStreamListener"/>): a peer presenting a certificate pinned in the rank table, or a cluster
-/// member (its domain's gateway), is served; a caller with no certificate or a stranger's is refused in the
+/// A rank endpoint's TLS on its real listener (<see cref="GrpcStreamListener"/>): a peer presenting a certificate pinned in the rank table is
+/// served; a caller with no certificate, a stranger's or even a cluster member's is refused in the
 /// handshake, before the server sends any HTTP/2 SETTINGS (so before it grants any window); a peer that dials
 /// before the table is known waits for it.
 /// </summary>
@@ -27,7 +27,7 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     public Task InitializeAsync()
     {
         _cluster = ClusterCredentials.Initialize(Path.Combine(_credentialsRoot, "cluster"), []);
-        var security = RpcSecurity.RankEndpoint(_peerPins.Task, _cluster.Authority, out _serverPin);
+        var security = RpcSecurity.RankEndpoint(_peerPins.Task, out _serverPin);
         // Every admitted call is answered with one NodeInfo, written off the connection's thread (which must not block).
         _listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (call, hello) =>
         {
@@ -49,7 +49,7 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     [Fact]
     public async Task Call_FromAPeerInTheTable_Served()
     {
-        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var peerPin);
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out var peerPin);
         _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) }.Contains);
 
         var info = await CallAsync(peer.DialingPinned(_serverPin));
@@ -58,19 +58,21 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task Call_FromTheClustersGateway_Served()
+    public async Task Call_FromAClusterMembersCertificate_RefusedUnserved()
     {
+        // A gateway relays the peers' own TLS, so even this cluster's certificate opens no stream of its own.
         _peerPins.SetResult(_ => false);
 
-        var info = await CallAsync(RpcSecurity.MutualTls(_cluster).DialingPinned(_serverPin));
+        var error = await Assert.ThrowsAsync<RpcException>(() => CallAsync(RpcSecurity.MutualTls(_cluster).DialingPinned(_serverPin)));
 
-        Assert.Equal("rank", info.NodeName);
+        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+        Assert.Equal(0, Volatile.Read(ref _served));
     }
 
     [Fact]
     public async Task Call_BeforeTheTableIsKnown_WaitsAndIsServedOnceItIs()
     {
-        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var peerPin);
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out var peerPin);
 
         var call = CallAsync(peer.DialingPinned(_serverPin));
         await Task.Delay(500);
@@ -83,8 +85,8 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
     [Fact]
     public async Task Call_FromAStrangersCertificate_RefusedUnserved()
     {
-        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var peerPin);
-        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out _);
+        var peer = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out var peerPin);
+        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out _);
         var foreignCluster = RpcSecurity.MutualTls(ClusterCredentials.Initialize(Path.Combine(_credentialsRoot, "foreign"), []));
         _peerPins.SetResult(new HashSet<string> { Convert.ToHexString(peerPin) }.Contains);
 

@@ -200,8 +200,8 @@ public sealed class GrpcStreamTests
     [Fact]
     public async Task Dial_Listener_OverTlsWithAnUnpinnedClient_IsRefusedInTheHandshake()
     {
-        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out _);
-        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var serverPin);
+        var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out _);
+        var serverSecurity = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out var serverPin);
         int admitted = 0;
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, (stream, first) =>
         {
@@ -489,8 +489,8 @@ public sealed class GrpcStreamTests
     /// <summary>A rank endpoint's security that admits only the dialer's certificate, and the dialer's, pinning the endpoint's.</summary>
     private static (RpcSecurity Server, RpcSecurity Dialing) PinnedBothWays()
     {
-        var client = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), null, out var clientPin);
-        var server = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), null, out var serverPin);
+        var client = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out var clientPin);
+        var server = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == Convert.ToHexString(clientPin)), out var serverPin);
         return (server, client.DialingPinned(serverPin));
     }
 

@@ -75,7 +75,7 @@ internal sealed class GrpcDevice : IDevice
         // and the cluster's (its domain's gateway).
         var peerPins = new TaskCompletionSource<Func<string, bool>>(TaskCreationOptions.RunContinuationsAsynchronously);
         byte[] pin = [];
-        var security = identity.EncryptStreams && !identity.NodeLocal ? RpcSecurity.RankEndpoint(peerPins.Task, identity.MasterSecurity.Authority, out pin) : RpcSecurity.Insecure;
+        var security = identity.EncryptStreams && !identity.NodeLocal ? RpcSecurity.RankEndpoint(peerPins.Task, out pin) : RpcSecurity.Insecure;
         // Before the endpoint opens: a peer that got the table first may open a stream to this rank at once.
         var peers = new PeerStreams(identity, engine, security);
         // A job all on this node links by shared memory alone: no peer would dial this rank, so it serves nothing.

@@ -7,10 +7,10 @@ namespace Pmpi.Rpc.Security.Internal;
 
 /// <summary>
 /// A rank's endpoint (<see cref="RpcSecurity.RankEndpoint"/>): TLS with a certificate made at the rank's start,
-/// requiring a client certificate that is a peer's (pinned from the rank table) or a cluster member's (the domain's
-/// gateway). The handshake decides before HTTP/2 begins, so a stranger is never granted the endpoint's wide windows.
+/// requiring a client certificate that is a peer's (pinned from the rank table). The handshake decides before HTTP/2
+/// begins, so a stranger is never granted the endpoint's wide windows.
 /// </summary>
-internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Func<string, bool>> peerPins, X509Certificate2? authority) : RpcSecurity
+internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Func<string, bool>> peerPins) : RpcSecurity
 {
     public override bool UsesTls => true;
 
@@ -20,7 +20,7 @@ internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Fu
 
     internal override X509Certificate2 OwnCertificate => certificate;
 
-    /// <summary>The handshake admitted only peers and cluster members; the Hello's job key is checked by the endpoint itself.</summary>
+    /// <summary>The handshake admitted only peers; the Hello's job key is checked by the endpoint itself.</summary>
     internal override bool TryAuthenticate(in CallerEvidence caller, out string failure)
     {
         failure = "";
@@ -42,18 +42,12 @@ internal sealed class RankEndpointSecurity(X509Certificate2 certificate, Task<Fu
         {
             ServerCertificate = certificate,
             ClientCertificateRequired = true,
-            RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && Admits(presented, peers),
+            // Self-signed rank certificates vouch for nothing but their pin.
+            RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && peers(Convert.ToHexString(SHA256.HashData(presented.GetRawCertData()))),
             CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
             ApplicationProtocols = [SslApplicationProtocol.Http2],
             EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
         };
-    }
-
-    private bool Admits(X509Certificate presented, Func<string, bool> peers)
-    {
-        // Self-signed rank certificates vouch for nothing but their pin; a gateway's chains to the cluster CA.
-        if (peers(Convert.ToHexString(SHA256.HashData(presented.GetRawCertData())))) return true;
-        return authority is not null && ClusterCredentials.ChainsTo(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()), authority);
     }
 }
 
