@@ -41,6 +41,28 @@ public sealed class TunnelTests
     }
 
     [Fact]
+    public async Task StreamsThatEndedInsideParkedCalls_LeaveTheNextCallsOnTheDialersConnectionTheirBodies()
+    {
+        // Kestrel hands a finished call's bodies to the next call on its connection: a relayed stream that ended inside
+        // one of b's calls must leave nothing reading them, or the streams and calls that come next on b's connection fail.
+        await using var pair = await GatewayPair.StartAsync(bDialsOut: true);
+        await WaitForTunnelsAsync(pair, 1);
+        var (job, token) = pair.Job("tunnel-2");
+        job.MasterDomain = "a";
+        foreach (var entry in job.Table.Ranks.Where(entry => entry.Domain == "b")) entry.Gateway = "https://127.0.0.1:1";
+        using (var own = new RpcChannel(pair.A.Address, security: pair.Member))
+            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
+        using (var master = new RpcChannel(pair.A.Address, security: pair.Member, metadata: ControlRoute.ToGateway("tunnel-2", "b")))
+            await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
+
+        for (int stream = 0; stream < 4; stream++) await pair.EchoFromRankZeroAsync("tunnel-2", token);
+
+        var a = await pair.StatusAsync(pair.A);
+        var b = await pair.StatusAsync(pair.B);
+        Assert.Equal((4L, 4L), (a.StreamsRelayed, b.StreamsRelayed));
+    }
+
+    [Fact]
     public async Task Tunnel_WithoutClusterCertificate_RefusedAndNothingParked()
     {
         await using var pair = await GatewayPair.StartAsync();
