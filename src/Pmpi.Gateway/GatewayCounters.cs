@@ -1,9 +1,34 @@
+using System.Diagnostics.Metrics;
+
 namespace Pmpi.Gateway;
 
-/// <summary>What a gateway has relayed since it started; thread-safe, read by <c>Gateway.GetStatus</c>.</summary>
+/// <summary>
+/// What a gateway has relayed since it started; thread-safe, read by <c>Gateway.GetStatus</c> and observed by the
+/// meter named <see cref="MeterName"/> (dotnet-counters, and OpenTelemetry where the daemon exports it), each
+/// measurement tagged with the gateway's domain.
+/// </summary>
 public sealed class GatewayCounters
 {
+    /// <summary>The gateway's meter (System.Diagnostics.Metrics).</summary>
+    public const string MeterName = "Pmpi.Gateway";
+
     private long _streamsOpen, _streamsRelayed, _bytesRelayed, _streamsRefused, _controlCallsRelayed;
+
+    /// <summary>Counters whose instruments live as long as <paramref name="meters"/>, the host's.</summary>
+    /// <param name="meters">The host's meter factory.</param>
+    /// <param name="options">The gateway's options: its domain tags every measurement.</param>
+    public GatewayCounters(IMeterFactory meters, GatewayOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(meters);
+        ArgumentNullException.ThrowIfNull(options);
+        var meter = meters.Create(MeterName, typeof(GatewayCounters).Assembly.GetName().Version?.ToString());
+        var domain = new KeyValuePair<string, object?>("pmpi.domain", options.Domain);
+        meter.CreateObservableUpDownCounter("pmpi.gateway.streams.open", () => new Measurement<long>(StreamsOpen, domain), "{stream}", "Rank streams being relayed now");
+        meter.CreateObservableCounter("pmpi.gateway.streams.relayed", () => new Measurement<long>(StreamsRelayed, domain), "{stream}", "Rank streams relayed since start");
+        meter.CreateObservableCounter("pmpi.gateway.bytes.relayed", () => new Measurement<long>(BytesRelayed, domain), "By", "Bytes of the relayed streams, both directions");
+        meter.CreateObservableCounter("pmpi.gateway.refusals", () => new Measurement<long>(StreamsRefused, domain), "{refusal}", "Streams and control calls refused before anything was forwarded");
+        meter.CreateObservableCounter("pmpi.gateway.control_calls.relayed", () => new Measurement<long>(ControlCallsRelayed, domain), "{call}", "Control calls relayed since start");
+    }
 
     /// <summary>Rank streams being relayed now.</summary>
     public long StreamsOpen => Interlocked.Read(ref _streamsOpen);
@@ -11,7 +36,7 @@ public sealed class GatewayCounters
     /// <summary>Rank streams relayed since start (the open ones included).</summary>
     public long StreamsRelayed => Interlocked.Read(ref _streamsRelayed);
 
-    /// <summary>Body bytes of the relayed streams, both directions.</summary>
+    /// <summary>Bytes of the relayed streams, both directions.</summary>
     public long BytesRelayed => Interlocked.Read(ref _bytesRelayed);
 
     /// <summary>Streams and control calls refused before anything was forwarded.</summary>
