@@ -4,8 +4,6 @@ using System.Net.Sockets;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
-using Microsoft.Extensions.Logging.Console;
-using Microsoft.Extensions.Logging.EventLog;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Services;
 using Pmpi.Rpc.Security;
@@ -70,7 +68,7 @@ internal static class AgentCommand
                     options.Security = rpcSecurity;
                     options.HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout));
                     options.RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout));
-                }, ConfigureDaemon, cancellationToken).ConfigureAwait(false);
+                }, DaemonHosting.For("pmpi-agent"), cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -130,43 +128,5 @@ internal static class AgentCommand
             // An input that fails has ended too.
         }
         host.Services.GetRequiredService<IHostApplicationLifetime>().StopApplication();
-    }
-
-    /// <summary>Logging and lifetime for a daemon, `pmpi agent` or `pmpi gateway` (the embedded agent of `pmpi run` keeps the silent defaults).</summary>
-    internal static void ConfigureDaemon(IHostApplicationBuilder host)
-    {
-        // The standard logging configuration, from appsettings.json in the working directory or the environment
-        // (Logging__LogLevel__Pmpi=Debug, Logging__Console__FormatterName=json): levels per category and the console's
-        // formatter, by default one line per event with a UTC timestamp.
-        host.Logging.AddConfiguration(host.Configuration.GetSection("Logging"));
-        string? formatter = host.Configuration["Logging:Console:FormatterName"];
-        host.Logging.AddConsole();
-        host.Services.Configure<SimpleConsoleFormatterOptions>(simple =>
-        {
-            simple.SingleLine = true;
-            simple.UseUtcTimestamp = true;
-            simple.TimestampFormat = "yyyy-MM-dd'T'HH:mm:ss.fff'Z' ";
-        });
-        host.Services.Configure<JsonConsoleFormatterOptions>(json =>
-        {
-            json.UseUtcTimestamp = true;
-            json.TimestampFormat = "yyyy-MM-dd'T'HH:mm:ss.fff'Z'";
-        });
-        host.Services.Configure<ConsoleLoggerOptions>(console =>
-        {
-            console.FormatterName = formatter ?? ConsoleFormatterNames.Simple;
-            // Stdout keeps only the listening line, which scripts and tests read.
-            console.LogToStandardErrorThreshold = LogLevel.Trace;
-        });
-        host.Logging.AddFilter("Microsoft", LogLevel.Warning);
-        // The Event Log takes only warnings by default; a Windows service has no other log of its events.
-        if (OperatingSystem.IsWindows()) host.Logging.AddFilter<EventLogLoggerProvider>("Pmpi", LogLevel.Information);
-        // The agent logs its own start and stop; the console lifetime's "Press Ctrl+C" lines would repeat them.
-        host.Services.Configure<ConsoleLifetimeOptions>(lifetime => lifetime.SuppressStatusMessages = true);
-        // Each replaces the console lifetime only when that manager started the process: sd_notify READY=1 and
-        // journald priorities under systemd (after the console setup, whose formatter it overrides), the Service
-        // Control Manager's protocol and the Event Log on Windows.
-        host.Services.AddSystemd();
-        host.Services.AddWindowsService();
     }
 }

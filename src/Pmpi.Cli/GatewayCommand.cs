@@ -62,7 +62,7 @@ internal static class GatewayCommand
                     options.StreamIdleTimeout = TimeSpan.FromSeconds(parse.GetValue(idle));
                     options.Security = rpcSecurity;
                     foreach (var peer in parse.GetValue(dialOut) ?? []) options.DialOut.Add(peer);
-                }, AgentCommand.ConfigureDaemon, cancellationToken).ConfigureAwait(false);
+                }, DaemonHosting.For("pmpi-gateway"), cancellationToken).ConfigureAwait(false);
             }
             catch (ArgumentException e)
             {
