@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Broadcast between nodes: the binomial tree beside broadcast by blocks (scatter + ring), to measure from which size
-# blocks pay (CollectiveAlgorithms.BlockBroadcastThreshold). Needs root and iproute2.
+# blocks pay (CollectiveOptions.BlockBroadcastFrom; --block-broadcast-from). Needs root and iproute2.
 #
 #   bench/nodes.sh [--nodes K] [--ranks-per-node R] [--rate RATE] [--rounds N] [--timeout SECONDS] [--quick]
 #

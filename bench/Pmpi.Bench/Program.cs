@@ -16,6 +16,7 @@
 //   matching [BenchmarkDotNet arguments]                       the matching engine alone (BenchmarkDotNet)
 using System.CommandLine;
 using Pmpi;
+using Pmpi.Collectives;
 using BenchmarkDotNet.Running;
 using Pmpi.Bench;
 using Pmpi.Bench.Baselines;
@@ -90,10 +91,12 @@ var collectives = new Command("collectives", "Allreduce and Broadcast latency (u
 collectives.SetAction(parse =>
 {
     bool warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
-    if (parse.GetValue(blockAllreduceFrom) is { } from) Pmpi.Collectives.CollectiveAlgorithms.BlockAllreduceThreshold = from;
-    if (parse.GetValue(blockBroadcastFrom) is { } broadcastFrom) Pmpi.Collectives.CollectiveAlgorithms.BlockBroadcastThreshold = broadcastFrom;
+    // Every rank's communicators choose by these as they are made, so the ranks start with them.
+    var thresholds = CollectiveOptions.Default;
+    if (parse.GetValue(blockAllreduceFrom) is { } from) thresholds = thresholds with { BlockAllreduceFrom = from };
+    if (parse.GetValue(blockBroadcastFrom) is { } broadcastFrom) thresholds = thresholds with { BlockBroadcastFrom = broadcastFrom };
     int[] sweep = parse.GetValue(sizes)!;
-    return RunJob(parse, parse.GetValue(ranks), (world, _) =>
+    return RunJobWith(parse, parse.GetValue(ranks), thresholds, (world, _) =>
     {
         int sweeps = warmup ? JitWarmup.Run(() => CollectivesBenchmark.Run(world, TextWriter.Null, sweep, isQuick), MostOverRanks(world)) : 0;
         if (world.Rank == 0) Console.Out.WriteLine($"# PMPI, {world.Size} ranks{AfterSweeps(sweeps)}: operation\tsize\tus");
@@ -209,12 +212,16 @@ var root = new RootCommand("PMPI benchmarks beside native MPI (see bench/run.sh 
 return root.Parse(args).Invoke();
 
 // Runs body on the chosen device's ranks; 2 when the launcher refuses (e.g. --device grpc outside `pmpi run`).
-int RunJob(ParseResult parse, int size, Action<Intracommunicator, string> body)
+int RunJob(ParseResult parse, int size, Action<Intracommunicator, string> body) => RunJobWith(parse, size, CollectiveOptions.Default, body);
+
+// The same, the ranks' collectives changing algorithm at the sizes of collectiveOptions.
+int RunJobWith(ParseResult parse, int size, CollectiveOptions collectiveOptions, Action<Intracommunicator, string> body)
 {
     var launcher = JobLaunchers.For(parse.GetValue(device));
     try
     {
-        launcher.Run(size, world => body(world, launcher.Name), TimeSpan.FromSeconds(parse.GetValue(timeout)));
+        var options = new EnvironmentOptions { Timeout = TimeSpan.FromSeconds(parse.GetValue(timeout)), Collectives = collectiveOptions };
+        launcher.Run(size, world => body(world, launcher.Name), options);
         return 0;
     }
     catch (InvalidOperationException e)

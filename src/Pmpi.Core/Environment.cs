@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Pmpi.Collectives;
 using Pmpi.Devices;
 using Pmpi.Devices.InProcess;
 using Pmpi.Hosting;
@@ -21,6 +22,12 @@ public sealed class EnvironmentOptions
     /// is an error at the sender, so a graph is never silently copied apart.
     /// </summary>
     public bool PreserveReferences { get; init; }
+
+    /// <summary>
+    /// The sizes at which the collectives change algorithm, for every communicator of the job. Defaults to
+    /// <see cref="CollectiveOptions.Default"/>, as measured; internal, for Pmpi.Bench to measure either side.
+    /// </summary>
+    internal CollectiveOptions Collectives { get; init; } = CollectiveOptions.Default;
 
     internal PayloadSettings Payloads => new(Serializer, PreserveReferences);
 }
@@ -82,7 +89,7 @@ public sealed class Environment : IDisposable
         if (launcher == Launcher.None && ranksGiven && ranks > 1)
             throw new MpiException(ErrorClass.InvalidArgument, $"{ranks} ranks were asked for, but new Environment(ref args) makes this process one rank: " +
                 $"launch it with 'pmpi run -n {ranks} <program>', or use Environment.Run(ref args, world => ...), which runs {ranks} ranks as threads.");
-        _session = RankSession.Start(launcher, System.Environment.GetEnvironmentVariable, options.Payloads);
+        _session = RankSession.Start(launcher, System.Environment.GetEnvironmentVariable, options.Payloads, options.Collectives);
         ProvidedThreading.Value = threading;
     }
 
@@ -263,7 +270,7 @@ public sealed class Environment : IDisposable
                 try
                 {
                     var (device, control) = job.Start(rank);
-                    var runtime = new RankRuntime(device, control, options.Payloads);
+                    var runtime = new RankRuntime(device, control, options.Payloads, options.Collectives);
                     RankRuntime.Current = runtime;
                     FinalizedRank.Value = false;
                     body(runtime.World);

@@ -16,14 +16,12 @@ public partial class Intracommunicator : Communicator
     /// <summary>The color that leaves a rank out of every communicator made by <see cref="Split"/> (MPI_UNDEFINED).</summary>
     public const int Undefined = -1;
 
-    private readonly Lazy<CommunicatorTopology?> _topology;
-    private readonly Lazy<bool> _spansNodes;
-
     internal Intracommunicator(RankRuntime runtime, int context, int[] members, int rank, CollectiveSequence? sequence = null)
         : base(runtime, context, members, rank, sequence: sequence)
     {
-        _topology = new(() => CommunicatorTopology.Of(this, runtime.Device.Places));
-        _spansNodes = new(() => CommunicatorTopology.SpansNodes(this, runtime.Device.Places));
+        // Every constructor path (world, Self, Dup, Split, Create, topologies, merges, a topology's levels) comes here,
+        // so every communicator chooses its collectives' algorithms once, from its members and the rank's options.
+        Collectives = CollectiveSelection.For(this, runtime.Device.Places, runtime.Collectives);
     }
 
     // ---- Synchronisation and data movement ----
@@ -466,11 +464,11 @@ public partial class Intracommunicator : Communicator
     [return: NotNullIfNotNull(nameof(result))]
     private static T[]? Detached<T>(T[]? result, T[] input) => ReferenceEquals(result, input) ? [.. input] : result;
 
-    /// <summary>How this communicator's members sit on nodes and domains; null when one level is all there is.</summary>
-    internal CommunicatorTopology? Topology => _topology.Value;
+    /// <summary>What this communicator's collectives decided when it was made; a call compares only its message with it.</summary>
+    internal CollectiveSelection Collectives { get; }
 
-    /// <summary>Whether this communicator's members run on more than one node (as far as the rank table says).</summary>
-    internal bool SpansNodes => _spansNodes.Value;
+    /// <summary>How this communicator's members sit on nodes and domains; null when one level is all there is.</summary>
+    internal CommunicatorTopology? Topology => Collectives.Topology;
 
     private T BroadcastValue<T>(T value, int root) =>
         Topology is { } levels ? HierarchicalCollectives.Broadcast(this, levels, value, root, CollectiveAlgorithms.Broadcast) : CollectiveAlgorithms.Broadcast(this, value, root);

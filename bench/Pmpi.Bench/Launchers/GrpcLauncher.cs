@@ -16,8 +16,9 @@ public sealed class GrpcLauncher : IJobLauncher
 
     /// <inheritdoc/>
     /// <exception cref="InvalidOperationException">This process was not launched as a rank, or the job has another size.</exception>
-    public void Run(int ranks, Action<Intracommunicator> body, TimeSpan timeout)
+    public void Run(int ranks, Action<Intracommunicator> body, EnvironmentOptions options)
     {
+        var timeout = options.Timeout ?? Timeout.InfiniteTimeSpan;
         if (!IsLaunchedRank)
             throw new InvalidOperationException("--device grpc runs in rank processes: launch it as `pmpi run -n 2 Pmpi.Bench.dll pingpong --device grpc`.");
         var size = System.Environment.GetEnvironmentVariable(RankEnvironment.Size);
@@ -29,6 +30,7 @@ public sealed class GrpcLauncher : IJobLauncher
             Console.Error.WriteLine($"Benchmark rank timed out after {timeout.TotalSeconds:F0} s.");
             System.Environment.Exit(3);
         }, null, timeout, Timeout.InfiniteTimeSpan);
-        Environment.Run(body);
+        string[] none = [];
+        Environment.Run(ref none, body, options);
     }
 }

@@ -9,8 +9,11 @@ public interface IJobLauncher
     /// <summary>The device's name as printed in results, e.g. "inprocess".</summary>
     string Name { get; }
 
-    /// <summary>Runs <paramref name="body"/> on <paramref name="ranks"/> ranks and returns when all have finished.</summary>
-    void Run(int ranks, Action<Intracommunicator> body, TimeSpan timeout);
+    /// <summary>
+    /// Runs <paramref name="body"/> on <paramref name="ranks"/> ranks and returns when all have finished, aborting them
+    /// after <see cref="EnvironmentOptions.Timeout"/>; the ranks start with <paramref name="options"/>.
+    /// </summary>
+    void Run(int ranks, Action<Intracommunicator> body, EnvironmentOptions options);
 }
 
 /// <summary>The launcher for each <see cref="BenchDevice"/>.</summary>
@@ -32,6 +35,5 @@ public sealed class InProcessLauncher : IJobLauncher
     public string Name => "inprocess";
 
     /// <inheritdoc/>
-    public void Run(int ranks, Action<Intracommunicator> body, TimeSpan timeout) =>
-        Environment.Run(ranks, body, new EnvironmentOptions { Timeout = timeout });
+    public void Run(int ranks, Action<Intracommunicator> body, EnvironmentOptions options) => Environment.Run(ranks, body, options);
 }

@@ -17,27 +17,6 @@ internal static class CollectiveAlgorithms
     private static readonly int BarrierTag = CollectiveTag.Of(CollectiveStep.Barrier), AllgatherTag = CollectiveTag.Of(CollectiveStep.Allgather),
         AlltoallTag = CollectiveTag.Of(CollectiveStep.Alltoall);
 
-    /// <summary>
-    /// From how many bytes an element-wise allreduce goes by blocks
-    /// (<see cref="AllreduceByBlocks"/>) rather than whole arrays, with at least <see cref="BlockAllreduceRanks"/>
-    /// ranks; measured in docs/bench-log/2026-11-24-allreduce-by-blocks-threshold.md (in place, it won at 4 ranks
-    /// at 1 MB, as it won at 8 ranks from 1 MB).
-    /// </summary>
-    internal static int BlockAllreduceThreshold = 1024 * 1024;
-
-    /// <summary>
-    /// From how many bytes a broadcast of an array of a raw type goes by blocks (<see cref="BroadcastByBlocks"/>) when
-    /// the communicator spans nodes; measured in docs/bench-log/2026-11-26-broadcast-by-blocks-between-nodes.md. On one
-    /// node the binomial tree always won.
-    /// </summary>
-    internal static int BlockBroadcastThreshold = 64 * 1024;
-
-    /// <summary>The fewest ranks for which a broadcast goes by blocks (with two, there is nothing to share out).</summary>
-    internal const int BlockBroadcastRanks = 3;
-
-    /// <summary>The fewest ranks for which an allreduce goes by blocks.</summary>
-    internal const int BlockAllreduceRanks = 4;
-
     /// <summary>Dissemination barrier: in round k each rank signals rank + 2^k and waits for rank - 2^k.</summary>
     public static void Barrier(Intracommunicator comm)
     {
@@ -97,9 +76,10 @@ internal static class CollectiveAlgorithms
         return values;
     }
 
+    /// <summary>Whether the root broadcasts <paramref name="values"/> by blocks: the communicator decided from how many bytes when it was made.</summary>
     private static bool GoesByBlocks<T>(Intracommunicator comm, T[]? values) =>
-        values is not null && comm.Size >= BlockBroadcastRanks && values.Length >= comm.Size && comm.SpansNodes
-        && (long)values.Length * Unsafe.SizeOf<T>() >= BlockBroadcastThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
+        values is not null && values.Length >= comm.Size && (long)values.Length * Unsafe.SizeOf<T>() >= comm.Collectives.BroadcastByBlocksFrom
+        && Codec<T[]>.Instance is RawArrayCodec<T>;
 
     /// <summary>
     /// Van de Geijn's broadcast (MPICH's for long messages) of an array of a raw type: cut into one block per rank
@@ -256,9 +236,9 @@ internal static class CollectiveAlgorithms
     /// <summary>
     /// Element-wise allreduce of this rank's <paramref name="values"/> into <paramref name="result"/>, an array of
     /// the same length (or <paramref name="values"/> itself, in place). By blocks (<see cref="AllreduceByBlocks"/>)
-    /// when the elements are of a raw type, the array is at least
-    /// <see cref="BlockAllreduceThreshold"/> bytes and there are at least <see cref="BlockAllreduceRanks"/> ranks
-    /// (below that the extra rounds cost more than the bytes they save); otherwise whole arrays by recursive doubling
+    /// when the elements are of a raw type and the array is at least <see cref="CollectiveSelection.AllreduceByBlocksFrom"/>
+    /// bytes (<see cref="CollectiveOptions.BlockAllreduceFrom"/> from <see cref="CollectiveSelection.BlockAllreduceRanks"/>
+    /// ranks, decided when the communicator was made); otherwise whole arrays by recursive doubling
     /// (<see cref="AllreduceByDoubling"/>) on a copy of <paramref name="values"/>. Either allocates nothing and
     /// touches no fresh memory (whose page faults, on a VM, cost more than the bytes' copies). Both keep rank order,
     /// so the choice does not depend on the operation: ranks that name one operation differently (F#'s (+), C#'s
@@ -277,8 +257,8 @@ internal static class CollectiveAlgorithms
 
     /// <summary>Whether <see cref="AllreduceInto"/> combines <paramref name="values"/> by blocks.</summary>
     public static bool AllreduceGoesByBlocks<T>(Intracommunicator comm, T[] values) =>
-        comm.Size >= BlockAllreduceRanks && values.Length >= comm.Size
-        && (long)values.Length * Unsafe.SizeOf<T>() >= BlockAllreduceThreshold && Codec<T[]>.Instance is RawArrayCodec<T>;
+        values.Length >= comm.Size && (long)values.Length * Unsafe.SizeOf<T>() >= comm.Collectives.AllreduceByBlocksFrom
+        && Codec<T[]>.Instance is RawArrayCodec<T>;
 
     /// <summary>
     /// <see cref="Allreduce"/>'s recursive doubling on an array, element by element and in place. A partner's partial

@@ -95,7 +95,7 @@ internal sealed class CommunicatorTopology
     {
         if (places.IsDefaultOrEmpty) return null;
         var members = comm.Members;
-        // By member: the first member on its node, and in its domain. Every rank runs this at its first collective,
+        // By member: the first member on its node, and in its domain. Every rank runs this as its world is made,
         // so it keys by strings: LINQ over (domain, node) tuples would be compiled at run time, at the job's start.
         var nodeOf = new int[members.Length];
         var domainOf = new int[members.Length];

@@ -1,4 +1,5 @@
 using System.Collections.Immutable;
+using Pmpi.Collectives;
 using Pmpi.Devices;
 using Pmpi.Payloads;
 
@@ -20,13 +21,15 @@ internal sealed class RankRuntime
     /// <param name="device">The rank's device.</param>
     /// <param name="control">Its job control.</param>
     /// <param name="payloads">How it serializes.</param>
+    /// <param name="collectives">The sizes at which its collectives change algorithm, which every communicator reads as it is made.</param>
     /// <param name="spawner">What starts ranks in its job; null for ranks that are threads, or a singleton, which cannot spawn.</param>
-    public RankRuntime(IDevice device, IJobControl control, PayloadSettings payloads, IRankSpawner? spawner = null)
+    public RankRuntime(IDevice device, IJobControl control, PayloadSettings payloads, CollectiveOptions collectives, IRankSpawner? spawner = null)
     {
         Device = device;
         Links = device.Links;
         Control = control;
         Payloads = payloads;
+        Collectives = collectives;
         Spawner = spawner;
         MainThreadId = System.Environment.CurrentManagedThreadId;
         // A loop, not Enumerable.Range, as in LaunchedRank.StartAsync: ReadyToRun images lack its code over int, and
@@ -77,6 +80,9 @@ internal sealed class RankRuntime
     public IJobControl Control { get; }
 
     public PayloadSettings Payloads { get; }
+
+    /// <summary>The sizes at which the collectives change algorithm; each communicator reads them once, as it is made (<see cref="CollectiveSelection"/>).</summary>
+    public CollectiveOptions Collectives { get; }
 
     public Intracommunicator World { get; }
 

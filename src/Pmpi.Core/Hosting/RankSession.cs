@@ -1,3 +1,4 @@
+using Pmpi.Collectives;
 using Pmpi.Devices.InProcess;
 using Pmpi.Hosting.Pmi;
 using Pmpi.Payloads;
@@ -38,7 +39,7 @@ internal sealed class RankSession
     /// Starts this process's rank as <paramref name="launcher"/> started it, reading who it is from
     /// <paramref name="read"/>, or a singleton world; makes it the calling flow's rank.
     /// </summary>
-    public static RankSession Start(Launcher launcher, Func<string, string?> read, PayloadSettings payloads)
+    public static RankSession Start(Launcher launcher, Func<string, string?> read, PayloadSettings payloads, CollectiveOptions collectives)
     {
         RankSession session;
         switch (launcher)
@@ -49,17 +50,17 @@ internal sealed class RankSession
                 RankHeartbeat.Start(identity);
                 var launched = LaunchedRank.StartAsync(identity, CancellationToken.None).GetAwaiter().GetResult();
                 launched.BindToCore();
-                session = new RankSession(identity.Rank, new RankRuntime(launched.Device, launched.Master, payloads, spawner: launched) { Place = identity.Place }, launched);
+                session = new RankSession(identity.Rank, new RankRuntime(launched.Device, launched.Master, payloads, collectives, spawner: launched) { Place = identity.Place }, launched);
                 if (launched.SpawnedBy is { } spawnedBy) Intercommunicator.ToParents(session.Runtime, spawnedBy.Context, [.. spawnedBy.Parents]);
                 break;
             case Launcher.Pmi:
                 var pmi = PmiClient.Connect(read)!;
                 var started = PmiRank.Start(pmi, read);
-                session = new RankSession(started.Rank, new RankRuntime(started.Device, started, payloads) { Place = started.Place }, started);
+                session = new RankSession(started.Rank, new RankRuntime(started.Device, started, payloads, collectives) { Place = started.Place }, started);
                 break;
             default:
                 var (device, control) = new InProcessJob(1).Start(0);
-                session = new RankSession(null, new RankRuntime(device, control, payloads), device);
+                session = new RankSession(null, new RankRuntime(device, control, payloads, collectives), device);
                 break;
         }
         RankRuntime.Current = session.Runtime;

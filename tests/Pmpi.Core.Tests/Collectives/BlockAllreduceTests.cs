@@ -52,12 +52,12 @@ public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
     }
 
     [Theory]
-    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks)]
-    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks + 1)]
+    [InlineData(CollectiveSelection.BlockAllreduceRanks)]
+    [InlineData(CollectiveSelection.BlockAllreduceRanks + 1)]
     public void Allreduce_ArrayPastTheThreshold_GoesByBlocksWithTheSameResult(int size)
     {
         // Arrange: a double[] of twice the threshold, whose sums are exact in any grouping (small integers).
-        int length = 2 * CollectiveAlgorithms.BlockAllreduceThreshold / sizeof(double) + 3;
+        int length = 2 * CollectiveOptions.Default.BlockAllreduceFrom / sizeof(double) + 3;
 
         // Act
         var results = Run(size, world => world.Allreduce([.. Values(world.Rank, length).Select(v => (double)v)], Operation<double>.Add));
@@ -88,11 +88,11 @@ public abstract class BlockAllreduceTests(Device device) : DeviceSuite(device)
     }
 
     [Theory]
-    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks)]
-    [InlineData(CollectiveAlgorithms.BlockAllreduceRanks + 3)]
+    [InlineData(CollectiveSelection.BlockAllreduceRanks)]
+    [InlineData(CollectiveSelection.BlockAllreduceRanks + 3)]
     public void Allreduce_NonCommutativeArrayPastTheThreshold_ProductInRankOrder(int size)
     {
-        int length = CollectiveAlgorithms.BlockAllreduceThreshold / 32 + 5; // a Matrix2 is 32 bytes
+        int length = CollectiveOptions.Default.BlockAllreduceFrom / 32 + 5; // a Matrix2 is 32 bytes
 
         var results = Run(size, world => world.Allreduce(Matrices(world.Rank, length), Matrix2.Multiply));
 

@@ -12,7 +12,7 @@ namespace Pmpi.Tests.Topology;
 public sealed class BlockBroadcastTests
 {
     // Past the threshold, and not a multiple of any size here, so blocks differ in length.
-    private static readonly int Length = CollectiveAlgorithms.BlockBroadcastThreshold / sizeof(double) + 1009;
+    private static readonly int Length = CollectiveOptions.Default.BlockBroadcastFrom / sizeof(double) + 1009;
 
     public static TheoryData<int, int> SizesAndRoots => new() { { 3, 0 }, { 3, 2 }, { 4, 1 }, { 5, 4 }, { 6, 3 }, { 7, 0 }, { 8, 5 }, { 9, 8 } };
 

@@ -75,7 +75,7 @@ public sealed class HierarchicalCollectivesTests
     public void Allreduce_LongArraysAcrossNodes_EveryRankGetsTheSumAndKeepsItsInput(string what, string[] nodes, string[] domains)
     {
         // Arrange: past the by-blocks threshold, so node and domain leaders go by blocks; sums of small integers are exact in any grouping.
-        int length = CollectiveAlgorithms.BlockAllreduceThreshold / sizeof(double) + 5;
+        int length = CollectiveOptions.Default.BlockAllreduceFrom / sizeof(double) + 5;
         double[] Input(int rank) => [.. Enumerable.Range(0, length).Select(i => (double)(rank * 3 + i % 1000))];
 
         // Act
