@@ -66,6 +66,7 @@ internal static class TestJob
             Timeout = options.Timeout ?? Timeout,
             Serializer = options.Serializer,
             PreserveReferences = options.PreserveReferences,
+            Collectives = options.Collectives,
         });
     }
 
