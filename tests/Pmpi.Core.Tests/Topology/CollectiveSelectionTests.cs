@@ -2,7 +2,7 @@ using Pmpi.Collectives;
 using Pmpi.Devices.InProcess;
 using Pmpi.Hosting;
 
-namespace Pmpi.Tests.Collectives;
+namespace Pmpi.Tests.Topology;
 
 /// <summary>
 /// Each communicator chooses its collectives' algorithms once, as it is made (<see cref="CollectiveSelection"/>), from
