@@ -61,6 +61,7 @@ internal sealed class CollectiveSelection
         // One rank has no levels and nothing to share out; Self and the node levels of a topology are most often that.
         if (size == 1) return new CollectiveSelection(null, false, Never, Never);
         bool spansNodes = CommunicatorTopology.SpansNodes(comm, places);
+        // On one node there are no levels to climb, so the table need not be grouped.
         return new CollectiveSelection(
             spansNodes ? CommunicatorTopology.Of(comm, places) : null,
             spansNodes,
