@@ -21,7 +21,7 @@ public sealed class GatewayCounters
     {
         ArgumentNullException.ThrowIfNull(meters);
         ArgumentNullException.ThrowIfNull(options);
-        var meter = meters.Create(MeterName, typeof(GatewayCounters).Assembly.GetName().Version?.ToString());
+        var meter = Meter = meters.Create(MeterName, typeof(GatewayCounters).Assembly.GetName().Version?.ToString());
         var domain = new KeyValuePair<string, object?>("pmpi.domain", options.Domain);
         meter.CreateObservableUpDownCounter("pmpi.gateway.streams.open", () => new Measurement<long>(StreamsOpen, domain), "{stream}", "Rank streams being relayed now");
         meter.CreateObservableCounter("pmpi.gateway.streams.relayed", () => new Measurement<long>(StreamsRelayed, domain), "{stream}", "Rank streams relayed since start");
@@ -29,6 +29,9 @@ public sealed class GatewayCounters
         meter.CreateObservableCounter("pmpi.gateway.refusals", () => new Measurement<long>(StreamsRefused, domain), "{refusal}", "Streams and control calls refused before anything was forwarded");
         meter.CreateObservableCounter("pmpi.gateway.control_calls.relayed", () => new Measurement<long>(ControlCallsRelayed, domain), "{call}", "Control calls relayed since start");
     }
+
+    /// <summary>This gateway's meter (one process may run several gateways, each on a host of its own).</summary>
+    internal Meter Meter { get; }
 
     /// <summary>Rank streams being relayed now.</summary>
     public long StreamsOpen => Interlocked.Read(ref _streamsOpen);

@@ -1,9 +1,5 @@
 using System.Diagnostics.Metrics;
-using Pmpi.Rpc;
-using Pmpi.Rpc.Client;
-using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
-using Pmpi.Rpc.V1;
 
 namespace Pmpi.Gateway.Tests;
 
@@ -18,12 +14,7 @@ public sealed class GatewayMetersTests
     {
         await using var pair = await GatewayPair.StartAsync();
         var (job, token) = pair.Job("meters-1");
-        job.MasterDomain = "a";
-        using (var own = new RpcChannel(pair.A.Address, security: pair.Member))
-            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(GatewayPair.Timeout);
-        // The master registers the job with b's gateway through a's: a control call a relays.
-        using (var master = new RpcChannel(pair.A.Address, security: pair.Member, metadata: ControlRoute.ToGateway("meters-1", "b")))
-            await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(GatewayPair.Timeout);
+        await pair.RegisterFromMasterInAAsync("meters-1", job);
 
         await pair.EchoFromRankZeroAsync("meters-1", token);
         var (_, _, refused) = await GatewayPair.OpenRelayAsync(pair.A, RelayPreamble.For("some key", "never-registered", 0, 1).ToBytes());
@@ -32,7 +23,7 @@ public sealed class GatewayMetersTests
         // The relayed stream closes at each gateway a moment after the ranks' ends saw it close.
         var deadline = DateTime.UtcNow + GatewayPair.Timeout;
         Dictionary<(string Instrument, string Domain), long> measured;
-        while ((measured = Measure()).GetValueOrDefault(("pmpi.gateway.streams.open", "b"), -1) != 0 || measured.GetValueOrDefault(("pmpi.gateway.streams.open", "a"), -1) != 0)
+        while ((measured = Measure(pair)).GetValueOrDefault(("pmpi.gateway.streams.open", "b"), -1) != 0 || measured.GetValueOrDefault(("pmpi.gateway.streams.open", "a"), -1) != 0)
         {
             Assert.True(DateTime.UtcNow < deadline, $"Streams still open: {string.Join(", ", measured)}");
             await Task.Delay(20);
@@ -46,15 +37,15 @@ public sealed class GatewayMetersTests
         Assert.Equal((1L, 0L), (measured[("pmpi.gateway.control_calls.relayed", "a")], measured[("pmpi.gateway.control_calls.relayed", "b")]));
     }
 
-    /// <summary>One reading of every instrument of every gateway meter in the process, by instrument and domain.</summary>
-    private static Dictionary<(string Instrument, string Domain), long> Measure()
+    /// <summary>One reading of every instrument of the pair's gateways' meters, by instrument and domain (other tests' gateways run beside them).</summary>
+    private static Dictionary<(string Instrument, string Domain), long> Measure(GatewayPair pair)
     {
         var measured = new Dictionary<(string, string), long>();
         using var listener = new MeterListener
         {
             InstrumentPublished = (instrument, listener) =>
             {
-                if (instrument.Meter.Name == GatewayCounters.MeterName) listener.EnableMeasurementEvents(instrument);
+                if (instrument.Meter == pair.A.Counters.Meter || instrument.Meter == pair.B.Counters.Meter) listener.EnableMeasurementEvents(instrument);
             },
         };
         listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
