@@ -117,6 +117,19 @@ internal sealed class GatewayPair : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Registers job <paramref name="jobId"/> (<paramref name="request"/>) as its master in domain a does: with a's gateway, then with b's through
+    /// a's, a control call that a relays.
+    /// </summary>
+    public async Task RegisterFromMasterInAAsync(string jobId, RegisterJobRequest request)
+    {
+        request.MasterDomain = "a";
+        using (var own = new RpcChannel(A.Address, security: Member))
+            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request).WaitAsync(Timeout);
+        using var throughA = new RpcChannel(A.Address, security: Member, metadata: ControlRoute.ToGateway(jobId, "b"));
+        await throughA.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request).WaitAsync(Timeout);
+    }
+
     public async Task<GatewayStatus> StatusAsync(GatewayHost gateway)
     {
         using var channel = new RpcChannel(gateway.Address, security: Member);

@@ -20,14 +20,9 @@ public sealed class TunnelTests
         await using var pair = await GatewayPair.StartAsync(bDialsOut: true);
         await WaitForTunnelsAsync(pair, 1);
         var (job, token) = pair.Job("tunnel-1");
-        job.MasterDomain = "a";
         foreach (var entry in job.Table.Ranks.Where(entry => entry.Domain == "b")) entry.Gateway = "https://127.0.0.1:1";
-        using (var own = new RpcChannel(pair.A.Address, security: pair.Member))
-            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
-
         // The master registers the job with b's gateway through a's, which reaches b only inside b's call.
-        using (var master = new RpcChannel(pair.A.Address, security: pair.Member, metadata: ControlRoute.ToGateway("tunnel-1", "b")))
-            await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
+        await pair.RegisterFromMasterInAAsync("tunnel-1", job);
         // A rank of a streams 3 MB to the echo rank of b and gets them back.
         await pair.EchoFromRankZeroAsync("tunnel-1", token);
 
@@ -48,12 +43,8 @@ public sealed class TunnelTests
         await using var pair = await GatewayPair.StartAsync(bDialsOut: true);
         await WaitForTunnelsAsync(pair, 1);
         var (job, token) = pair.Job("tunnel-2");
-        job.MasterDomain = "a";
         foreach (var entry in job.Table.Ranks.Where(entry => entry.Domain == "b")) entry.Gateway = "https://127.0.0.1:1";
-        using (var own = new RpcChannel(pair.A.Address, security: pair.Member))
-            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
-        using (var master = new RpcChannel(pair.A.Address, security: pair.Member, metadata: ControlRoute.ToGateway("tunnel-2", "b")))
-            await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
+        await pair.RegisterFromMasterInAAsync("tunnel-2", job);
 
         for (int stream = 0; stream < 4; stream++) await pair.EchoFromRankZeroAsync("tunnel-2", token);
 
