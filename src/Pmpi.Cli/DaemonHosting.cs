@@ -6,6 +6,7 @@ using Microsoft.Extensions.Logging.Console;
 using Microsoft.Extensions.Logging.EventLog;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
+using Pmpi.Agent.Services;
 using Pmpi.Gateway;
 
 namespace Pmpi.Cli;
@@ -17,7 +18,7 @@ namespace Pmpi.Cli;
 internal static class DaemonHosting
 {
     /// <summary>The meters a daemon exports: its own, and Kestrel's (connections, TLS handshakes, refusals by the server).</summary>
-    private static readonly string[] ExportedMeters = [GatewayCounters.MeterName, "Microsoft.AspNetCore.Server.Kestrel"];
+    private static readonly string[] ExportedMeters = [AgentHost.MeterName, GatewayCounters.MeterName, "Microsoft.AspNetCore.Server.Kestrel"];
 
     /// <summary>Configures the host of the daemon named <paramref name="service"/> (its OpenTelemetry service name unless OTEL_SERVICE_NAME says otherwise).</summary>
     public static Action<IHostApplicationBuilder> For(string service) => host =>

@@ -1,3 +1,4 @@
+using System.Diagnostics.Metrics;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -42,8 +43,10 @@ public static class AgentServiceCollectionExtensions
         // Reading the options runs the validator, which refuses a host without a security.
         services.TryAddSingleton(provider => new CallGuard(provider.GetRequiredService<IOptions<AgentOptions>>().Value.Security!,
             provider.GetRequiredService<RefusalLog>(), provider.GetRequiredService<ILogger<CallGuard>>()));
+        services.TryAddSingleton(provider => new AgentMeters(provider.GetRequiredService<IMeterFactory>()));
         services.TryAddSingleton(provider => new AgentService(provider.GetRequiredService<IOptions<AgentOptions>>().Value,
-            provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<ILogger<AgentService>>()));
+            provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<AgentMeters>(),
+            provider.GetRequiredService<ILogger<AgentService>>()));
         services.TryAddSingleton(provider =>
         {
             // This host is both master (ranks anywhere dial its advertised address) and the agent for computations

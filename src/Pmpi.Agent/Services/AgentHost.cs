@@ -30,6 +30,9 @@ public sealed class AgentHost : IAsyncDisposable
     /// <summary>Where the services listen, e.g. https://127.0.0.1:7300 (the real port when 0 was asked for).</summary>
     public Uri Address { get; }
 
+    /// <summary>The agent's meter (System.Diagnostics.Metrics): launches and ranks running, ranks started and exited, launches refused.</summary>
+    public const string MeterName = "Pmpi.Agent";
+
     /// <summary>The host's services.</summary>
     public IServiceProvider Services => _app.Services;
 

@@ -16,7 +16,7 @@ namespace Pmpi.Agent.Services;
 /// The Agent service: describes the node, launches ranks and streams their lives, kills jobs. A Launch call owns
 /// its processes: when it ends for any reason (all exited, Kill, the master gone) none is left running.
 /// </summary>
-internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, CallGuard guard, ILogger<AgentService> logger)
+internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, CallGuard guard, AgentMeters meters, ILogger<AgentService> logger)
 {
     /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
     private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(5);
@@ -141,13 +141,18 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     {
         if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
         var token = Admit(request, call);
-        if (_stopping) throw ShuttingDown(request);
+        if (_stopping)
+        {
+            meters.LaunchRefused();
+            throw ShuttingDown(request);
+        }
         // Programs are checked where they run, all before any starts: the master's machine may not have them.
         var missing = request.Ranks.Select(rank => RankProcess.WhyNotStartable(rank.Rank, rank.Program, WorkingDirectoryOf(rank))).OfType<string>().ToArray();
         if (missing.Length > 0)
         {
             var reason = $"{string.Join("; ", missing)}; no rank of job {request.JobId} was started here";
             AgentLog.LaunchFailed(logger, request.JobId, reason);
+            meters.LaunchRefused();
             throw new RpcException(StatusCode.FailedPrecondition, reason);
         }
         TakeSlots(request);
@@ -155,8 +160,10 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         if (!_jobs.TryAdd(LaunchKey(request.JobId, request.WorldFirst), new LaunchedJob(request.JobId, token, processes, responses)))
         {
             ReleaseSlots(request.Ranks.Count);
+            meters.LaunchRefused();
             throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
         }
+        meters.LaunchStarted();
         // Output arrives from many processes; one writer keeps the response stream in order per rank. The queue is
         // bounded: while the master reads slowly, the ranks' pipes are not read and the ranks wait in their writes.
         var events = Channel.CreateBounded<LaunchEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
@@ -175,6 +182,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
                     new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, IsError = piece.Stream == OutputStream.Stderr, Line = piece.Text, Continues = piece.Continues } },
                     call.CancellationToken));
                 processes.Add(process);
+                meters.RankStarted();
                 await Send(events.Writer, new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = process.ProcessId } }, call.CancellationToken).ConfigureAwait(false);
                 var joined = request.Table is null ? Task.CompletedTask : ReportJoinedAsync(process, rank.Rank, events.Writer, call.CancellationToken);
                 exits.Add(ReportExitAsync(process, request.JobId, rank.Rank, joined, events.Writer, call.CancellationToken));
@@ -205,6 +213,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             _jobs.TryRemove(LaunchKey(request.JobId, request.WorldFirst), out _);
             keys?.Delete(recursive: true);
             ReleaseSlots(request.Ranks.Count);
+            meters.LaunchEnded();
         }
     }
 
@@ -222,15 +231,18 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
                     ? $"Job {request.JobId} asks this agent for {asked} ranks; oversubscribed, it runs at most {AgentOptions.OversubscribedRanksPerSlot} per slot ({options.Slots} slots), and {_running} ranks run already."
                     : $"Job {request.JobId} asks this agent for {asked} ranks, but only {Math.Max(free, 0)} of its {options.Slots} slots are free; set oversubscribe=\"true\" on <computation> to allow more.";
                 AgentLog.LaunchFailed(logger, request.JobId, detail);
+                meters.LaunchRefused();
                 throw new RpcException(StatusCode.ResourceExhausted, detail);
             }
             _running += asked;
+            meters.SlotsTaken(asked);
         }
     }
 
     private void ReleaseSlots(int count)
     {
         lock (_slotsLock) _running -= count;
+        meters.SlotsReleased(count);
     }
 
     /// <summary>Queues an event; once the launch's call is over there is nobody to tell, and the event is dropped.</summary>
@@ -343,6 +355,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             // The heartbeat pipe is read to its end after the exit: a descendant holding it open delays the exit's report this long at most.
         }
         AgentLog.RankExited(logger, jobId, rank, processId, code);
+        meters.RankExited(code, process.WasKilled);
         // A rank killed by the shutdown did not fail: the launch's UNAVAILABLE status says what happened.
         var exited = new RankExited { Rank = rank, ExitCode = code, Killed = process.WasKilled };
         if (process.ReportsFinalize) exited.Finalized = process.Finalized;

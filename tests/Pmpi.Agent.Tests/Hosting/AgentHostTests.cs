@@ -1,4 +1,6 @@
+using System.Collections.Concurrent;
 using System.Diagnostics;
+using System.Diagnostics.Metrics;
 using System.Net;
 using System.Runtime.InteropServices;
 using Microsoft.AspNetCore.Builder;
@@ -124,6 +126,49 @@ public class AgentHostTests
             var rest = await DrainAsync(events).WaitAsync(Timeout);
             Assert.Contains(rest, item => item.BodyCase == LaunchEvent.BodyOneofCase.Exited && item.Exited.Killed);
             Assert.False(IsRunning(pid), $"rank process {pid} outlived Kill");
+        }
+        finally
+        {
+            KillIfRunning(pid);
+        }
+    }
+
+    [LinuxFact]
+    public async Task Meters_LaunchThenKill_CountTheRankStartedRunningAndKilled()
+    {
+        // Arrange: this host's meter alone (other tests' agents run beside it in this process).
+        await using var host = await StartOnFreePortAsync();
+        var meter = host.Services.GetRequiredService<AgentMeters>().Meter;
+        var measured = new ConcurrentDictionary<string, long>();
+        using var listener = new MeterListener
+        {
+            InstrumentPublished = (instrument, listener) =>
+            {
+                if (instrument.Meter == meter) listener.EnableMeasurementEvents(instrument);
+            },
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            string outcome = tags.ToArray().FirstOrDefault(tag => tag.Key == "pmpi.outcome").Value as string ?? "";
+            measured.AddOrUpdate(outcome.Length == 0 ? instrument.Name : $"{instrument.Name}:{outcome}", value, (_, sum) => sum + value);
+        });
+        listener.Start();
+        int pid = 0;
+        try
+        {
+            using var channel = ChannelTo(host);
+            using var call = new CancellationTokenSource(Timeout);
+
+            // Act
+            var (events, started, token) = await LaunchSleeperAsync(channel, "meter-job", call.Token);
+            pid = started;
+            var whileRunning = new Dictionary<string, long>(measured);
+            await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "meter-job", JobToken = token }).WaitAsync(Timeout);
+            await DrainAsync(events).WaitAsync(Timeout);
+
+            // Assert
+            Assert.Equal((1L, 1L, 1L), (whileRunning["pmpi.agent.launches.running"], whileRunning["pmpi.agent.ranks.running"], whileRunning["pmpi.agent.ranks.started"]));
+            Assert.Equal((0L, 0L, 1L), (measured["pmpi.agent.launches.running"], measured["pmpi.agent.ranks.running"], measured["pmpi.agent.ranks.exited:killed"]));
         }
         finally
         {
