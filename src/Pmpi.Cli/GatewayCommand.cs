@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Net.Sockets;
+using Grpc.Core;
 using Pmpi.Gateway;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
@@ -110,7 +111,7 @@ internal static class GatewayCommand
                 }
                 catch (Exception e) when (e is RpcException or ArgumentException or UriFormatException)
                 {
-                    await Console.Error.WriteLineAsync($"pmpi gateway status: {gateway}: {e.Message}").ConfigureAwait(false);
+                    await Console.Error.WriteLineAsync($"pmpi gateway status: {gateway}: {(e is RpcException rpc ? $"{rpc.StatusCode}: {rpc.Status.Detail}" : e.Message)}").ConfigureAwait(false);
                     code = 1;
                 }
             }

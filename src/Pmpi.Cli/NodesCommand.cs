@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Globalization;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
@@ -46,7 +47,7 @@ internal static class NodesCommand
                 {
                     failures++;
                     table.AddRow(Markup.Escape(agent), "", "", e.StatusCode is StatusCode.Unauthenticated or StatusCode.PermissionDenied ? "[red]refused[/]" : "[red]unreachable[/]",
-                        "", "", "", Markup.Escape(e.Detail), "", "", "", "", "", "");
+                        "", "", "", Markup.Escape(e.Status.Detail), "", "", "", "", "", "");
                 }
                 catch (ArgumentException e)
                 {

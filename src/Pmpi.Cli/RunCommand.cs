@@ -1,6 +1,7 @@
 using System.CommandLine;
 using System.Net;
 using System.Runtime.InteropServices;
+using Grpc.Core;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
@@ -166,12 +167,12 @@ internal static class RunCommand
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
         {
-            await Console.Error.WriteLineAsync(describe(e.Detail)).ConfigureAwait(false);
+            await Console.Error.WriteLineAsync(describe(e.Status.Detail)).ConfigureAwait(false);
             return InvalidComputationExitCode;
         }
         catch (RpcException e)
         {
-            await Console.Error.WriteLineAsync($"pmpi: the job failed at master {channel.Address}: {e.Message}").ConfigureAwait(false);
+            await Console.Error.WriteLineAsync($"pmpi: the job failed at master {channel.Address}: {e.StatusCode}: {e.Status.Detail}").ConfigureAwait(false);
             return 1;
         }
     }

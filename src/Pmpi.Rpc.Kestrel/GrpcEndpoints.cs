@@ -1,5 +1,6 @@
 using System.Globalization;
 using Google.Protobuf;
+using Grpc.Core;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -32,7 +33,7 @@ public static class GrpcEndpoints
         {
             var request = await ReadSingleAsync(requests, call).ConfigureAwait(false);
             var response = await handler(request, call).ConfigureAwait(false)
-                ?? throw new RpcException(StatusCode.Internal, $"The handler of {path} returned no response.");
+                ?? throw new RpcException(new Status(StatusCode.Internal, $"The handler of {path} returned no response."));
             await responses.WriteAsync(response, call.CancellationToken).ConfigureAwait(false);
         }));
     }
@@ -102,7 +103,7 @@ public static class GrpcEndpoints
     private static async Task<TRequest> ReadSingleAsync<TRequest>(MessageReader<TRequest> requests, ServerCallContext call)
         where TRequest : IMessage<TRequest>, new() =>
         await requests.ReadAsync(call.CancellationToken).ConfigureAwait(false)
-            ?? throw new RpcException(StatusCode.Internal, "The request stream ended without a message.");
+            ?? throw new RpcException(new Status(StatusCode.Internal, "The request stream ended without a message."));
 
     private static async Task ServeAsync<TRequest, TResponse>(HttpContext context, RpcOptions options,
         Func<MessageReader<TRequest>, MessageWriter<TResponse>, ServerCallContext, Task> handler)
@@ -143,7 +144,7 @@ public static class GrpcEndpoints
         }
         catch (RpcException e)
         {
-            (code, detail) = (e.StatusCode, e.Detail);
+            (code, detail) = (e.StatusCode, e.Status.Detail);
         }
         catch (OperationCanceledException) when (lifetime.IsCancellationRequested)
         {

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Internal;
 
 namespace Pmpi.Rpc;
@@ -41,7 +42,7 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
                 }
                 if (result.IsCompleted)
                 {
-                    if (buffer.Length > 0) throw new RpcException(StatusCode.Internal, $"The stream ended inside a message ({buffer.Length} bytes left).");
+                    if (buffer.Length > 0) throw new RpcException(new Status(StatusCode.Internal, $"The stream ended inside a message ({buffer.Length} bytes left)."));
                     return default;
                 }
                 if (result.IsCanceled) throw new OperationCanceledException("The read was cancelled.");
@@ -71,7 +72,7 @@ public sealed class MessageReader<T> where T : IMessage<T>, new()
         }
         catch (InvalidProtocolBufferException e)
         {
-            throw new RpcException(StatusCode.Internal, $"Malformed {typeof(T).Name} message: {e.Message}", e);
+            throw new RpcException(new Status(StatusCode.Internal, $"Malformed {typeof(T).Name} message: {e.Message}", e));
         }
     }
 }

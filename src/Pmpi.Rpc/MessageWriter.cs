@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Internal;
 
 namespace Pmpi.Rpc;
@@ -81,7 +82,7 @@ public sealed class MessageWriter<T> where T : IMessage<T>
     private async ValueTask FlushPipeAsync(CancellationToken cancellationToken)
     {
         var result = await _writer.FlushAsync(cancellationToken).ConfigureAwait(false);
-        if (result.IsCanceled || result.IsCompleted) throw new RpcException(StatusCode.Unavailable, "The stream was closed by the peer.");
+        if (result.IsCanceled || result.IsCompleted) throw new RpcException(new Status(StatusCode.Unavailable, "The stream was closed by the peer."));
     }
 
     /// <summary>
@@ -94,7 +95,7 @@ public sealed class MessageWriter<T> where T : IMessage<T>
     // SocketsHttpHandler disposes a request stream whose connection failed under it (a TLS endpoint spoken to in
     // cleartext, say): that is a broken stream too, not the caller's misuse.
     private static RpcException? Broken(Exception e) =>
-        e is IOException or ObjectDisposedException ? new RpcException(StatusCode.Unavailable, $"The stream broke: {e.Message}", e) : null;
+        e is IOException or ObjectDisposedException ? new RpcException(new Status(StatusCode.Unavailable, $"The stream broke: {e.Message}", e)) : null;
 
     /// <summary>Ends the stream after any write in progress (a client's half-close).</summary>
     internal async ValueTask CompleteAsync(CancellationToken cancellationToken)

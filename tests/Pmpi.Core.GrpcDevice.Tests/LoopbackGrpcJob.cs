@@ -1,10 +1,13 @@
 using System.Net;
+using Grpc.Core;
 using Pmpi.Devices;
 using Pmpi.Devices.Grpc;
 using Pmpi.Hosting;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
+// Pmpi.Status is an MPI status; this is a call's.
+using RpcStatus = Grpc.Core.Status;
 
 namespace Pmpi.Tests;
 
@@ -117,7 +120,7 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
 
     private Task<RankTable> RegisterAsync(RegisterRequest request, CancellationToken cancellationToken)
     {
-        if (request.JobId != JobId || request.JobToken != JobToken) throw new RpcException(StatusCode.PermissionDenied, $"Rank {request.Rank} registered for another job.");
+        if (request.JobId != JobId || request.JobToken != JobToken) throw new RpcException(new RpcStatus(StatusCode.PermissionDenied, $"Rank {request.Rank} registered for another job."));
         lock (_lock)
         {
             _table[request.Rank] = new RankEntry

@@ -1,4 +1,5 @@
 using System.Net;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
@@ -132,8 +133,8 @@ public sealed class ControlRelayTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<KillRequest, KillReply>(path, new KillRequest { JobId = "control-4" }).WaitAsync(Timeout));
 
-        Assert.True(error.StatusCode == expected, $"Expected {expected}, got {error.StatusCode}: {error.Detail}");
-        Assert.Contains(detail, error.Detail);
+        Assert.True(error.StatusCode == expected, $"Expected {expected}, got {error.StatusCode}: {error.Status.Detail}");
+        Assert.Contains(detail, error.Status.Detail);
         Assert.Empty(_authorities);
         Assert.Equal(1, (await _pair.StatusAsync(gateway)).StreamsRefused);
     }

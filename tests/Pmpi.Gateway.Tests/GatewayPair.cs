@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Threading.Channels;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
@@ -68,8 +69,8 @@ internal sealed class GatewayPair : IAsyncDisposable
         var echo = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
             endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, async (requests, responses, call) =>
             {
-                var hello = (await requests.ReadAsync(call.CancellationToken))?.Hello ?? throw new RpcException(StatusCode.InvalidArgument, "no Hello");
-                if (hello.DestinationWorldRank != EchoRank) throw new RpcException(StatusCode.NotFound, $"this is rank {EchoRank}, not {hello.DestinationWorldRank}");
+                var hello = (await requests.ReadAsync(call.CancellationToken))?.Hello ?? throw new RpcException(new Status(StatusCode.InvalidArgument, "no Hello"));
+                if (hello.DestinationWorldRank != EchoRank) throw new RpcException(new Status(StatusCode.NotFound, $"this is rank {EchoRank}, not {hello.DestinationWorldRank}"));
                 while (await requests.ReadAsync(call.CancellationToken) is { } frame) await responses.WriteAsync(frame, call.CancellationToken);
             })).WaitAsync(Timeout);
         return new GatewayPair(directory, credentials, a, b, echo);

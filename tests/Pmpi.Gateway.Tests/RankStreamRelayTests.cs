@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
@@ -174,8 +175,8 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(async () => await call.ReadAsync().WaitAsync(Timeout));
 
-        AssertStatus(StatusCode.NotFound, error.StatusCode, error.Detail);
-        Assert.Contains("not 2", error.Detail);
+        AssertStatus(StatusCode.NotFound, error.StatusCode, error.Status.Detail);
+        Assert.Contains("not 2", error.Status.Detail);
         Assert.Equal(1, (await _pair.StatusAsync(_pair.B)).StreamsRelayed);
     }
 
@@ -203,9 +204,9 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(() => _pair.DialAsync("relay-8", token));
 
-        AssertStatus(StatusCode.Unavailable, error.StatusCode, error.Detail);
-        Assert.Contains("rank 0 (domain 'a') -> rank 1 (domain 'b')", error.Detail);
-        Assert.Contains($"the gateway of domain 'b' at {b}", error.Detail);
+        AssertStatus(StatusCode.Unavailable, error.StatusCode, error.Status.Detail);
+        Assert.Contains("rank 0 (domain 'a') -> rank 1 (domain 'b')", error.Status.Detail);
+        Assert.Contains($"the gateway of domain 'b' at {b}", error.Status.Detail);
     }
 
     [Fact]
@@ -304,7 +305,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout));
 
         AssertStatus(StatusCode.PermissionDenied, error);
-        Assert.Contains("signature", error.Detail);
+        Assert.Contains("signature", error.Status.Detail);
     }
 
     [Fact]
@@ -331,7 +332,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, pair.Job("bounded-3").Request).WaitAsync(Timeout));
 
         AssertStatus(StatusCode.ResourceExhausted, error);
-        Assert.Contains("GatewayOptions.MaxJobs", error.Detail);
+        Assert.Contains("GatewayOptions.MaxJobs", error.Status.Detail);
         // A registered job renews its table, and streams for it are still relayed.
         await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, first).WaitAsync(Timeout);
         using var call = await pair.DialAsync("bounded-1", token);
@@ -344,7 +345,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         Assert.True(code == expected, $"Expected {expected}, got {code}: {reason}");
 
     private static void AssertStatus(StatusCode expected, RpcException error) =>
-        Assert.True(error.StatusCode == expected, $"Expected {expected}, got {error.StatusCode}: {error.Detail} ({error.InnerException})");
+        Assert.True(error.StatusCode == expected, $"Expected {expected}, got {error.StatusCode}: {error.Status.Detail} ({error.InnerException})");
 
     /// <summary>Sends <paramref name="preamble"/> to <paramref name="gateway"/>; its refusal, after which it must close the connection.</summary>
     private static async Task<(StatusCode Code, string Reason)> RefusedAsync(GatewayHost gateway, RelayPreamble preamble)

@@ -1,4 +1,5 @@
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
@@ -31,10 +32,10 @@ public sealed class SpawnedWorldTests : IAsyncLifetime
         await _pair.RegisterAsync(WithSpawnedWorld(job, Spawned(job)));
 
         // Assert: before, rank 3 was unknown; now gateway b knows it and only lacks its endpoint.
-        Assert.True(before.StatusCode == StatusCode.NotFound, $"{before.StatusCode}: {before.Detail}");
+        Assert.True(before.StatusCode == StatusCode.NotFound, $"{before.StatusCode}: {before.Status.Detail}");
         var after = await Assert.ThrowsAsync<RpcException>(() => _pair.DialAsync("spawned-1", token, destination: 3));
-        Assert.True(after.StatusCode == StatusCode.Unavailable, $"{after.StatusCode}: {after.Detail}");
-        Assert.Contains("rank 3 has not registered its endpoint with this gateway", after.Detail);
+        Assert.True(after.StatusCode == StatusCode.Unavailable, $"{after.StatusCode}: {after.Status.Detail}");
+        Assert.Contains("rank 3 has not registered its endpoint with this gateway", after.Status.Detail);
     }
 
     public static TheoryData<string, StatusCode, string> Refusals => new()
@@ -70,8 +71,8 @@ public sealed class SpawnedWorldTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request).WaitAsync(Timeout));
 
         // Assert
-        Assert.True(error.StatusCode == expected, $"{error.StatusCode}: {error.Detail}");
-        Assert.Contains(detail, error.Detail);
+        Assert.True(error.StatusCode == expected, $"{error.StatusCode}: {error.Status.Detail}");
+        Assert.Contains(detail, error.Status.Detail);
         await _pair.EchoFromRankZeroAsync("spawned-2", token);
     }
 

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Http.Headers;
 using System.Net.Security;
 using System.Net.Sockets;
+using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
@@ -113,7 +114,7 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
 
         // Assert
         Assert.Equal(StatusCode.Unimplemented, error.StatusCode);
-        Assert.Contains(path, error.Detail, StringComparison.Ordinal);
+        Assert.Contains(path, error.Status.Detail, StringComparison.Ordinal);
         await AssertStillServingAsync();
     }
 

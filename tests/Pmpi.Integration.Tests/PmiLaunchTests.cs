@@ -1,4 +1,5 @@
 using System.Globalization;
+using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.IO.Pipelines;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Rpc.Tests;

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Http.Headers;
 using System.Net.Sockets;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
 
@@ -77,7 +78,7 @@ public sealed class RpcCallTests : IAsyncLifetime
         }).WaitAsync(Timeout);
 
         Assert.Equal([0, 1, 2], received);
-        Assert.Equal((StatusCode.Aborted, "stopped after 3"), (error.StatusCode, error.Detail));
+        Assert.Equal((StatusCode.Aborted, "stopped after 3"), (error.StatusCode, error.Status.Detail));
     }
 
     [Fact]
@@ -139,7 +140,7 @@ public sealed class RpcCallTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => _channel.UnaryAsync<KillRequest, KillReply>(TestServer.FailStatus, new KillRequest { JobId = "x y%é\n" })).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
-        Assert.Equal("token 'x y%é\n' is wrong", error.Detail);
+        Assert.Equal("token 'x y%é\n' is wrong", error.Status.Detail);
     }
 
     [Fact]
@@ -178,7 +179,7 @@ public sealed class RpcCallTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => _channel.UnaryAsync<KillRequest, KillReply>(TestServer.FailThrow, new KillRequest())).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.Unknown, error.StatusCode);
-        Assert.Contains("handler bug", error.Detail);
+        Assert.Contains("handler bug", error.Status.Detail);
         await UnaryAsync_KnownMethod_ReturnsResponse();
     }
 
@@ -190,7 +191,7 @@ public sealed class RpcCallTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => _channel.UnaryAsync<KillRequest, KillReply>(path, new KillRequest())).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.Unimplemented, error.StatusCode);
-        Assert.Contains(path, error.Detail);
+        Assert.Contains(path, error.Status.Detail);
     }
 
     [Fact]
@@ -204,7 +205,7 @@ public sealed class RpcCallTests : IAsyncLifetime
 
         var error = await Assert.ThrowsAsync<RpcException>(() => call.Requests.WriteAsync(new KillRequest(), default).AsTask()).WaitAsync(Timeout);
 
-        Assert.True(error.StatusCode == StatusCode.PermissionDenied, $"{error.StatusCode}: {error.Detail}");
+        Assert.True(error.StatusCode == StatusCode.PermissionDenied, $"{error.StatusCode}: {error.Status.Detail}");
     }
 
     [Fact]
@@ -271,7 +272,7 @@ public sealed class RpcCallTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => strict.UnaryAsync<KillRequest, Chunk>(TestServer.BigReply, new KillRequest { JobId = "100000" })).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
-        Assert.Contains("exceeds the limit of 65536 (see RpcOptions.MaxMessageSize)", error.Detail);
+        Assert.Contains("exceeds the limit of 65536 (see RpcOptions.MaxMessageSize)", error.Status.Detail);
     }
 
     [Fact]
@@ -283,7 +284,7 @@ public sealed class RpcCallTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => call.Responses.ReadAsync(CancellationToken.None).AsTask()).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
-        Assert.Contains($"limit of {TestServer.SmallLimit} (see RpcOptions.MaxMessageSize)", error.Detail);
+        Assert.Contains($"limit of {TestServer.SmallLimit} (see RpcOptions.MaxMessageSize)", error.Status.Detail);
     }
 
     [Fact]
@@ -295,7 +296,7 @@ public sealed class RpcCallTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(() => call.Requests.WriteAsync(new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(new byte[2000]) } }, CancellationToken.None).AsTask()).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
-        Assert.Contains("RpcOptions.MaxMessageSize", error.Detail);
+        Assert.Contains("RpcOptions.MaxMessageSize", error.Status.Detail);
         // Nothing was written, so the stream still works.
         await call.Requests.WriteAsync(new Frame { Ack = new Ack { Sequence = 9 } }, CancellationToken.None).AsTask().WaitAsync(Timeout);
         Assert.Equal(9UL, (await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout))!.Ack.Sequence);

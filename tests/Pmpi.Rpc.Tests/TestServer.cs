@@ -1,9 +1,11 @@
 using System.Globalization;
 using System.Net;
 using Google.Protobuf;
+using Grpc.Core;
 using Microsoft.AspNetCore.Routing;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
+using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests;
 
@@ -89,7 +91,7 @@ internal sealed class TestServer : IAsyncDisposable
             }
         });
         endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill,
-            (request, _) => throw new RpcException(StatusCode.PermissionDenied, $"wrong token for job '{request.JobId}' (100% sure, é)"));
+            (request, _) => throw new RpcException(new Status(StatusCode.PermissionDenied, $"wrong token for job '{request.JobId}' (100% sure, é)")));
         endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, async (_, call) =>
         {
             await WaitForCancellationAsync(call, cancelled);
@@ -102,13 +104,13 @@ internal sealed class TestServer : IAsyncDisposable
             for (int i = 0; i < count; i++) await responses.WriteAsync(new KillReply { Killed = i }, call.CancellationToken);
         });
         endpoints.MapGrpcUnary<KillRequest, KillReply>(FailStatus,
-            (request, _) => throw new RpcException(StatusCode.PermissionDenied, $"token '{request.JobId}' is wrong"));
+            (request, _) => throw new RpcException(new Status(StatusCode.PermissionDenied, $"token '{request.JobId}' is wrong")));
         endpoints.MapGrpcUnary<KillRequest, KillReply>(FailThrow,
             (_, _) => throw new InvalidOperationException("handler bug"));
         endpoints.MapGrpcServerStreaming<KillRequest, KillReply>(FailAfterMessages, async (_, responses, call) =>
         {
             for (int i = 0; i < 3; i++) await responses.WriteAsync(new KillReply { Killed = i }, call.CancellationToken);
-            throw new RpcException(StatusCode.Aborted, "stopped after 3");
+            throw new RpcException(new Status(StatusCode.Aborted, "stopped after 3"));
         });
         endpoints.MapGrpcUnary<KillRequest, KillReply>(SlowUnary, async (_, call) =>
         {

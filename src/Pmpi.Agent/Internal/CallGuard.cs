@@ -1,9 +1,11 @@
+using Grpc.Core;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
+using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
 
 namespace Pmpi.Agent.Internal;
 
@@ -29,6 +31,6 @@ internal sealed class CallGuard(RpcSecurity security, RefusalLog refusals, ILogg
     {
         reason = LogText.Printable(reason);
         if (refusals.ShouldLog(call.HttpContext.Connection.RemoteIpAddress, $"{method} calls ({code})")) AgentLog.CallRefused(logger, method, call.Peer, reason);
-        return new RpcException(code, $"{method} refused: {reason}.");
+        return new RpcException(new Status(code, $"{method} refused: {reason}."));
     }
 }

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Threading.Channels;
 using Google.Protobuf;
+using Grpc.Core;
 using Microsoft.Extensions.Logging;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.Launching;
@@ -9,6 +10,7 @@ using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
 
 namespace Pmpi.Agent.Services;
 
@@ -139,7 +141,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     private async Task LaunchAsync(LaunchRequest request, MessageWriter<LaunchEvent> responses, ServerCallContext call)
     {
-        if (request.Ranks.Count == 0) throw new RpcException(StatusCode.InvalidArgument, "A launch needs at least one rank.");
+        if (request.Ranks.Count == 0) throw new RpcException(new Status(StatusCode.InvalidArgument, "A launch needs at least one rank."));
         var token = Admit(request, call);
         if (_stopping)
         {
@@ -153,7 +155,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             var reason = $"{string.Join("; ", missing)}; no rank of job {request.JobId} was started here";
             AgentLog.LaunchFailed(logger, request.JobId, reason);
             meters.LaunchRefused();
-            throw new RpcException(StatusCode.FailedPrecondition, reason);
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, reason));
         }
         TakeSlots(request);
         var processes = new ConcurrentBag<RankProcess>();
@@ -161,7 +163,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         {
             ReleaseSlots(request.Ranks.Count);
             meters.LaunchRefused();
-            throw new RpcException(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node.");
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node."));
         }
         meters.LaunchStarted();
         // Output arrives from many processes; one writer keeps the response stream in order per rank. The queue is
@@ -202,7 +204,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         catch (Exception e) when (e is InvalidOperationException or IOException)
         {
             AgentLog.LaunchFailed(logger, request.JobId, e.Message);
-            throw new RpcException(StatusCode.FailedPrecondition, e.Message, e);
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, e.Message, e));
         }
         finally
         {
@@ -232,7 +234,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
                     : $"Job {request.JobId} asks this agent for {asked} ranks, but only {Math.Max(free, 0)} of its {options.Slots} slots are free; set oversubscribe=\"true\" on <computation> to allow more.";
                 AgentLog.LaunchFailed(logger, request.JobId, detail);
                 meters.LaunchRefused();
-                throw new RpcException(StatusCode.ResourceExhausted, detail);
+                throw new RpcException(new Status(StatusCode.ResourceExhausted, detail));
             }
             _running += asked;
             meters.SlotsTaken(asked);
@@ -363,7 +365,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     }
 
     private static RpcException ShuttingDown(LaunchRequest request) =>
-        new(StatusCode.Unavailable, $"the agent is shutting down; it killed the ranks of job {request.JobId} on its node");
+        new(new Status(StatusCode.Unavailable, $"the agent is shutting down; it killed the ranks of job {request.JobId} on its node"));
 
     private static async Task PumpAsync(ChannelReader<LaunchEvent> events, MessageWriter<LaunchEvent> responses, CancellationToken cancellationToken)
     {

@@ -1,4 +1,5 @@
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
@@ -119,7 +120,7 @@ internal sealed class JobGateways
         }
         catch (RpcException e)
         {
-            return $"the gateway of domain '{gateway.Domain}' at {gateway.Address} did not register the job: {e.Detail}";
+            return $"the gateway of domain '{gateway.Domain}' at {gateway.Address} did not register the job: {e.Status.Detail}";
         }
         catch (ArgumentException e)
         {

@@ -4,6 +4,7 @@ using System.Globalization;
 using System.Security.Cryptography;
 using System.Threading.Channels;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Agent.Computation;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
@@ -161,7 +162,7 @@ internal sealed class JobRun
         RankEntry entry;
         lock (_lock)
         {
-            if ((uint)request.Rank >= (uint)_table.Count) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {_table.Count} ranks.");
+            if ((uint)request.Rank >= (uint)_table.Count) throw new RpcException(new Status(StatusCode.InvalidArgument, $"Rank {request.Rank} is not in job {Id} of {_table.Count} ranks."));
             entry = _layout.Ranks[request.Rank].Clone();
         }
         entry.Endpoint = request.Endpoint;
@@ -170,9 +171,9 @@ internal sealed class JobRun
         {
             var reason = $"rank {request.Rank} runs on node '{entry.Node}', whose agent serves domain '{request.Domain}', but the computation places that node in domain '{entry.Domain}'";
             Fail(request.Rank, 1, reason);
-            throw new RpcException(StatusCode.FailedPrecondition, $"Job {Id}: {reason}.");
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, $"Job {Id}: {reason}."));
         }
-        var world = Record(entry) ?? throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice.");
+        var world = Record(entry) ?? throw new RpcException(new Status(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} registered twice."));
         await ProgressAsync().ConfigureAwait(false);
         return await world.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
@@ -224,13 +225,13 @@ internal sealed class JobRun
     /// </summary>
     public async Task<RankTable> SpawnAsync(SpawnRequest request, CancellationToken cancellationToken)
     {
-        if (request.Count < 1) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn {request.Count} ranks; a spawn starts at least one.");
-        if (request.Program.Length == 0) throw new RpcException(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn ranks without naming their program.");
+        if (request.Count < 1) throw new RpcException(new Status(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn {request.Count} ranks; a spawn starts at least one."));
+        if (request.Program.Length == 0) throw new RpcException(new Status(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn ranks without naming their program."));
         // The job key alone must not run any program on a node: a spawn runs only programs beside the computation's own.
         var directories = _computation.Ranks.Select(group => Path.GetDirectoryName(group.ProgramPath)).Distinct().ToList();
         var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
         if (!Path.IsPathFullyQualified(request.Program) || !directories.Any(directory => string.Equals(directory, Path.GetDirectoryName(Path.GetFullPath(request.Program)), comparison)))
-            throw new RpcException(StatusCode.PermissionDenied, $"Rank {request.Rank} asked to spawn {request.Program}, which is not in the directory of a program job {Id} runs ({string.Join(", ", directories)}): a job spawns only programs beside its own.");
+            throw new RpcException(new Status(StatusCode.PermissionDenied, $"Rank {request.Rank} asked to spawn {request.Program}, which is not in the directory of a program job {Id} runs ({string.Join(", ", directories)}): a job spawns only programs beside its own."));
         // A node-local job's ranks join through their agents, so a root may ask before its siblings' joins arrive: the
         // first world is complete first (or the job fails, at the latest at its registration deadline).
         await FirstWorld.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -240,11 +241,11 @@ internal sealed class JobRun
         var spawned = new List<RankAssignment>();
         lock (_lock)
         {
-            if (_failure is not null || _end.IsCancellationRequested) throw new RpcException(StatusCode.Aborted, $"Job {Id} is ending: it spawns nothing more.");
+            if (_failure is not null || _end.IsCancellationRequested) throw new RpcException(new Status(StatusCode.Aborted, $"Job {Id} is ending: it spawns nothing more."));
             if (!IsRegisteredLocked(request.Rank) || !request.Parents.Contains(request.Rank) || request.Parents.Any(parent => !IsRegisteredLocked(parent)))
-                throw new RpcException(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} asked to spawn for ranks [{string.Join(", ", request.Parents)}], which must include it and all be running.");
+                throw new RpcException(new Status(StatusCode.FailedPrecondition, $"Rank {request.Rank} of job {Id} asked to spawn for ranks [{string.Join(", ", request.Parents)}], which must include it and all be running."));
             if (_table.Count + (long)request.Count > ComputationFile.MaxWorldSize)
-                throw new RpcException(StatusCode.ResourceExhausted, $"Rank {request.Rank} asked to spawn {request.Count} ranks; job {Id} has {_table.Count}, and a job may have at most {ComputationFile.MaxWorldSize}.");
+                throw new RpcException(new Status(StatusCode.ResourceExhausted, $"Rank {request.Rank} asked to spawn {request.Count} ranks; job {Id} has {_table.Count}, and a job may have at most {ComputationFile.MaxWorldSize}."));
             int first = _table.Count;
             root = _assignments[request.Rank];
             var group = root.Group with
@@ -272,7 +273,7 @@ internal sealed class JobRun
         if (await RegisterWithGatewaysAsync(world).ConfigureAwait(false) is { } refused)
         {
             Fail(-1, 1, refused);
-            throw new RpcException(StatusCode.Unavailable, $"Rank {request.Rank} asked to spawn {request.Count} ranks, but {refused}.");
+            throw new RpcException(new Status(StatusCode.Unavailable, $"Rank {request.Rank} asked to spawn {request.Count} ranks, but {refused}."));
         }
         Track(LaunchAsync(AgentOf(root), spawned, world, signed));
         await ProgressAsync().ConfigureAwait(false);
@@ -285,9 +286,9 @@ internal sealed class JobRun
     {
         World? world;
         lock (_lock) world = _worlds.Find(candidate => candidate.First == request.WorldFirst && candidate.Spawned is { } spawned && spawned.Parents.Contains(request.Rank));
-        if (world is null) throw new RpcException(StatusCode.NotFound, $"Job {Id} has no world from rank {request.WorldFirst} that rank {request.Rank} spawned.");
+        if (world is null) throw new RpcException(new Status(StatusCode.NotFound, $"Job {Id} has no world from rank {request.WorldFirst} that rank {request.Rank} spawned."));
         if (!world.Complete.Task.IsCompletedSuccessfully)
-            throw new RpcException(StatusCode.FailedPrecondition, $"The ranks of job {Id} from rank {request.WorldFirst} have not all registered.");
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, $"The ranks of job {Id} from rank {request.WorldFirst} have not all registered."));
         world.Released.TrySetResult(world.Complete.Task.Result);
     }
 
@@ -391,7 +392,7 @@ internal sealed class JobRun
             _failure = (rank, code == 0 ? 1 : code, reason);
             worlds = [.. _worlds];
         }
-        var aborted = new RpcException(StatusCode.Aborted, $"Job {Id} was aborted: {reason}.");
+        var aborted = new RpcException(new Status(StatusCode.Aborted, $"Job {Id} was aborted: {reason}."));
         foreach (var world in worlds)
         {
             world.Complete.TrySetException(aborted);
@@ -517,7 +518,7 @@ internal sealed class JobRun
         }
         catch (RpcException e)
         {
-            Fail(-1, 1, $"{name} failed: {e.Detail}");
+            Fail(-1, 1, $"{name} failed: {e.Status.Detail}");
         }
         if (Volatile.Read(ref kill) is { } pending) await pending.ConfigureAwait(false);
     }

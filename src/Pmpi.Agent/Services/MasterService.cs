@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Grpc.Core;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Internal;
 using Pmpi.Rpc;
@@ -6,6 +7,7 @@ using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
 
 namespace Pmpi.Agent.Services;
 
@@ -63,12 +65,12 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         }
         catch (ComputationFileException e)
         {
-            throw new RpcException(StatusCode.InvalidArgument, e.Message, e);
+            throw new RpcException(new Status(StatusCode.InvalidArgument, e.Message, e));
         }
         // Request signing is this process's own secret: no other agent could check it.
         if (!computation.IsLocal && guard.Security.LoopbackOnly)
-            throw new RpcException(StatusCode.InvalidArgument, $"{request.FileName}: the computation names nodes, but this master has no cluster credential to reach their agents with: "
-                + "give --credentials DIR (or PMPI_CREDENTIALS), or submit with --master to an agent of the cluster.");
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"{request.FileName}: the computation names nodes, but this master has no cluster credential to reach their agents with: "
+                + "give --credentials DIR (or PMPI_CREDENTIALS), or submit with --master to an agent of the cluster."));
         CheckLocalSlots(computation);
         JobRun job;
         try
@@ -78,7 +80,7 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
         }
         catch (ArgumentException e)
         {
-            throw new RpcException(StatusCode.InvalidArgument, $"{request.FileName}: {e.Message}.", e);
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"{request.FileName}: {e.Message}.", e));
         }
         _jobs[job.Id] = job;
         try
@@ -104,7 +106,7 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Cal
             ? $"{computation.WorldSize} ranks exceed the {cap} the local agent runs even oversubscribed ({AgentOptions.OversubscribedRanksPerSlot} per slot, {options.Slots} slots)"
             : $"{computation.WorldSize} ranks exceed the {options.Slots} slots of the local agent (one per logical core unless `pmpi agent --slots` says otherwise); set oversubscribe=\"true\" on <computation> (`pmpi run --oversubscribe`) to run up to {(long)options.Slots * AgentOptions.OversubscribedRanksPerSlot}";
         var location = computation.Ranks.Length > 0 ? computation.Ranks[^1].Location : computation.Location;
-        throw new RpcException(StatusCode.InvalidArgument, new ComputationFileException([new ComputationFileError(location, message)]).Message);
+        throw new RpcException(new Status(StatusCode.InvalidArgument, new ComputationFileException([new ComputationFileError(location, message)]).Message));
     }
 
     /// <summary>

@@ -1,6 +1,8 @@
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
@@ -46,7 +48,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         }
         catch (RpcException e)
         {
-            throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} could not register with {MasterName}: {e.Message}", e);
+            throw new MpiException(ErrorClass.Transport, $"Rank {identity.Rank} could not register with {MasterName}: {StatusText.Of(e)}", e);
         }
         return Checked(identity, table);
     }
@@ -77,7 +79,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         }
         catch (RpcException e)
         {
-            throw new MpiException(ErrorClass.Spawn, $"Rank {identity.Rank} could not spawn {request.Count} ranks of {request.Program}: {e.Detail}", e);
+            throw new MpiException(ErrorClass.Spawn, $"Rank {identity.Rank} could not spawn {request.Count} ranks of {request.Program}: {e.Status.Detail}", e);
         }
     }
 
@@ -94,7 +96,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         }
         catch (RpcException e)
         {
-            throw new MpiException(ErrorClass.Spawn, $"Rank {identity.Rank} could not release the ranks it spawned from rank {worldFirst}: {e.Detail}", e);
+            throw new MpiException(ErrorClass.Spawn, $"Rank {identity.Rank} could not release the ranks it spawned from rank {worldFirst}: {e.Status.Detail}", e);
         }
     }
 

@@ -1,3 +1,4 @@
+using Grpc.Core;
 using Microsoft.AspNetCore.Http;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;

@@ -1,9 +1,11 @@
+using Grpc.Core;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.V1;
+using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
 
 namespace Pmpi.Gateway.Internal;
 
@@ -27,7 +29,7 @@ internal sealed class GatewayService(JobDirectory jobs, TunnelListener tunnels, 
         }
         catch (RpcException e)
         {
-            GatewayLog.Refused(logger, refusals, call.HttpContext, "Gateway.RegisterJob", $"Gateway.RegisterJob calls ({e.StatusCode})", e.Detail);
+            GatewayLog.Refused(logger, refusals, call.HttpContext, "Gateway.RegisterJob", $"Gateway.RegisterJob calls ({e.StatusCode})", e.Status.Detail);
             throw;
         }
         GatewayLog.JobRegistered(logger, job.Id, call.Peer, job.Table.Ranks.Count, job.Table.Ranks.Count(entry => entry.Domain == options.Domain));
@@ -56,6 +58,6 @@ internal sealed class GatewayService(JobDirectory jobs, TunnelListener tunnels, 
     {
         if (options.Security!.TryAuthenticate(call.HttpContext, out var failure)) return;
         GatewayLog.Refused(logger, refusals, call.HttpContext, method, $"{method} calls ({StatusCode.Unauthenticated})", failure);
-        throw new RpcException(StatusCode.Unauthenticated, $"{method} refused: {failure}.");
+        throw new RpcException(new Status(StatusCode.Unauthenticated, $"{method} refused: {failure}."));
     }
 }

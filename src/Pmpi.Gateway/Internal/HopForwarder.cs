@@ -1,4 +1,5 @@
 using System.Net;
+using Grpc.Core;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;

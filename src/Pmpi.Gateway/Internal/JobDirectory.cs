@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Security.Cryptography;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
@@ -48,39 +49,39 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
     public RegisteredJob Register(RegisterJobRequest request)
     {
         JobTicket? ticket = null;
-        var table = request.Table ?? throw new RpcException(StatusCode.InvalidArgument, "The registration carries no rank table.");
+        var table = request.Table ?? throw new RpcException(new Status(StatusCode.InvalidArgument, "The registration carries no rank table."));
         RegisteredJob? known = null;
         if (!JobTickets.TryVerify(security, request.Ticket, request.TicketSignature, out ticket, out var failure))
         {
             // The second registration (with the endpoints) may come after the ticket expired; it must repeat the ticket exactly.
             known = _jobs.Values.FirstOrDefault(job => CryptographicOperations.FixedTimeEquals(job.Ticket.Span, request.Ticket.Span));
-            if (known is null) throw new RpcException(StatusCode.PermissionDenied, failure);
+            if (known is null) throw new RpcException(new Status(StatusCode.PermissionDenied, failure));
             ticket = JobTicket.Parser.ParseFrom(known.Ticket);
         }
         var previous = known ?? (_jobs.TryGetValue(ticket.JobId, out var registered) ? registered : null);
         long ranks = ticket.WorldSize + SpawnedRanks(request, ticket, previous?.Registration);
         if (table.Ranks.Count != ranks)
-            throw new RpcException(StatusCode.InvalidArgument, $"The rank table of job {ticket.JobId} has {table.Ranks.Count} entries for {ranks} ranks.");
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"The rank table of job {ticket.JobId} has {table.Ranks.Count} entries for {ranks} ranks."));
         for (int rank = 0; rank < table.Ranks.Count; rank++)
         {
             if (table.Ranks[rank].Rank != rank)
-                throw new RpcException(StatusCode.InvalidArgument, $"Entry {rank} of the rank table of job {ticket.JobId} is for rank {table.Ranks[rank].Rank}.");
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"Entry {rank} of the rank table of job {ticket.JobId} is for rank {table.Ranks[rank].Rank}."));
         }
         if (request.MasterDomain != domain && !table.Ranks.Any(entry => entry.Domain == domain))
-            throw new RpcException(StatusCode.FailedPrecondition, $"Job {ticket.JobId} has neither a rank nor its master in domain '{domain}', which this gateway serves.");
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, $"Job {ticket.JobId} has neither a rank nor its master in domain '{domain}', which this gateway serves."));
         if (known is not null)
         {
             known.Registration = request;
             return known;
         }
         if (_jobs.Count >= maxJobs && !_jobs.ContainsKey(ticket.JobId))
-            throw new RpcException(StatusCode.ResourceExhausted, $"This gateway holds {maxJobs} jobs already (GatewayOptions.MaxJobs); job {ticket.JobId} is refused.");
+            throw new RpcException(new Status(StatusCode.ResourceExhausted, $"This gateway holds {maxJobs} jobs already (GatewayOptions.MaxJobs); job {ticket.JobId} is refused."));
         var job = _jobs.AddOrUpdate(ticket.JobId,
             id => new RegisteredJob(id, JobTickets.JobToken(security, ticket), request.Ticket, ticket, request),
             (id, existing) =>
             {
                 if (!CryptographicOperations.FixedTimeEquals(existing.Ticket.Span, request.Ticket.Span))
-                    throw new RpcException(StatusCode.AlreadyExists, $"Job {id} is registered with another ticket.");
+                    throw new RpcException(new Status(StatusCode.AlreadyExists, $"Job {id} is registered with another ticket."));
                 existing.Registration = request;
                 return existing;
             });
@@ -104,12 +105,12 @@ internal sealed class JobDirectory(RpcSecurity security, string domain, int maxJ
             JobTicket? world;
             if (repeated is not null) world = JobTicket.Parser.ParseFrom(repeated.Ticket);
             else if (!JobTickets.TryVerify(security, signed.Ticket, signed.Signature, out world, out var failure))
-                throw new RpcException(StatusCode.PermissionDenied, $"A spawned world's ticket of job {job.JobId}: {failure}");
+                throw new RpcException(new Status(StatusCode.PermissionDenied, $"A spawned world's ticket of job {job.JobId}: {failure}"));
             if (world.JobId != job.JobId || !world.Nonce.Equals(job.Nonce))
-                throw new RpcException(StatusCode.InvalidArgument, $"A spawned world's ticket registered for job {job.JobId} is of another job (its id or nonce differs).");
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"A spawned world's ticket registered for job {job.JobId} is of another job (its id or nonce differs)."));
             long next = job.WorldSize + spawned;
             if (world.WorldFirst != next || world.WorldSize < 1)
-                throw new RpcException(StatusCode.InvalidArgument, $"The ticket of a world spawned in job {job.JobId} is for {world.WorldSize} ranks from rank {world.WorldFirst}; the job's next world starts at rank {next}.");
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"The ticket of a world spawned in job {job.JobId} is for {world.WorldSize} ranks from rank {world.WorldFirst}; the job's next world starts at rank {next}."));
             spawned += world.WorldSize;
         }
         return spawned;

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Net;
 using System.Net.Sockets;
+using Grpc.Core;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
@@ -103,7 +104,7 @@ internal sealed class OpaqueRelay(JobDirectory jobs, TunnelListener tunnels, Gat
             catch (Exception e) when (e is SocketException or IOException or OperationCanceledException or ObjectDisposedException or RpcException)
             {
                 var failure = $"gateway of domain '{options.Domain}' could not relay {route} to {hop.Name} {hop.Address}: "
-                    + (e is RpcException rpc ? rpc.Detail : e is OperationCanceledException ? $"no answer within {DialTimeout.TotalSeconds:0} s" : e.Message);
+                    + (e is RpcException rpc ? rpc.Status.Detail : e is OperationCanceledException ? $"no answer within {DialTimeout.TotalSeconds:0} s" : e.Message);
                 GatewayLog.HopFailed(logger, route, failure);
                 counters.Refused();
                 await AnswerAsync(socket, RelayReply.Refusal(e is RpcException { StatusCode: var code } ? code : StatusCode.Unavailable, failure), stopping).ConfigureAwait(false);
@@ -220,7 +221,7 @@ internal sealed class OpaqueRelay(JobDirectory jobs, TunnelListener tunnels, Gat
                 if (received == 0) throw new IOException("it closed the connection before it answered the relay preamble");
                 read += received;
             }
-            if (code != StatusCode.OK) throw new RpcException(code, $"it refused the stream: {reason}");
+            if (code != StatusCode.OK) throw new RpcException(new Status(code, $"it refused the stream: {reason}"));
             return stream;
         }
         catch

@@ -5,6 +5,7 @@ using System.Net;
 using System.Net.Http.Headers;
 using System.Runtime.CompilerServices;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Internal;
 
 namespace Pmpi.Rpc.Client;
@@ -68,7 +69,7 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
     {
         var response = await HeadersAsync(cancellationToken).ConfigureAwait(false);
         var (code, detail) = Status(response);
-        if (code != StatusCode.OK) throw new RpcException(code, detail);
+        if (code != StatusCode.OK) throw new RpcException(new Status(code, detail));
     }
 
     /// <summary>Cancels the call if it has not ended (the server sees the stream reset) and releases it.</summary>
@@ -104,8 +105,8 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         if (response.Content.Headers.ContentType?.MediaType is not { } type || !type.StartsWith("application/grpc", StringComparison.OrdinalIgnoreCase))
         {
             // Not a gRPC answer (e.g. 404 from a plain web server, 415): map the HTTP status (http-grpc-status-mapping.md).
-            throw new RpcException(FromHttpStatus(response.StatusCode),
-                $"{_path}: HTTP {(int)response.StatusCode} {response.ReasonPhrase} with content-type '{response.Content.Headers.ContentType}'.");
+            throw new RpcException(new Status(FromHttpStatus(response.StatusCode),
+                $"{_path}: HTTP {(int)response.StatusCode} {response.ReasonPhrase} with content-type '{response.Content.Headers.ContentType}'."));
         }
         return _headers = response;
     }
@@ -122,12 +123,12 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         {
             // The deadline has its own source, so a deadline is told apart from a disposal exactly (not by the clock).
             return _deadline is { IsCancellationRequested: true }
-                ? new RpcException(StatusCode.DeadlineExceeded, $"{_path}: the deadline passed.", e)
-                : new RpcException(StatusCode.Cancelled, $"{_path}: the call was cancelled.", e);
+                ? new RpcException(new Status(StatusCode.DeadlineExceeded, $"{_path}: the deadline passed.", e))
+                : new RpcException(new Status(StatusCode.Cancelled, $"{_path}: the call was cancelled.", e));
         }
         // SocketsHttpHandler disposes the request stream of a call the server ended before reading to its end.
         return e is IOException or HttpRequestException or OperationCanceledException or ObjectDisposedException
-            ? new RpcException(StatusCode.Unavailable, $"{_path}: the connection broke: {e.Message}", e)
+            ? new RpcException(new Status(StatusCode.Unavailable, $"{_path}: the connection broke: {e.Message}", e))
             : null;
     }
 
@@ -144,7 +145,7 @@ public sealed class DuplexCall<TRequest, TResponse> : IAsyncDisposable
         {
             var response = await _response.WaitAsync(StatusWait, CancellationToken.None).ConfigureAwait(false);
             var (code, detail) = Status(response);
-            if (Header(response.Headers, "grpc-status") is not null && code != StatusCode.OK) return new RpcException(code, detail, e);
+            if (Header(response.Headers, "grpc-status") is not null && code != StatusCode.OK) return new RpcException(new Status(code, detail, e));
         }
         catch (Exception failure) when (failure is TimeoutException or RpcException or HttpRequestException or OperationCanceledException)
         {

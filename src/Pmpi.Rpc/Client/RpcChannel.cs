@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Http.Headers;
 using System.Runtime.CompilerServices;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
 
@@ -68,10 +69,10 @@ public sealed class RpcChannel : IDisposable
         await call.Requests.WriteAsync(request, cancellationToken).ConfigureAwait(false);
         await call.CompleteRequestsAsync(cancellationToken).ConfigureAwait(false);
         var response = await call.Responses.ReadAsync(cancellationToken).ConfigureAwait(false)
-            ?? throw new RpcException(StatusCode.Internal, $"{path} returned OK without a response message.");
+            ?? throw new RpcException(new Status(StatusCode.Internal, $"{path} returned OK without a response message."));
         // Reading to the end is what fills the trailers, and with them the status.
         if (await call.Responses.ReadAsync(cancellationToken).ConfigureAwait(false) is not null)
-            throw new RpcException(StatusCode.Internal, $"{path} returned more than one response to a unary call.");
+            throw new RpcException(new Status(StatusCode.Internal, $"{path} returned more than one response to a unary call."));
         return response;
     }
 
@@ -165,7 +166,7 @@ public sealed class RpcChannel : IDisposable
             expiry?.Dispose();
             body.Dispose();
             if (cancellationToken.IsCancellationRequested) throw;
-            throw new RpcException(StatusCode.DeadlineExceeded, $"{path} on {Address} did not start before its deadline.", e);
+            throw new RpcException(new Status(StatusCode.DeadlineExceeded, $"{path} on {Address} did not start before its deadline.", e));
         }
         catch (Exception)
         {
@@ -185,7 +186,7 @@ public sealed class RpcChannel : IDisposable
         }
         catch (HttpRequestException e)
         {
-            throw new RpcException(StatusCode.Unavailable, $"{path} on {Address}: {e.Message}", e);
+            throw new RpcException(new Status(StatusCode.Unavailable, $"{path} on {Address}: {e.Message}", e));
         }
     }
 

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using Google.Protobuf;
+using Grpc.Core;
 
 namespace Pmpi.Rpc.Internal;
 
@@ -20,8 +21,8 @@ internal static class MessageFraming
     {
         int size = message.CalculateSize();
         if (size > maxMessageSize)
-            throw new RpcException(StatusCode.ResourceExhausted,
-                $"Sending message of {size} bytes exceeds the limit of {maxMessageSize} (see RpcOptions.MaxMessageSize).");
+            throw new RpcException(new Status(StatusCode.ResourceExhausted,
+                $"Sending message of {size} bytes exceeds the limit of {maxMessageSize} (see RpcOptions.MaxMessageSize)."));
         WriteHeader(destination, size);
         message.WriteTo(destination);
     }
@@ -55,13 +56,13 @@ internal static class MessageFraming
         Span<byte> header = stackalloc byte[HeaderSize];
         buffer.Slice(0, HeaderSize).CopyTo(header);
         if (header[0] != 0)
-            throw new RpcException(StatusCode.Internal, header[0] == 1
+            throw new RpcException(new Status(StatusCode.Internal, header[0] == 1
                 ? "Received a compressed message, but no compression was negotiated."
-                : $"Received a message with an invalid compressed flag {header[0]}.");
+                : $"Received a message with an invalid compressed flag {header[0]}."));
         uint length = BinaryPrimitives.ReadUInt32BigEndian(header[1..]);
         if (length > (uint)maxMessageSize)
-            throw new RpcException(StatusCode.ResourceExhausted,
-                $"Received message of {length} bytes exceeds the limit of {maxMessageSize} (see RpcOptions.MaxMessageSize).");
+            throw new RpcException(new Status(StatusCode.ResourceExhausted,
+                $"Received message of {length} bytes exceeds the limit of {maxMessageSize} (see RpcOptions.MaxMessageSize)."));
         if (buffer.Length < HeaderSize + length) return false;
         message = buffer.Slice(HeaderSize, length);
         buffer = buffer.Slice(HeaderSize + length);

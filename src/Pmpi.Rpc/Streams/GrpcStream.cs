@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Collections.Immutable;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Security;
 
 namespace Pmpi.Rpc.Streams;

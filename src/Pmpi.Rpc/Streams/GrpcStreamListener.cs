@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using Grpc.Core;
 using Pmpi.Rpc.Security;
 
 namespace Pmpi.Rpc.Streams;
@@ -239,7 +240,7 @@ internal static class GrpcStreamDialer
             cancellationToken.ThrowIfCancellationRequested();
             bool late = deadline.IsCancellationRequested || e is SocketException { SocketErrorCode: SocketError.TimedOut };
             string via = relay is { } through ? $" through the gateway at {through.Gateway.Authority}" : "";
-            throw new RpcException(StatusCode.Unavailable, $"Cannot open a call to {address}{path}{via}: {(late ? $"no connection within {ConnectTimeout.TotalSeconds:0} s" : e.Message)}", e);
+            throw new RpcException(new Status(StatusCode.Unavailable, $"Cannot open a call to {address}{path}{via}: {(late ? $"no connection within {ConnectTimeout.TotalSeconds:0} s" : e.Message)}", e));
         }
     }
 
@@ -263,6 +264,6 @@ internal static class GrpcStreamDialer
             if (received == 0) throw new IOException($"The gateway at {gateway.Authority} closed the connection before it answered the relay preamble.");
             read += received;
         }
-        if (code != StatusCode.OK) throw new RpcException(code, $"The gateway at {gateway.Authority} refused the stream: {reason}");
+        if (code != StatusCode.OK) throw new RpcException(new Status(code, $"The gateway at {gateway.Authority} refused the stream: {reason}"));
     }
 }

@@ -4,6 +4,7 @@ using System.Collections.Immutable;
 using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text;
+using Grpc.Core;
 
 namespace Pmpi.Rpc.Streams;
 
@@ -202,7 +203,7 @@ internal sealed class Http2Connection : IDisposable
             }
             reader.Join(ShutdownGrace);
         }
-        Fail(new RpcException(StatusCode.Unavailable, $"The connection to {Peer} was closed."));
+        Fail(new RpcException(new Status(StatusCode.Unavailable, $"The connection to {Peer} was closed.")));
     }
 
     // ---- Writing ----
@@ -216,7 +217,7 @@ internal sealed class Http2Connection : IDisposable
     public void WriteMessage(GrpcStream stream, ReadOnlySpan<byte> head, ReadOnlySpan<byte> payload)
     {
         int total = 5 + head.Length + payload.Length;
-        if (total - 5 > RpcOptions.DefaultMaxMessageSize) throw new RpcException(StatusCode.ResourceExhausted, $"A message of {total - 5} bytes is over the {RpcOptions.DefaultMaxMessageSize}-byte limit.");
+        if (total - 5 > RpcOptions.DefaultMaxMessageSize) throw new RpcException(new Status(StatusCode.ResourceExhausted, $"A message of {total - 5} bytes is over the {RpcOptions.DefaultMaxMessageSize}-byte limit."));
         Span<byte> prefix = stackalloc byte[5];
         prefix[0] = 0;
         BinaryPrimitives.WriteInt32BigEndian(prefix[1..], total - 5);
@@ -368,7 +369,7 @@ internal sealed class Http2Connection : IDisposable
     /// <summary>Ends a server's call with trailers: grpc-status, and grpc-message unless OK.</summary>
     public void EndResponses(GrpcStream stream, RpcException? error)
     {
-        WriteEnd(stream, HeadersFrame(stream.Id, Trailers(error?.StatusCode ?? StatusCode.OK, error?.Detail ?? "", stream.ResponseStarted), endStream: true));
+        WriteEnd(stream, HeadersFrame(stream.Id, Trailers(error?.StatusCode ?? StatusCode.OK, error?.Status.Detail ?? "", stream.ResponseStarted), endStream: true));
         // A call failed before the peer ended its side: RST_STREAM tells it to stop sending.
         if (error is not null && !stream.RemoteEnded) Post(Reset(stream.Id, Http2Error.NoError));
         End(stream, error, remote: error is not null, local: true);
@@ -624,7 +625,7 @@ internal sealed class Http2Connection : IDisposable
                     if (mustRead && !ReadArrived(atLeastOne: true)) break;
                 }
             }
-            failure = new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection.");
+            failure = new RpcException(new Status(StatusCode.Unavailable, $"{Peer} closed the connection."));
         }
         catch (Exception e)
         {
@@ -800,7 +801,7 @@ internal sealed class Http2Connection : IDisposable
                 Span<byte> code = stackalloc byte[4];
                 ReadExactly(code);
                 if (Find(streamId) is { } reset)
-                    End(reset, new RpcException(StatusCode.Cancelled, $"{Peer} reset the call ({(Http2Error)BinaryPrimitives.ReadUInt32BigEndian(code)})."), remote: true, local: true);
+                    End(reset, new RpcException(new Status(StatusCode.Cancelled, $"{Peer} reset the call ({(Http2Error)BinaryPrimitives.ReadUInt32BigEndian(code)}).")), remote: true, local: true);
                 break;
             case Http2FrameType.Settings:
                 OnSettings(length, flags, streamId);
@@ -929,12 +930,12 @@ internal sealed class Http2Connection : IDisposable
                 stream.PrefixRead += take;
                 if (stream.PrefixRead < 5) return;
                 stream.PrefixRead = 0;
-                if (stream.Prefix[0] != 0) throw new RpcException(StatusCode.Unimplemented, "A compressed message: PMPI calls are not compressed.");
+                if (stream.Prefix[0] != 0) throw new RpcException(new Status(StatusCode.Unimplemented, "A compressed message: PMPI calls are not compressed."));
                 uint size = BinaryPrimitives.ReadUInt32BigEndian(stream.Prefix.AsSpan(1));
                 if (size > stream.MaxMessageSize)
-                    throw new RpcException(StatusCode.ResourceExhausted, stream.Receiver is null
+                    throw new RpcException(new Status(StatusCode.ResourceExhausted, stream.Receiver is null
                         ? $"A call's first message may be at most {stream.MaxMessageSize} bytes (it is read before the call is admitted); this one has {size}."
-                        : $"A message of {size} bytes, over the call's limit of {stream.MaxMessageSize}.");
+                        : $"A message of {size} bytes, over the call's limit of {stream.MaxMessageSize}."));
                 stream.MessageLength = (int)size;
                 if (size > GrpcStream.HeadSize && stream.Receiver is IGrpcStreamSink)
                 {
@@ -1030,7 +1031,7 @@ internal sealed class Http2Connection : IDisposable
             var status = Header(":status");
             if (status != "200")
             {
-                End(stream, new RpcException(StatusCode.Unavailable, $"{Peer} answered the call with HTTP status {status ?? "(none)"}."), remote: true, local: false);
+                End(stream, new RpcException(new Status(StatusCode.Unavailable, $"{Peer} answered the call with HTTP status {status ?? "(none)"}.")), remote: true, local: false);
                 Post(Reset(streamId, Http2Error.Cancel));
                 return;
             }
@@ -1040,8 +1041,8 @@ internal sealed class Http2Connection : IDisposable
         // Trailers (or a trailers-only response): the call's outcome.
         var code = Header("grpc-status");
         var error = code == "0" ? null
-            : new RpcException(int.TryParse(code, out int value) ? (StatusCode)value : StatusCode.Unknown,
-                Header("grpc-message") is { } message ? Uri.UnescapeDataString(message) : $"{Peer} ended the call without a grpc-status.");
+            : new RpcException(new Status(int.TryParse(code, out int value) ? (StatusCode)value : StatusCode.Unknown,
+                Header("grpc-message") is { } message ? Uri.UnescapeDataString(message) : $"{Peer} ended the call without a grpc-status."));
         if (error is null) RemoteEnd(stream);
         else End(stream, error, remote: true, local: false);
     }
@@ -1062,11 +1063,11 @@ internal sealed class Http2Connection : IDisposable
         }
         lock (_windows) stream.SendWindow = _peerInitialWindow;
         if (Header(":method") != "POST" || Header(":path") != _endpoint.Path)
-            Refuse(stream, new RpcException(StatusCode.Unimplemented, $"{Header(":method")} {Header(":path")} is not served here; this endpoint serves {_endpoint.Path}."));
+            Refuse(stream, new RpcException(new Status(StatusCode.Unimplemented, $"{Header(":method")} {Header(":path")} is not served here; this endpoint serves {_endpoint.Path}.")));
         else if (Header("content-type") is not { } type || !type.StartsWith("application/grpc", StringComparison.Ordinal))
-            Refuse(stream, new RpcException(StatusCode.Internal, $"Content-Type '{Header("content-type")}' is not gRPC's."));
+            Refuse(stream, new RpcException(new Status(StatusCode.Internal, $"Content-Type '{Header("content-type")}' is not gRPC's.")));
         else if (endStream)
-            Refuse(stream, new RpcException(StatusCode.InvalidArgument, "The call ended before its first message."));
+            Refuse(stream, new RpcException(new Status(StatusCode.InvalidArgument, "The call ended before its first message.")));
     }
 
     private int ReadHeaderBlock(int length, byte flags, int streamId)
@@ -1182,7 +1183,7 @@ internal sealed class Http2Connection : IDisposable
         List<GrpcStream> refused;
         lock (_streams) refused = [.. _streams.Values.Where(stream => stream.Id > lastStream)];
         foreach (var stream in refused)
-            End(stream, new RpcException(StatusCode.Unavailable, $"{Peer} is going away ({code}{(debug.Length > 0 ? ": " + Encoding.UTF8.GetString(debug) : "")})."), remote: true, local: true);
+            End(stream, new RpcException(new Status(StatusCode.Unavailable, $"{Peer} is going away ({code}{(debug.Length > 0 ? ": " + Encoding.UTF8.GetString(debug) : "")}).")), remote: true, local: true);
     }
 
     private GrpcStream? Find(int streamId)
@@ -1196,7 +1197,7 @@ internal sealed class Http2Connection : IDisposable
         bool trailers = IsServer && stream.Ended is null && !stream.LocalEnded, reset = !stream.RemoteEnded;
         // The receiver hears first: once the caller has the refusal, this end has acted on it.
         End(stream, error, remote: true, local: true);
-        if (trailers) Post(HeadersFrame(stream.Id, Trailers(error.StatusCode, error.Detail, stream.ResponseStarted), endStream: true));
+        if (trailers) Post(HeadersFrame(stream.Id, Trailers(error.StatusCode, error.Status.Detail, stream.ResponseStarted), endStream: true));
         if (reset) Post(Reset(stream.Id, IsServer ? Http2Error.NoError : Http2Error.Cancel));
     }
 
@@ -1216,12 +1217,12 @@ internal sealed class Http2Connection : IDisposable
     {
         if (stream.Message is not null || stream.PrefixRead > 0 || stream.InSink)
         {
-            Refuse(stream, new RpcException(StatusCode.Internal, "The call ended inside a message."));
+            Refuse(stream, new RpcException(new Status(StatusCode.Internal, "The call ended inside a message.")));
             return;
         }
         if (stream.Receiver is null)
         {
-            Refuse(stream, new RpcException(StatusCode.InvalidArgument, "The call ended before its first message."));
+            Refuse(stream, new RpcException(new Status(StatusCode.InvalidArgument, "The call ended before its first message.")));
             return;
         }
         End(stream, null, remote: true, local: false);
@@ -1285,7 +1286,7 @@ internal sealed class Http2Connection : IDisposable
     }
 
     private RpcException Unavailable(Exception cause) => cause as RpcException
-        ?? new RpcException(StatusCode.Unavailable, $"The connection with {Peer} failed: {cause.Message}");
+        ?? new RpcException(new Status(StatusCode.Unavailable, $"The connection with {Peer} failed: {cause.Message}"));
 
     private void TryGoAway(Http2ProtocolException error)
     {
@@ -1303,19 +1304,19 @@ internal sealed class Http2Connection : IDisposable
         long pingSent = Volatile.Read(ref _pingSentTicks);
         if (pingSent != 0 && now - pingSent > _endpoint.PingTimeout.TotalMilliseconds)
         {
-            Fail(new RpcException(StatusCode.Unavailable, $"{Peer} did not answer an HTTP/2 PING within {_endpoint.PingTimeout.TotalSeconds:0} s."));
+            Fail(new RpcException(new Status(StatusCode.Unavailable, $"{Peer} did not answer an HTTP/2 PING within {_endpoint.PingTimeout.TotalSeconds:0} s.")));
             return;
         }
         if (IsServer && !_admittedAny && now - _openedTicks >= _endpoint.AdmitTimeout.TotalMilliseconds)
         {
-            RefuseUnadmitted(new RpcException(StatusCode.DeadlineExceeded, $"A call must send its first message within {_endpoint.AdmitTimeout.TotalSeconds:0} s of connecting, and be admitted; {Peer}'s was not."));
+            RefuseUnadmitted(new RpcException(new Status(StatusCode.DeadlineExceeded, $"A call must send its first message within {_endpoint.AdmitTimeout.TotalSeconds:0} s of connecting, and be admitted; {Peer}'s was not.")));
             return;
         }
         bool idle;
         lock (_streams) idle = _streams.Count == 0;
         if (IsServer && idle && now - Volatile.Read(ref _idleSinceTicks) >= _endpoint.IdleTimeout.TotalMilliseconds)
         {
-            Fail(new RpcException(StatusCode.Unavailable, $"{Peer}'s connection was idle for {_endpoint.IdleTimeout.TotalSeconds:0} s."));
+            Fail(new RpcException(new Status(StatusCode.Unavailable, $"{Peer}'s connection was idle for {_endpoint.IdleTimeout.TotalSeconds:0} s.")));
             return;
         }
         // A client may hold its request headers until it writes the body (SocketsHttpHandler does), and a ping's
@@ -1359,12 +1360,12 @@ internal sealed class Http2Connection : IDisposable
                     {
                         _readingLargePiece = false;
                     }
-                    if (read == 0) throw new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame.");
+                    if (read == 0) throw new RpcException(new Status(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame."));
                     destination = destination[read..];
                     continue;
                 }
                 AwaitMoreOfFrame();
-                if (!Fill()) throw new RpcException(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame.");
+                if (!Fill()) throw new RpcException(new Status(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame."));
                 buffered = _readEnd - _readStart;
             }
             int take = Math.Min(buffered, destination.Length);

@@ -1,4 +1,5 @@
 using System.Buffers;
+using Grpc.Core;
 
 namespace Pmpi.Rpc.Streams;
 

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Text;
+using Grpc.Core;
 using Pmpi.Rpc.Security;
 
 namespace Pmpi.Rpc.Streams;
@@ -157,7 +158,7 @@ public static class RelayReply
         if (input.Length < needed) return false;
         int length = BinaryPrimitives.ReadUInt16BigEndian(input[1..]);
         if (input[0] > (byte)StatusCode.Unauthenticated || length > MaxReasonLength || (input[0] == 0 && length != 0))
-            throw new RpcException(StatusCode.Unavailable, "What answered the relay preamble is not a PMPI gateway (its reply is malformed).");
+            throw new RpcException(new Status(StatusCode.Unavailable, "What answered the relay preamble is not a PMPI gateway (its reply is malformed)."));
         needed = 3 + length;
         if (input.Length < needed) return false;
         code = (StatusCode)input[0];

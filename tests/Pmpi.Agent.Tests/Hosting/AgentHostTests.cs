@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Net;
 using System.Runtime.InteropServices;
+using Grpc.Core;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -203,7 +204,7 @@ public class AgentHostTests
             }).WaitAsync(Timeout);
             await events.DisposeAsync();
             Assert.Equal(StatusCode.Unavailable, error.StatusCode);
-            Assert.Contains("shutting down", error.Detail);
+            Assert.Contains("shutting down", error.Status.Detail);
             await WaitUntilGoneAsync(pid);
             Assert.False(IsRunning(pid), $"rank process {pid} outlived the stop");
         }
@@ -276,7 +277,7 @@ public class AgentHostTests
         // Assert: nothing tells the running job from the guess but the id the caller gave.
         Assert.Equal(StatusCode.PermissionDenied, wrongKey.StatusCode);
         Assert.Equal(wrongKey.StatusCode, unknownJob.StatusCode);
-        Assert.Equal(wrongKey.Detail.Replace(jobId, "ID", StringComparison.Ordinal), unknownJob.Detail.Replace("no-such-job", "ID", StringComparison.Ordinal));
+        Assert.Equal(wrongKey.Status.Detail.Replace(jobId, "ID", StringComparison.Ordinal), unknownJob.Status.Detail.Replace("no-such-job", "ID", StringComparison.Ordinal));
     }
 
     [Fact]

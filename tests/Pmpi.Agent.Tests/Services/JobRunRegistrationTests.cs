@@ -1,3 +1,4 @@
+using Grpc.Core;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
 using Pmpi.Rpc;
@@ -79,7 +80,7 @@ public class JobRunRegistrationTests
 
         // Assert
         Assert.Equal(StatusCode.Aborted, error.StatusCode);
-        Assert.Contains("the gateway of domain 'campus-a' at http://127.0.0.1:1 did not register the job", error.Detail);
+        Assert.Contains("the gateway of domain 'campus-a' at http://127.0.0.1:1 did not register the job", error.Status.Detail);
     }
 
     [Fact]
@@ -94,11 +95,11 @@ public class JobRunRegistrationTests
 
         // Assert
         Assert.Equal(StatusCode.FailedPrecondition, error.StatusCode);
-        Assert.Contains("node 'b1', whose agent serves domain 'campus-a', but the computation places that node in domain 'campus-b'", error.Detail);
+        Assert.Contains("node 'b1', whose agent serves domain 'campus-a', but the computation places that node in domain 'campus-b'", error.Status.Detail);
         // The rank already waiting for the table learns the job is over.
         var aborted = await Assert.ThrowsAsync<RpcException>(() => waiting).WaitAsync(Timeout);
         Assert.Equal(StatusCode.Aborted, aborted.StatusCode);
-        Assert.Contains("whose agent serves domain 'campus-a'", aborted.Detail);
+        Assert.Contains("whose agent serves domain 'campus-a'", aborted.Status.Detail);
     }
 
     private static JobRun NewJob(ComputationDefinition computation)

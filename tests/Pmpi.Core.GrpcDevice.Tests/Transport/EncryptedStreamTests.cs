@@ -1,4 +1,5 @@
 using System.Security.Cryptography;
+using Grpc.Core;
 using Pmpi.Devices.Grpc;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;

@@ -1,9 +1,12 @@
 using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
+// Pmpi.Status is an MPI status; this is a call's.
+using RpcStatus = Grpc.Core.Status;
 
 namespace Pmpi.Tests.Transport;
 
@@ -57,7 +60,7 @@ public sealed class GatewayRouteTests
     public async Task Ssend_GatewayRefusesTheStream_FailsNamingThePeerAndTheRoute()
     {
         // Arrange: a gateway that refuses every stream.
-        await using var gateway = Relay.Start(_ => throw new RpcException(StatusCode.PermissionDenied, "no such job here"));
+        await using var gateway = Relay.Start(_ => throw new RpcException(new RpcStatus(StatusCode.PermissionDenied, "no such job here")));
         using var job = new LoopbackGrpcJob(2, domains: ["campus-a", "campus-b"], gatewayOf: _ => gateway.Address.ToString());
 
         // Act
@@ -142,7 +145,7 @@ public sealed class GatewayRouteTests
             }
             catch (RpcException e)
             {
-                await caller.SendAsync(RelayReply.Refusal(e.StatusCode, e.Detail));
+                await caller.SendAsync(RelayReply.Refusal(e.StatusCode, e.Status.Detail));
                 return;
             }
             var address = new Uri(endpoint);

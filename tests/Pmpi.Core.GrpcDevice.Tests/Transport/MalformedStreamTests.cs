@@ -1,5 +1,6 @@
 using Google.Protobuf;
 using Google.Protobuf.WellKnownTypes;
+using Grpc.Core;
 using Pmpi.Devices.Grpc;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
@@ -40,7 +41,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(new Frame { Data = new Data { Tag = 1 } });
 
         Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
-        Assert.Contains("must open with a Hello", error.Detail);
+        Assert.Contains("must open with a Hello", error.Status.Detail);
         Assert.Null(_receiver.Engine.AbortReason);
     }
 
@@ -51,7 +52,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(new Frame { Hello = new Hello { JobId = new string('j', 1 << 20), JobToken = _job.JobToken } });
 
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
-        Assert.Contains("first message may be at most 4096 bytes", error.Detail);
+        Assert.Contains("first message may be at most 4096 bytes", error.Status.Detail);
         Assert.Equal(0, _receiver.StreamsAccepted);
         Assert.Null(_receiver.Engine.AbortReason);
     }
@@ -65,7 +66,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
 
         Assert.Equal(StatusCode.DeadlineExceeded, error.StatusCode);
-        Assert.Contains("must send its first message within 10 s", error.Detail);
+        Assert.Contains("must send its first message within 10 s", error.Status.Detail);
         Assert.Null(_receiver.Engine.AbortReason);
     }
 
@@ -86,8 +87,8 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(misrouted);
 
         Assert.Equal(StatusCode.NotFound, error.StatusCode);
-        Assert.Contains("Rank 1 of job", error.Detail);
-        Assert.Contains("refuses a stream from rank 0 for rank 0", error.Detail);
+        Assert.Contains("Rank 1 of job", error.Status.Detail);
+        Assert.Contains("refuses a stream from rank 0 for rank 0", error.Status.Detail);
         Assert.Null(_receiver.Engine.AbortReason);
     }
 
@@ -100,7 +101,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(Hello(), new Frame { Chunk = new Chunk { Payload = ByteString.CopyFrom(new byte[payloadSize]) } });
 
         Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
-        Assert.Contains("Unexpected Chunk frame from rank 0", error.Detail);
+        Assert.Contains("Unexpected Chunk frame from rank 0", error.Status.Detail);
         AssertReceiverAborted("from rank 0 to rank 1");
     }
 
@@ -114,7 +115,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(Hello(), new Frame { Data = truncated });
 
         Assert.Equal(StatusCode.Aborted, error.StatusCode);
-        Assert.Contains("Rank 0 disconnected in the middle of a message of 100000 bytes to rank 1", error.Detail);
+        Assert.Contains("Rank 0 disconnected in the middle of a message of 100000 bytes to rank 1", error.Status.Detail);
         AssertReceiverAborted("from rank 0 to rank 1");
     }
 
@@ -128,7 +129,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         var error = await CallAsync(Hello(), new Frame { Data = data });
 
         Assert.Equal(StatusCode.InvalidArgument, error.StatusCode);
-        Assert.Contains("more than the 4 bytes it announced (tag 9)", error.Detail);
+        Assert.Contains("more than the 4 bytes it announced (tag 9)", error.Status.Detail);
         AssertReceiverAborted("from rank 0 to rank 1");
     }
 

@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using Grpc.Core;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;

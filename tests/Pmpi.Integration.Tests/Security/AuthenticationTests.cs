@@ -1,5 +1,6 @@
 using System.Net.Security;
 using System.Net.Sockets;
+using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
@@ -135,7 +136,7 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
 
             // Assert: refused, logged, and the job neither aborted nor gained a rank.
             Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
-            Assert.Contains("its key is not the one given", error.Detail, StringComparison.Ordinal);
+            Assert.Contains("its key is not the one given", error.Status.Detail, StringComparison.Ordinal);
             var path = method == "register" ? ServicePaths.Register : ServicePaths.Abort;
             await fixture.Agent.Process.WaitForLineAsync(line => line.Contains($"Refused {path} from 127.0.0.1:", StringComparison.Ordinal), PmpiCli.Timeout, "the refusal");
             Assert.False(run.HasExited, $"the job ended after a refused {method}.\n{run.Transcript}");

@@ -1,5 +1,6 @@
 using System.Text.RegularExpressions;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;

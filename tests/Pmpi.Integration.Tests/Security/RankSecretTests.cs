@@ -1,5 +1,6 @@
 using System.Net;
 using System.Text;
+using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;

@@ -1,3 +1,4 @@
+using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
@@ -47,7 +48,7 @@ public sealed class TicketTests(SecurityFixture fixture) : IClassFixture<Securit
 
         // Assert
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
-        Assert.Contains(reason, error.Detail, StringComparison.Ordinal);
+        Assert.Contains(reason, error.Status.Detail, StringComparison.Ordinal);
         Assert.False(File.Exists(marker), $"a launch with a bad ticket ({what}) ran the marker program");
     }
 
@@ -67,7 +68,7 @@ public sealed class TicketTests(SecurityFixture fixture) : IClassFixture<Securit
 
         // Assert
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
-        Assert.Contains("already used", error.Detail, StringComparison.Ordinal);
+        Assert.Contains("already used", error.Status.Detail, StringComparison.Ordinal);
         Assert.False(File.Exists(marker), "the replayed launch ran the marker program again");
     }
 

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.V1;
 
@@ -60,7 +61,7 @@ public sealed class MessageFramingTests
         var error = Assert.Throws<RpcException>(() => MessageFraming.TryReadMessage(ref buffer, 100, out _));
 
         Assert.Equal(StatusCode.Internal, error.StatusCode);
-        Assert.Contains("compress", error.Detail);
+        Assert.Contains("compress", error.Status.Detail);
     }
 
     [Fact]
@@ -71,7 +72,7 @@ public sealed class MessageFramingTests
         var error = Assert.Throws<RpcException>(() => MessageFraming.TryReadMessage(ref buffer, 255, out _));
 
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
-        Assert.Equal("Received message of 256 bytes exceeds the limit of 255 (see RpcOptions.MaxMessageSize).", error.Detail);
+        Assert.Equal("Received message of 256 bytes exceeds the limit of 255 (see RpcOptions.MaxMessageSize).", error.Status.Detail);
     }
 
     [Fact]
@@ -82,7 +83,7 @@ public sealed class MessageFramingTests
         var error = Assert.Throws<RpcException>(() => MessageFraming.Write(output, new Chunk { Payload = ByteString.CopyFrom(new byte[300]) }, 255));
 
         Assert.Equal(StatusCode.ResourceExhausted, error.StatusCode);
-        Assert.Contains("RpcOptions.MaxMessageSize", error.Detail);
+        Assert.Contains("RpcOptions.MaxMessageSize", error.Status.Detail);
         Assert.Equal(0, output.WrittenCount);
     }
 }

@@ -1,4 +1,5 @@
 using System.Buffers;
+using Grpc.Core;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
@@ -136,7 +137,7 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
 
             // Statuses: an aborted call with a percent-encoded message, an unknown method, a deadline.
             var denied = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "j9" })).WaitAsync(Timeout);
-            Assert.Equal((StatusCode.PermissionDenied, "job 'j9': 100% wrong token, é"), (denied.StatusCode, denied.Detail));
+            Assert.Equal((StatusCode.PermissionDenied, "job 'j9': 100% wrong token, é"), (denied.StatusCode, denied.Status.Detail));
             var unknown = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<KillRequest, KillReply>("/pmpi.v1.Agent/NoSuchMethod", new KillRequest())).WaitAsync(Timeout);
             Assert.Equal(StatusCode.Unimplemented, unknown.StatusCode);
             var late = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest(), TimeSpan.FromMilliseconds(300))).WaitAsync(Timeout);

@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
+using Grpc.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc.Client;
@@ -184,7 +185,7 @@ public sealed class ConnectionAdmissionTests : IDisposable
             })
             .RequireCaller(call =>
             {
-                if (!security.TryAuthenticate(call.HttpContext, out var failure)) throw new RpcException(StatusCode.Unauthenticated, failure);
+                if (!security.TryAuthenticate(call.HttpContext, out var failure)) throw new RpcException(new Status(StatusCode.Unauthenticated, failure));
             }),
             services => services.AddSingleton<ILoggerProvider>(_log), security, limits).WaitAsync(Timeout);
 

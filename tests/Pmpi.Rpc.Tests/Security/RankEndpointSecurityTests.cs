@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using Grpc.Core;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
@@ -132,7 +133,7 @@ public sealed class RankEndpointSecurityTests : IAsyncLifetime
 
         public void OnMessage(ReadOnlySequence<byte> message) => _first.TrySetResult(NodeInfo.Parser.ParseFrom(message));
 
-        public void OnEnd(RpcException? error) => _first.TrySetException(error ?? new RpcException(StatusCode.OK, "The call ended without an answer."));
+        public void OnEnd(RpcException? error) => _first.TrySetException(error ?? new RpcException(new Status(StatusCode.OK, "The call ended without an answer.")));
     }
 
     /// <summary>Completes a handshake presenting no certificate and sends HTTP/2's preface; returns how many bytes the server answered with.</summary>

@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Http.Headers;
 using System.Security.Cryptography;
 using System.Text;
+using Grpc.Core;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
@@ -29,7 +30,7 @@ public sealed class SignedRequestsTests : IAsyncLifetime
             endpoints.MapGrpcUnary<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(new NodeInfo { NodeName = "signed" }))
                 .RequireCaller(call =>
                 {
-                    if (!_security.TryAuthenticate(call.HttpContext, out var failure)) throw new RpcException(StatusCode.Unauthenticated, failure);
+                    if (!_security.TryAuthenticate(call.HttpContext, out var failure)) throw new RpcException(new Status(StatusCode.Unauthenticated, failure));
                 }), security: _security).WaitAsync(Timeout);
     }
 

@@ -5,6 +5,7 @@ using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
@@ -217,7 +218,7 @@ public sealed class GrpcStreamTests
             var received = new Collector();
             call.Write(new Frame { Hello = new Hello { JobId = "j1" } });
             call.Start(received);
-            throw await received.Ended ?? new RpcException(StatusCode.OK, "The call ended OK.");
+            throw await received.Ended ?? new RpcException(new Status(StatusCode.OK, "The call ended OK."));
         }).WaitAsync(Timeout);
 
         Assert.Equal(StatusCode.Unavailable, error.StatusCode);
@@ -424,7 +425,7 @@ public sealed class GrpcStreamTests
     public async Task Listener_RefusesACall_TheCallerGetsTheStatusAndDetail()
     {
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect,
-            (_, _) => throw new RpcException(StatusCode.PermissionDenied, "wrong job key for 'j1' (100% sure, é)"), RpcSecurity.Insecure);
+            (_, _) => throw new RpcException(new Status(StatusCode.PermissionDenied, "wrong job key for 'j1' (100% sure, é)")), RpcSecurity.Insecure);
         using var call = await GrpcStream.DialAsync(listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).WaitAsync(Timeout);
         var received = new Collector();
         call.Write(new Frame { Hello = new Hello { JobId = "j1" } });
@@ -432,7 +433,7 @@ public sealed class GrpcStreamTests
 
         var error = await received.Ended.WaitAsync(Timeout);
 
-        Assert.Equal((StatusCode.PermissionDenied, "wrong job key for 'j1' (100% sure, é)"), (error!.StatusCode, error.Detail));
+        Assert.Equal((StatusCode.PermissionDenied, "wrong job key for 'j1' (100% sure, é)"), (error!.StatusCode, error.Status.Detail));
         Assert.Empty(received.Messages);
     }
 

@@ -1,3 +1,4 @@
+using Grpc.Core;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
 

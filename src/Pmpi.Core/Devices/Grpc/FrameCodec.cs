@@ -1,10 +1,13 @@
 using System.Buffers;
 using System.Text;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
 using Pmpi.Rpc.V1;
+// Pmpi.Status is an MPI status; this is a call's.
+using RpcStatus = Grpc.Core.Status;
 
 namespace Pmpi.Devices.Grpc;
 
@@ -107,7 +110,7 @@ internal static class FrameCodec
         }
         catch (InvalidProtocolBufferException e)
         {
-            throw new RpcException(StatusCode.InvalidArgument, $"Malformed transport frame: {e.Message}", e);
+            throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, $"Malformed transport frame: {e.Message}", e));
         }
         data = other.BodyCase == Frame.BodyOneofCase.Data ? DataHeader.Of(other.Data) : default;
         payload = other.BodyCase switch

@@ -1,7 +1,9 @@
+using Grpc.Core;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Routing;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
 
 namespace Pmpi.Devices.Grpc;
 
@@ -24,7 +26,7 @@ internal sealed class GrpcLink(PeerStreams streams, Route route) : ILink
         }
         catch (RpcException e)
         {
-            throw new MpiException(ErrorClass.Transport, $"Rank {route.From.Rank} cannot reach rank {route.To.Rank} ({route}) at {route.Target}: {e.Message}", e);
+            throw new MpiException(ErrorClass.Transport, $"Rank {route.From.Rank} cannot reach rank {route.To.Rank} ({route}) at {route.Target}: {StatusText.Of(e)}", e);
         }
     }
 }

@@ -1,12 +1,16 @@
 using System.Buffers;
 using System.Collections.Immutable;
+using Grpc.Core;
 using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
+// Pmpi.Status is an MPI status; this is a call's.
+using RpcStatus = Grpc.Core.Status;
 
 namespace Pmpi.Devices.Grpc;
 
@@ -40,18 +44,18 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         }
         catch (Google.Protobuf.InvalidProtocolBufferException e)
         {
-            throw new RpcException(StatusCode.InvalidArgument, $"A RankTransport stream must open with a Hello frame: {e.Message}");
+            throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, $"A RankTransport stream must open with a Hello frame: {e.Message}"));
         }
-        if (frame.Hello is not { } hello) throw new RpcException(StatusCode.InvalidArgument, "A RankTransport stream must open with a Hello frame.");
+        if (frame.Hello is not { } hello) throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, "A RankTransport stream must open with a Hello frame."));
         if (hello.JobId != identity.JobId || !JobTickets.TokenMatches(identity.JobToken, hello.JobToken))
-            throw new RpcException(StatusCode.PermissionDenied, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream for job '{hello.JobId}' or with a wrong token.");
+            throw new RpcException(new RpcStatus(StatusCode.PermissionDenied, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream for job '{hello.JobId}' or with a wrong token."));
         int source = hello.SourceWorldRank;
         // A spawned rank may dial before this one heard of it, so the bound is what any job may hold.
         if ((uint)source >= JobTickets.MaxJobRanks)
-            throw new RpcException(StatusCode.InvalidArgument, $"Source rank {source} is beyond the {JobTickets.MaxJobRanks} ranks a job may have.");
+            throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, $"Source rank {source} is beyond the {JobTickets.MaxJobRanks} ranks a job may have."));
         // A stream relayed through the gateways reaches the rank its Hello names; anywhere else it was misrouted.
         if (hello.DestinationWorldRank != identity.Rank)
-            throw new RpcException(StatusCode.NotFound, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream from rank {source} for rank {hello.DestinationWorldRank}: that rank is not here.");
+            throw new RpcException(new RpcStatus(StatusCode.NotFound, $"Rank {identity.Rank} of job {identity.JobId} refuses a stream from rank {source} for rank {hello.DestinationWorldRank}: that rank is not here."));
         Interlocked.Increment(ref _accepted);
         var served = new ServedStream(source, call);
         peers.Offer(served);
@@ -113,11 +117,11 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         int source = pair.Peer;
         bool gateway = peers.BreakAborts(source);
         if (error is null && stream.InsideMessage)
-            error = new RpcException(StatusCode.Aborted, $"Rank {source} disconnected in the middle of a message of {stream.MessageLength} bytes to rank {identity.Rank}.");
+            error = new RpcException(new RpcStatus(StatusCode.Aborted, $"Rank {source} disconnected in the middle of a message of {stream.MessageLength} bytes to rank {identity.Rank}."));
         if (error is not null)
         {
             var detail = gateway ? $" (between {peers.Describe(source)}; {(pair is DialedStream ? $"rank {identity.Rank}'s call to rank {source}" : $"the call rank {source} opened")} broke)" : $", {pair.Way}";
-            var failure = new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed{detail}: {error.Message}", error);
+            var failure = new MpiException(ErrorClass.Transport, $"Transport from rank {source} to rank {identity.Rank} failed{detail}: {StatusText.Of(error)}", error);
             pair.Writer.FailAwaitingAcks(failure);
             if (stream.Violated || stream.InsideMessage || gateway) engine.Abort(failure);
         }
@@ -249,10 +253,10 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
                 case Frame.BodyOneofCase.Chunk when _buffer is not null:
                     break;
                 default:
-                    throw new RpcException(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {_source}{(_buffer is null ? "" : " inside a message")}.");
+                    throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, $"Unexpected {kind} frame from rank {_source}{(_buffer is null ? "" : " inside a message")}."));
             }
             if (_received + length > _header.TotalLength)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}.");
+                throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, $"Rank {_source} sent more than the {_header.TotalLength} bytes it announced (tag {_header.Tag}) to rank {rank}."));
             var destination = _buffer!.Value.Bytes.Slice(_received, (int)length);
             _received += (int)length;
             return destination;
@@ -261,9 +265,9 @@ internal sealed class InboundStreams(RankIdentity identity, MatchingEngine engin
         private void Start(DataHeader header)
         {
             if (header.TotalLength < 0 || header.TotalLength > Array.MaxLength)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} announced a message of {header.TotalLength} bytes to rank {rank}.");
+                throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, $"Rank {_source} announced a message of {header.TotalLength} bytes to rank {rank}."));
             if (header.TypeCode is < (int)PayloadCode.Byte or > (int)PayloadCode.Fields)
-                throw new RpcException(StatusCode.InvalidArgument, $"Rank {_source} sent unknown payload type code {header.TypeCode} (tag {header.Tag}).");
+                throw new RpcException(new RpcStatus(StatusCode.InvalidArgument, $"Rank {_source} sent unknown payload type code {header.TypeCode} (tag {header.Tag})."));
             _header = header;
             _buffer = IncomingBuffer.For(TypeOf(header), (int)header.TotalLength, engine, new Envelope(header.Context, header.Source, header.Tag));
             _received = 0;

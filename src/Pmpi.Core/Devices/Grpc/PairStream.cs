@@ -1,3 +1,4 @@
+using Grpc.Core;
 using Pmpi.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Streams;

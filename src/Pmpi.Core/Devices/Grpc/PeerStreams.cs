@@ -1,4 +1,5 @@
 using System.Collections.Immutable;
+using Grpc.Core;
 using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Routing;

@@ -1,9 +1,11 @@
 using System.Buffers;
 using System.Collections.Concurrent;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Matching;
 using Pmpi.Payloads;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Devices.Grpc;
@@ -228,7 +230,7 @@ internal sealed class StreamSender
     /// </summary>
     private MpiException Fail(RpcException cause, Pending? failed = null)
     {
-        var error = new MpiException(ErrorClass.Transport, $"Sending to rank {_pair.Peer} ({_pair.Way}) failed: {cause.Message}", cause);
+        var error = new MpiException(ErrorClass.Transport, $"Sending to rank {_pair.Peer} ({_pair.Way}) failed: {StatusText.Of(cause)}", cause);
         List<Pending> dropped = failed is { } message ? [message] : [];
         lock (_outbox)
         {

@@ -1,5 +1,6 @@
 using System.Buffers;
 using Google.Protobuf;
+using Grpc.Core;
 using Pmpi.Devices.Grpc;
 using Pmpi.Matching;
 using Pmpi.Payloads;
