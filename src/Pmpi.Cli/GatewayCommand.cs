@@ -7,6 +7,7 @@ using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
 
 namespace Pmpi.Cli;
 
@@ -104,8 +105,8 @@ internal static class GatewayCommand
             {
                 try
                 {
-                    using var channel = new RpcChannel(rpcSecurity.AddressOf(gateway), security: rpcSecurity);
-                    var status = await channel.UnaryAsync<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, new GetStatusRequest(), TimeSpan.FromSeconds(10), cancellationToken).ConfigureAwait(false);
+                    using var channel = RpcChannels.For(rpcSecurity.AddressOf(gateway), rpcSecurity);
+                    var status = await new GatewayClient(channel).GetStatusAsync(new GetStatusRequest(), deadline: DateTime.UtcNow.AddSeconds(10), cancellationToken: cancellationToken).ResponseAsync.ConfigureAwait(false);
                     Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                         $"{gateway} domain={status.Domain} jobs={status.Jobs} streams_open={status.StreamsOpen} streams_relayed={status.StreamsRelayed} bytes_relayed={status.BytesRelayed} streams_refused={status.StreamsRefused} control_calls_relayed={status.ControlCallsRelayed} tunnels_open={status.TunnelsOpen}"));
                 }

@@ -5,6 +5,7 @@ using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
 using Spectre.Console;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
 
 namespace Pmpi.Cli;
 
@@ -36,8 +37,8 @@ internal static class NodesCommand
                 }
                 try
                 {
-                    using var channel = new RpcChannel(address, security: rpcSecurity);
-                    var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10), cancellationToken);
+                    using var channel = RpcChannels.For(address, rpcSecurity);
+                    var info = await new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest(), deadline: DateTime.UtcNow.AddSeconds(10), cancellationToken: cancellationToken);
                     table.AddRow(Markup.Escape(info.NodeName), Markup.Escape(address.Authority), Markup.Escape(info.RankAddress), Markup.Escape(info.Domain), Markup.Escape(info.Gateway), $"{info.Slots}", $"{info.LogicalCores}", Markup.Escape(info.CpuModel),
                         double.IsNaN(info.LoadAverage1) ? "-" : $"{info.LoadAverage1:F2} {info.LoadAverage5:F2} {info.LoadAverage15:F2}",
                         $"{Gib(info.MemoryAvailableBytes)}/{Gib(info.MemoryTotalBytes)} GiB", Markup.Escape($"{info.OsDescription}"), info.Architecture,

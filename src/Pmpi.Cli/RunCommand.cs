@@ -123,11 +123,13 @@ internal static class RunCommand
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
         // A master that stops answering pings for the heartbeat timeout (stopped or frozen) ends the submission.
         var liveness = new RpcOptions { PingDelay = TimeSpan.FromSeconds(1), PingTimeout = embeddedOptions.HeartbeatTimeout };
-        using var channel = new RpcChannel(master ?? embedded!.Address, liveness, security);
+        var address = master ?? embedded!.Address;
+        using var channel = RpcChannels.For(address, security, liveness);
         var progress = new ProgressReporter();
         try
         {
-            await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: interruption.Token).ConfigureAwait(false))
+            using var call = new Master.MasterClient(channel).Submit(request, cancellationToken: interruption.Token);
+            await foreach (var item in call.ResponseStream.ReadAllAsync(interruption.Token).ConfigureAwait(false))
             {
                 switch (item.BodyCase)
                 {
@@ -172,7 +174,7 @@ internal static class RunCommand
         }
         catch (RpcException e)
         {
-            await Console.Error.WriteLineAsync($"pmpi: the job failed at master {channel.Address}: {e.StatusCode}: {e.Status.Detail}").ConfigureAwait(false);
+            await Console.Error.WriteLineAsync($"pmpi: the job failed at master {address}: {e.StatusCode}: {e.Status.Detail}").ConfigureAwait(false);
             return 1;
         }
     }

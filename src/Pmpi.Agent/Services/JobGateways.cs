@@ -1,9 +1,11 @@
 using Google.Protobuf;
 using Grpc.Core;
+using Grpc.Net.Client;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
 
 namespace Pmpi.Agent.Services;
 
@@ -74,9 +76,9 @@ internal sealed class JobGateways
     public bool IsEmpty => _gateways.Count == 0;
 
     /// <summary>A channel to the agent at <paramref name="agent"/>, of <paramref name="domain"/>: direct, or through the master's gateway.</summary>
-    public RpcChannel AgentChannel(Uri agent, string domain) => Reaches(_masterDomain, domain)
-        ? new RpcChannel(agent, security: _security)
-        : new RpcChannel(new Uri(_masterGateway), security: _security, metadata: ControlRoute.ToAgent(_jobId, agent.Authority));
+    public GrpcChannel AgentChannel(Uri agent, string domain) => Reaches(_masterDomain, domain)
+        ? RpcChannels.For(agent, _security)
+        : RpcChannels.For(new Uri(_masterGateway), _security, metadata: ControlRoute.ToAgent(_jobId, agent.Authority));
 
     /// <summary>How errors name the way to an agent of <paramref name="domain"/>: nothing when dialed directly, else ", via gateways A -> B".</summary>
     public string WayToAgent(string domain) => Reaches(_masterDomain, domain)
@@ -115,8 +117,12 @@ internal sealed class JobGateways
         try
         {
             using var channel = GatewayChannel(gateway);
-            await channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request, CallDeadline, cancellationToken).ConfigureAwait(false);
+            await new GatewayClient(channel).RegisterJobAsync(request, deadline: DateTime.UtcNow + CallDeadline, cancellationToken: cancellationToken).ResponseAsync.ConfigureAwait(false);
             return null;
+        }
+        catch (RpcException e) when (e.StatusCode == StatusCode.Cancelled && cancellationToken.IsCancellationRequested)
+        {
+            return null; // the job ended meanwhile, for a reason already reported
         }
         catch (RpcException e)
         {
@@ -125,10 +131,6 @@ internal sealed class JobGateways
         catch (ArgumentException e)
         {
             return $"the gateway of domain '{gateway.Domain}' at {gateway.Address} cannot be called: {e.Message}";
-        }
-        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-        {
-            return null; // the job ended meanwhile, for a reason already reported
         }
     }
 
@@ -148,7 +150,7 @@ internal sealed class JobGateways
         try
         {
             using var channel = GatewayChannel(gateway);
-            await channel.UnaryAsync<RemoveJobRequest, RemoveJobReply>(ServicePaths.RemoveJob, new RemoveJobRequest { JobId = _jobId }, CallDeadline).ConfigureAwait(false);
+            await new GatewayClient(channel).RemoveJobAsync(new RemoveJobRequest { JobId = _jobId }, deadline: DateTime.UtcNow + CallDeadline).ResponseAsync.ConfigureAwait(false);
         }
         catch (Exception e) when (e is RpcException or ArgumentException)
         {
@@ -157,7 +159,7 @@ internal sealed class JobGateways
     }
 
     /// <summary>A gateway the master's domain reaches is dialed directly; any other through the master's own.</summary>
-    private RpcChannel GatewayChannel((string Domain, string Address) gateway) => Reaches(_masterDomain, gateway.Domain)
-        ? new RpcChannel(new Uri(gateway.Address), security: _security)
-        : new RpcChannel(new Uri(_masterGateway), security: _security, metadata: ControlRoute.ToGateway(_jobId, gateway.Domain));
+    private GrpcChannel GatewayChannel((string Domain, string Address) gateway) => Reaches(_masterDomain, gateway.Domain)
+        ? RpcChannels.For(new Uri(gateway.Address), _security)
+        : RpcChannels.For(new Uri(_masterGateway), _security, metadata: ControlRoute.ToGateway(_jobId, gateway.Domain));
 }

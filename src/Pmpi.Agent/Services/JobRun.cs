@@ -5,11 +5,13 @@ using System.Security.Cryptography;
 using System.Threading.Channels;
 using Google.Protobuf;
 using Grpc.Core;
+using Grpc.Net.Client;
 using Pmpi.Agent.Computation;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
 
 namespace Pmpi.Agent.Services;
 
@@ -469,8 +471,8 @@ internal sealed class JobRun
             // On abort the agent is asked to kill this node's ranks while the launch is still read: it then reports
             // their exits and ends, so the job finishes only once its ranks are gone.
             using var onEnd = _end.Token.Register(() => Volatile.Write(ref kill, KillAsync(channel, abandon)));
-            await using var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: abandon.Token)
-                .GetAsyncEnumerator(abandon.Token);
+            using var call = new AgentClient(channel).Launch(request, cancellationToken: abandon.Token);
+            await using var events = call.ResponseStream.ReadAllAsync(abandon.Token).GetAsyncEnumerator(abandon.Token);
             while (await NextAsync(events, name).ConfigureAwait(false))
             {
                 var item = events.Current;
@@ -509,7 +511,7 @@ internal sealed class JobRun
             }
             if (remaining > 0) Fail(-1, 1, $"{name} ended the launch with {remaining} ranks unaccounted for");
         }
-        catch (OperationCanceledException) when (abandon.IsCancellationRequested)
+        catch (RpcException e) when (e.StatusCode == StatusCode.Cancelled && abandon.IsCancellationRequested)
         {
             // The agent did not confirm the kill in time; cancelling the launch makes it kill the ranks by itself.
         }
@@ -524,12 +526,12 @@ internal sealed class JobRun
     }
 
     /// <summary>Asks an agent to kill the job's ranks; gives up on its launch after <see cref="KillGrace"/> either way.</summary>
-    private async Task KillAsync(RpcChannel channel, CancellationTokenSource abandon)
+    private async Task KillAsync(GrpcChannel channel, CancellationTokenSource abandon)
     {
         abandon.CancelAfter(KillGrace);
         try
         {
-            await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = Id, JobToken = Token }, KillGrace).ConfigureAwait(false);
+            await new AgentClient(channel).KillAsync(new KillRequest { JobId = Id, JobToken = Token }, deadline: DateTime.UtcNow + KillGrace).ResponseAsync.ConfigureAwait(false);
         }
         catch (RpcException)
         {

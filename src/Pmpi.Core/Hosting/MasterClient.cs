@@ -1,5 +1,6 @@
 using Google.Protobuf;
 using Grpc.Core;
+using Grpc.Net.Client;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Internal;
@@ -19,9 +20,11 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
 
     // Made at the first call: a rank of a node-local job may never call, and then loads no HTTP stack. A master of
     // another domain is reached through this rank's gateway, the call stating its route.
-    private readonly Lazy<RpcChannel> _channel = new(() => identity.MasterGateway is { } gateway
-        ? new(gateway, security: identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
-        : new(identity.MasterUri, security: identity.MasterSecurity));
+    private readonly Lazy<GrpcChannel> _channel = new(() => identity.MasterGateway is { } gateway
+        ? RpcChannels.For(gateway, identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
+        : RpcChannels.For(identity.MasterUri, identity.MasterSecurity));
+
+    private Master.MasterClient Client => new(_channel.Value);
 
     /// <summary>How errors name the master: its address, and the gateway it is reached through.</summary>
     private string MasterName => identity.MasterGateway is { } gateway ? $"the master at {identity.Master} (through the gateway at {gateway})" : $"the master at {identity.Master}";
@@ -36,7 +39,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         RankTable table;
         try
         {
-            table = await _channel.Value.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest
+            table = await Client.RegisterAsync(new RegisterRequest
             {
                 JobId = identity.JobId,
                 JobToken = identity.JobToken,
@@ -44,7 +47,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
                 Endpoint = endpoint?.ToString() ?? "",
                 Domain = identity.Domain ?? "",
                 CertificateSha256 = ByteString.CopyFrom(certificatePin),
-            }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
+            }, deadline: DateTime.UtcNow + RegistrationTimeout, cancellationToken: cancellationToken).ResponseAsync.ConfigureAwait(false);
         }
         catch (RpcException e)
         {
@@ -75,7 +78,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         request.Rank = identity.Rank;
         try
         {
-            return await _channel.Value.UnaryAsync<SpawnRequest, RankTable>(ServicePaths.Spawn, request, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
+            return await Client.SpawnAsync(request, deadline: DateTime.UtcNow + RegistrationTimeout, cancellationToken: cancellationToken).ResponseAsync.ConfigureAwait(false);
         }
         catch (RpcException e)
         {
@@ -89,10 +92,10 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     {
         try
         {
-            await _channel.Value.UnaryAsync<LinkedRequest, LinkedReply>(ServicePaths.Linked, new LinkedRequest
+            await Client.LinkedAsync(new LinkedRequest
             {
                 JobId = identity.JobId, JobToken = identity.JobToken, Rank = identity.Rank, WorldFirst = worldFirst,
-            }, RegistrationTimeout, cancellationToken).ConfigureAwait(false);
+            }, deadline: DateTime.UtcNow + RegistrationTimeout, cancellationToken: cancellationToken).ResponseAsync.ConfigureAwait(false);
         }
         catch (RpcException e)
         {
@@ -104,14 +107,14 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     {
         try
         {
-            _channel.Value.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest
+            Client.Abort(new AbortRequest
             {
                 JobId = identity.JobId,
                 JobToken = identity.JobToken,
                 Rank = identity.Rank,
                 ErrorCode = reason.AbortCode ?? 1,
                 Reason = reason.Message,
-            }, AbortTimeout).GetAwaiter().GetResult();
+            }, deadline: DateTime.UtcNow + AbortTimeout);
         }
         catch (Exception e) when (e is RpcException or ObjectDisposedException)
         {
