@@ -1,3 +1,4 @@
+using System.Text.Json;
 using Pmpi.Integration.Tests.Infrastructure;
 
 namespace Pmpi.Integration.Tests;
@@ -8,9 +9,15 @@ namespace Pmpi.Integration.Tests;
 /// </summary>
 public sealed class NodeProgramTests
 {
-    /// <summary>What Pmpi.TestRanks.dll needs beside it to run.</summary>
-    private static readonly string[] TestRanksFiles =
-        ["Pmpi.TestRanks.dll", "Pmpi.TestRanks.runtimeconfig.json", "Pmpi.TestRanks.deps.json", "Pmpi.Core.dll", "Pmpi.Rpc.dll", "Google.Protobuf.dll"];
+    /// <summary>What Pmpi.TestRanks.dll needs beside it to run: itself, and every assembly its deps.json names.</summary>
+    private static IEnumerable<string> TestRanksFiles()
+    {
+        string[] own = ["Pmpi.TestRanks.dll", "Pmpi.TestRanks.runtimeconfig.json", "Pmpi.TestRanks.deps.json"];
+        using var deps = JsonDocument.Parse(File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "Pmpi.TestRanks.deps.json")));
+        var libraries = deps.RootElement.GetProperty("targets").EnumerateObject().First().Value.EnumerateObject();
+        var assemblies = libraries.SelectMany(library => library.Value.TryGetProperty("runtime", out var runtime) ? runtime.EnumerateObject().Select(asset => Path.GetFileName(asset.Name)) : []);
+        return [.. own.Union(assemblies)];
+    }
 
     [MountNamespaceFact]
     public async Task Run_ProgramThatOnlyItsNodeHas_RunsThere()
@@ -20,7 +27,7 @@ public sealed class NodeProgramTests
         using var scratch = new ScratchDirectory();
         var nodeOnly = Directory.CreateDirectory(Path.Combine(scratch.Path, "node-only")).FullName;
         var staging = Directory.CreateDirectory(Path.Combine(scratch.Path, "staging")).FullName;
-        foreach (var name in TestRanksFiles) File.Copy(Path.Combine(AppContext.BaseDirectory, name), Path.Combine(staging, name));
+        foreach (var name in TestRanksFiles()) File.Copy(Path.Combine(AppContext.BaseDirectory, name), Path.Combine(staging, name));
         string[] ownMounts = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
             "mount -t tmpfs -o size=64m pmpi-node-only \"$1\" && cp -R \"$2\"/. \"$1\" && shift 2 && exec \"$@\"", "sh", nodeOnly, staging];
         await using var nodeA = await AgentProcess.StartAsync("node-a", slots: 2);
