@@ -34,22 +34,7 @@ public sealed class RpcChannel : IDisposable
         _security.CheckAddress(address);
         Address = address;
         _options = options ?? RpcOptions.Default;
-        var handler = new SocketsHttpHandler
-        {
-            // Rank and agent traffic stays inside the cluster (or goes through PMPI's own gateways): never a proxy.
-            UseProxy = false,
-            // Past the server's MaxStreamsPerConnection, open another connection instead of queueing calls.
-            EnableMultipleHttp2Connections = true,
-            // Matches the server's 16 MB stream window, so large responses don't wait on WINDOW_UPDATEs.
-            InitialHttp2StreamWindowSize = 16 * 1024 * 1024,
-            KeepAlivePingDelay = _options.PingDelay,
-            KeepAlivePingTimeout = _options.PingTimeout,
-            KeepAlivePingPolicy = HttpKeepAlivePingPolicy.WithActiveRequests,
-            ConnectTimeout = TimeSpan.FromSeconds(10),
-            // Streams live as long as jobs; an idle connection is kept rather than re-dialled.
-            PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
-        };
-        _security.ConfigureClient(handler);
+        var handler = RpcChannels.Handler(_options, _security);
         _http = new HttpMessageInvoker(handler);
     }
 

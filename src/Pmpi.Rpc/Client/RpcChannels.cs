@@ -23,6 +23,21 @@ public static class RpcChannels
         security ??= RpcSecurity.Insecure;
         security.CheckAddress(address);
         options ??= RpcOptions.Default;
+        var handler = Handler(options, security);
+        return GrpcChannel.ForAddress(address, new GrpcChannelOptions
+        {
+            HttpHandler = new CallHeaders(security, metadata?.ToArray() ?? []) { InnerHandler = handler },
+            DisposeHttpClient = true,
+            MaxReceiveMessageSize = options.MaxMessageSize,
+            MaxSendMessageSize = options.MaxMessageSize,
+            // No service config, so no retries: Launch, Submit and Spawn are not idempotent.
+            ServiceConfig = null,
+        });
+    }
+
+    /// <summary>The HTTP/2 handler every control-plane client of PMPI calls through: to one server, TLS as <paramref name="security"/> says.</summary>
+    internal static SocketsHttpHandler Handler(RpcOptions options, RpcSecurity security)
+    {
         var handler = new SocketsHttpHandler
         {
             // Rank and agent traffic stays inside the cluster (or goes through PMPI's own gateways): never a proxy.
@@ -39,15 +54,7 @@ public static class RpcChannels
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
         };
         security.ConfigureClient(handler);
-        return GrpcChannel.ForAddress(address, new GrpcChannelOptions
-        {
-            HttpHandler = new CallHeaders(security, metadata?.ToArray() ?? []) { InnerHandler = handler },
-            DisposeHttpClient = true,
-            MaxReceiveMessageSize = options.MaxMessageSize,
-            MaxSendMessageSize = options.MaxMessageSize,
-            // No service config, so no retries: Launch, Submit and Spawn are not idempotent.
-            ServiceConfig = null,
-        });
+        return handler;
     }
 
     /// <summary>Adds the channel's metadata and this caller's per-call credential (a signed request) to every call.</summary>
