@@ -83,7 +83,8 @@ public sealed class GatewayHost : IAsyncDisposable
         builder.Services.AddSingleton<IConnectionListenerFactory, RelayingListenerFactory>();
         builder.Services.AddSingleton<ControlRelay>();
         builder.Services.AddSingleton<GatewayService>();
-        builder.Services.AddGrpcHealthAndReflection([.. GatewayReflection.Descriptor.Services]);
+        builder.Services.AddGrpcHealthAndReflection([.. GatewayReflection.Descriptor.Services])
+            .AddServiceOptions<GatewayService>(service => service.MaxReceiveMessageSize = GatewayService.MaxRequestSize);
         configureHost?.Invoke(builder);
         var app = builder.Build();
         try
@@ -92,11 +93,11 @@ public sealed class GatewayHost : IAsyncDisposable
             app.Use(app.Services.GetRequiredService<ControlRelay>().InvokeAsync);
             app.MapPost(ServicePaths.Connect, context => RefuseHttp2RankStream(context, app.Services.GetRequiredService<HopForwarder>()));
             app.MapPost(TunnelListener.Path, app.Services.GetRequiredService<TunnelListener>().AcceptAsync);
-            app.Services.GetRequiredService<GatewayService>().Map(app);
+            // Members only, checked before a request byte is read.
+            app.MapGrpcService<GatewayService>().RequireCaller(app.Services.GetRequiredService<GatewayService>().RequireMember);
             app.MapGrpcHealthAndReflection();
             // For service managers and load balancers: alive and serving; reveals nothing else.
             app.MapGet("/health", context => context.Response.WriteAsync("ok\n"));
-            app.MapGrpcUnimplemented();
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
             var bound = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
             var address = new Uri(bound.Replace("[::]", "127.0.0.1", StringComparison.Ordinal).Replace("0.0.0.0", "127.0.0.1", StringComparison.Ordinal));

@@ -1,4 +1,3 @@
-using System.Globalization;
 using Google.Protobuf;
 using Grpc.Core;
 using Microsoft.AspNetCore.Builder;
@@ -170,21 +169,8 @@ public static class GrpcEndpoints
         return type.Length == Grpc.Length || type[Grpc.Length] is '+' or ';';
     }
 
-    /// <summary>Ends a call with a status: trailers-only when nothing was sent yet, else in the trailers.</summary>
-    internal static void WriteStatus(HttpResponse response, StatusCode code, string detail)
-    {
-        var status = ((int)code).ToString(CultureInfo.InvariantCulture);
-        if (!response.HasStarted)
-        {
-            // Trailers-only response: nothing was sent, so the status rides in the (only) HEADERS frame.
-            response.ContentType = "application/grpc";
-            response.Headers["grpc-status"] = status;
-            if (detail.Length > 0) response.Headers["grpc-message"] = GrpcMessage.Encode(detail);
-            return;
-        }
-        response.AppendTrailer("grpc-status", status);
-        if (detail.Length > 0) response.AppendTrailer("grpc-message", GrpcMessage.Encode(detail));
-    }
+    /// <summary>Ends a call with a status (<see cref="GrpcStatusResponse"/>).</summary>
+    internal static void WriteStatus(HttpResponse response, StatusCode code, string detail) => GrpcStatusResponse.Write(response, code, detail);
 
     private static async Task DrainAsync(HttpContext context)
     {

@@ -1,4 +1,5 @@
 using Grpc.Health.V1;
+using Grpc.AspNetCore.Server;
 using Grpc.HealthCheck;
 using Grpc.Reflection;
 using Grpc.Reflection.V1Alpha;
@@ -20,14 +21,15 @@ public static class StandardGrpcServices
     /// <summary>
     /// Adds gRPC for .NET with Health, answering SERVING for the server ("") and each of <paramref name="served"/>, and
     /// reflection listing <paramref name="served"/>, Health and itself. Both are added with TryAdd, so a host may
-    /// register its own first.
+    /// register its own first. Returns gRPC for .NET's builder, for the daemon's per-service options.
     /// </summary>
-    public static IServiceCollection AddGrpcHealthAndReflection(this IServiceCollection services, params ProtoService[] served)
+    public static IGrpcServerBuilder AddGrpcHealthAndReflection(this IServiceCollection services, params ProtoService[] served)
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(served);
-        // A path gRPC for .NET does not serve falls through to the daemon's own endpoints and MapGrpcUnimplemented.
-        services.AddGrpc(options => options.IgnoreUnknownServices = true);
+        // A handler's failure other than an RpcException reaches its (authenticated) caller with its message, as
+        // "Exception was thrown by handler. Type: message", not only the first sentence.
+        var grpc = services.AddGrpc(options => options.EnableDetailedErrors = true);
         services.TryAddSingleton(_ =>
         {
             var health = new HealthServiceImpl();
@@ -36,7 +38,7 @@ public static class StandardGrpcServices
             return health;
         });
         services.TryAddSingleton(_ => new ReflectionServiceImpl([.. served, Health.Descriptor, ServerReflection.Descriptor]));
-        return services;
+        return grpc;
     }
 
     /// <summary>Maps the services <see cref="AddGrpcHealthAndReflection"/> added.</summary>

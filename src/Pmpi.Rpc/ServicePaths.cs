@@ -18,17 +18,17 @@ public static class ServicePaths
     /// <summary>Master.Submit (master.proto).</summary>
     public const string Submit = "/pmpi.v1.Master/Submit";
 
-    /// <summary>Master.Register (master.proto).</summary>
-    public const string Register = "/pmpi.v1.Master/Register";
+    /// <summary>JobControl.Register (master.proto).</summary>
+    public const string Register = "/pmpi.v1.JobControl/Register";
 
-    /// <summary>Master.Abort (master.proto).</summary>
-    public const string Abort = "/pmpi.v1.Master/Abort";
+    /// <summary>JobControl.Abort (master.proto).</summary>
+    public const string Abort = "/pmpi.v1.JobControl/Abort";
 
-    /// <summary>Master.Spawn (master.proto).</summary>
-    public const string Spawn = "/pmpi.v1.Master/Spawn";
+    /// <summary>JobControl.Spawn (master.proto).</summary>
+    public const string Spawn = "/pmpi.v1.JobControl/Spawn";
 
-    /// <summary>Master.Linked (master.proto).</summary>
-    public const string Linked = "/pmpi.v1.Master/Linked";
+    /// <summary>JobControl.Linked (master.proto).</summary>
+    public const string Linked = "/pmpi.v1.JobControl/Linked";
 
     /// <summary>Gateway.RegisterJob (gateway.proto).</summary>
     public const string RegisterJob = "/pmpi.v1.Gateway/RegisterJob";

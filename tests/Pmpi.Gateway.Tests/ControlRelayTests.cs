@@ -11,7 +11,7 @@ namespace Pmpi.Gateway.Tests;
 /// <summary>
 /// Control calls (<see cref="ControlRoute"/>) through two real gateways: a master of domain a reaching an agent and the
 /// gateway of domain b, a rank of domain b reaching the master, and every refusal. The master and the agent are one
-/// real mutual-TLS endpoint of the cluster, which answers Master.Register and Agent.Kill and records the :authority
+/// real mutual-TLS endpoint of the cluster, which answers JobControl.Register and Agent.Kill and records the :authority
 /// each call arrived with.
 /// </summary>
 public sealed class ControlRelayTests : IAsyncLifetime

@@ -1,5 +1,7 @@
+using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
+using Pmpi.Agent.Internal;
 using Pmpi.Agent.Services;
 using Pmpi.Rpc.Kestrel;
 
@@ -9,16 +11,19 @@ namespace Pmpi.Agent.Hosting;
 public static class AgentEndpointRouteBuilderExtensions
 {
     /// <summary>
-    /// Maps the Agent and Master services registered by <see cref="AgentServiceCollectionExtensions.AddPmpiAgent"/>,
-    /// grpc.health.v1 and server reflection, and answers every other gRPC method with UNIMPLEMENTED.
+    /// Maps the Agent, Master and JobControl services registered by <see cref="AgentServiceCollectionExtensions.AddPmpiAgent"/>,
+    /// grpc.health.v1 and server reflection; gRPC for .NET answers every other gRPC method with UNIMPLEMENTED.
     /// </summary>
     public static IEndpointRouteBuilder MapPmpiAgent(this IEndpointRouteBuilder endpoints)
     {
         ArgumentNullException.ThrowIfNull(endpoints);
-        endpoints.ServiceProvider.GetRequiredService<AgentService>().Map(endpoints);
-        endpoints.ServiceProvider.GetRequiredService<MasterService>().Map(endpoints);
+        var guard = endpoints.ServiceProvider.GetRequiredService<CallGuard>();
+        // Agent and Master are for cluster members, checked before a request byte is read; JobControl's callers are
+        // ranks, which prove their job with the key inside each request.
+        endpoints.MapGrpcService<AgentService>().RequireCaller(guard.RequireMember);
+        endpoints.MapGrpcService<MasterService>().RequireCaller(guard.RequireMember);
+        endpoints.MapGrpcService<JobControlService>();
         endpoints.MapGrpcHealthAndReflection();
-        endpoints.MapGrpcUnimplemented();
         return endpoints;
     }
 }

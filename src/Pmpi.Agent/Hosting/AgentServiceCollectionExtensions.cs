@@ -15,7 +15,7 @@ using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Hosting;
 
-/// <summary>Registers a PMPI agent (the Agent and Master gRPC services) in an ASP.NET Core host.</summary>
+/// <summary>Registers a PMPI agent (the Agent, Master and JobControl gRPC services) in an ASP.NET Core host.</summary>
 public static class AgentServiceCollectionExtensions
 {
     /// <summary>
@@ -39,7 +39,10 @@ public static class AgentServiceCollectionExtensions
         services.TryAddSingleton<AgentEndpoint>();
         // One count of refusals for the calls and the listener (connections, TLS handshakes), which finds it here.
         RefusalLog.TryAddTo(services);
-        services.AddGrpcHealthAndReflection([.. AgentReflection.Descriptor.Services, .. MasterReflection.Descriptor.Services]);
+        services.AddGrpcHealthAndReflection([.. AgentReflection.Descriptor.Services, .. MasterReflection.Descriptor.Services])
+            .AddServiceOptions<AgentService>(service => service.MaxReceiveMessageSize = AgentService.MaxRequestSize)
+            .AddServiceOptions<MasterService>(service => service.MaxReceiveMessageSize = MasterService.MaxRequestSize)
+            .AddServiceOptions<JobControlService>(service => service.MaxReceiveMessageSize = JobControlService.MaxRequestSize);
         // Reading the options runs the validator, which refuses a host without a security.
         services.TryAddSingleton(provider => new CallGuard(provider.GetRequiredService<IOptions<AgentOptions>>().Value.Security!,
             provider.GetRequiredService<RefusalLog>(), provider.GetRequiredService<ILogger<CallGuard>>()));
@@ -52,9 +55,11 @@ public static class AgentServiceCollectionExtensions
             // This host is both master (ranks anywhere dial its advertised address) and the agent for computations
             // that name no nodes (the embedded default; dialled from this machine).
             var endpoint = provider.GetRequiredService<AgentEndpoint>();
-            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address, provider.GetRequiredService<CallGuard>(),
-                provider.GetRequiredService<IOptions<AgentOptions>>().Value);
+            return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address, provider.GetRequiredService<RunningJobs>(),
+                provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<IOptions<AgentOptions>>().Value);
         });
+        services.TryAddSingleton<RunningJobs>();
+        services.TryAddSingleton<JobControlService>();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<KestrelServerOptions>, AgentKestrelSetup>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IHostedService, AgentLifetimeService>());
         return services;

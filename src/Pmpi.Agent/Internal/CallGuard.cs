@@ -1,11 +1,10 @@
 using Grpc.Core;
+using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
-using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
 
 namespace Pmpi.Agent.Internal;
 
@@ -20,17 +19,17 @@ internal sealed class CallGuard(RpcSecurity security, RefusalLog refusals, ILogg
     /// <summary>The security the endpoint runs with.</summary>
     public RpcSecurity Security => security;
 
-    /// <summary>Refuses the call with UNAUTHENTICATED unless its caller is a cluster member.</summary>
-    public void RequireMember(ServerCallContext call, string method)
+    /// <summary>Refuses the call with UNAUTHENTICATED unless its caller is a cluster member (<see cref="CallerChecks.RequireCaller"/>).</summary>
+    public void RequireMember(HttpContext call, string method)
     {
-        if (!security.TryAuthenticate(call.HttpContext, out var failure)) throw Refuse(call, method, StatusCode.Unauthenticated, failure);
+        if (!security.TryAuthenticate(call, out var failure)) throw Refuse(call, method, StatusCode.Unauthenticated, failure);
     }
 
     /// <summary>Logs the refusal (or counts it) and returns the exception that ends the call with <paramref name="code"/>.</summary>
-    public RpcException Refuse(ServerCallContext call, string method, StatusCode code, string reason)
+    public RpcException Refuse(HttpContext call, string method, StatusCode code, string reason)
     {
         reason = LogText.Printable(reason);
-        if (refusals.ShouldLog(call.HttpContext.Connection.RemoteIpAddress, $"{method} calls ({code})")) AgentLog.CallRefused(logger, method, call.Peer, reason);
+        if (refusals.ShouldLog(call.Connection.RemoteIpAddress, $"{method} calls ({code})")) AgentLog.CallRefused(logger, method, call.Peer(), reason);
         return new RpcException(new Status(code, $"{method} refused: {reason}."));
     }
 }

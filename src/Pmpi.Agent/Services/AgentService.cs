@@ -10,7 +10,8 @@ using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
-using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
+using Microsoft.AspNetCore.Http;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Agent.Services;
 
@@ -19,6 +20,7 @@ namespace Pmpi.Agent.Services;
 /// its processes: when it ends for any reason (all exited, Kill, the master gone) none is left running.
 /// </summary>
 internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, CallGuard guard, AgentMeters meters, ILogger<AgentService> logger)
+    : Rpc.V1.Agent.AgentBase
 {
     /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
     private static readonly TimeSpan KillWait = TimeSpan.FromSeconds(5);
@@ -37,10 +39,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     private static readonly LaunchEvent Heartbeat = new() { Heartbeat = new AgentHeartbeat() };
 
-    // What a caller can make the agent buffer per call: node info and kill requests are a few bytes; a launch names
-    // programs, arguments and environments of its ranks; its events are output pieces of at most 65,536 characters.
-    private static readonly RpcOptions SmallMessages = new() { MaxMessageSize = 64 * 1024 };
-    private static readonly RpcOptions LaunchMessages = new() { MaxMessageSize = 4 * 1024 * 1024 };
+    /// <summary>
+    /// What a caller can make the agent buffer per call: a launch names programs, arguments and environments of its
+    /// ranks. Every method is for cluster members only, checked before a request byte is read (<see cref="CallGuard"/>).
+    /// </summary>
+    public const int MaxRequestSize = 4 * 1024 * 1024;
 
     /// <summary>The launches running here, by <see cref="LaunchKey"/>: a job's first world, and each world its ranks spawned.</summary>
     private readonly ConcurrentDictionary<string, LaunchedJob> _jobs = new(StringComparer.Ordinal);
@@ -50,17 +53,13 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     private int _running;
     private volatile bool _stopping;
 
-    public void Map(Microsoft.AspNetCore.Routing.IEndpointRouteBuilder endpoints)
-    {
-        // Every method is for cluster members only, checked before a request byte is read.
-        endpoints.MapGrpcUnary<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(GetNodeInfo()), SmallMessages)
-            .RequireCaller(call => guard.RequireMember(call, ServicePaths.GetNodeInfo));
-        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, LaunchAsync, LaunchMessages)
-            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Launch));
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, async (request, call) =>
-            new KillReply { Killed = await KillAsync(request.JobId, request.JobToken, call).ConfigureAwait(false) }, SmallMessages)
-            .RequireCaller(call => guard.RequireMember(call, ServicePaths.Kill));
-    }
+    public override Task<Rpc.V1.NodeInfo> GetNodeInfo(NodeInfoRequest request, ServerCallContext context) => Task.FromResult(GetNodeInfo());
+
+    public override async Task<KillReply> Kill(KillRequest request, ServerCallContext context) =>
+        new() { Killed = await KillAsync(request.JobId, request.JobToken, context.GetHttpContext()).ConfigureAwait(false) };
+
+    public override Task Launch(LaunchRequest request, IServerStreamWriter<LaunchEvent> responseStream, ServerCallContext context) =>
+        LaunchAsync(request, responseStream, context);
 
     /// <summary>Jobs with ranks on this node now.</summary>
     public int JobCount => _jobs.Values.Select(job => job.JobId).Distinct().Count();
@@ -93,7 +92,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     /// <summary>Kills a job's ranks on this node; completes once they are gone (or after <see cref="KillWait"/>).</summary>
     /// <exception cref="RpcException">PERMISSION_DENIED: <paramref name="jobToken"/> is not the job's.</exception>
-    private async Task<int> KillAsync(string jobId, string jobToken, ServerCallContext call)
+    private async Task<int> KillAsync(string jobId, string jobToken, HttpContext call)
     {
         var launches = _jobs.Values.Where(job => job.JobId == jobId).ToArray();
         if (launches.Length == 0) return 0;
@@ -123,7 +122,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         // Tell each master first, while the ranks still run: a rank killed before the master heard would make its
         // peers report broken streams, and the master would blame a rank for the agent's shutdown.
         var stopping = new LaunchEvent { Stopping = new AgentStopping { Reason = "the agent is shutting down" } };
-        var told = _jobs.Values.Select(job => job.Events.WriteAsync(stopping, CancellationToken.None).AsTask()).ToArray();
+        var told = _jobs.Values.Select(job => job.Events.WriteAsync(stopping, CancellationToken.None)).ToArray();
         try
         {
             Task.WaitAll(told, NotifyWait);
@@ -139,10 +138,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         Task.WhenAll(killed.Select(p => p.Exited)).Wait(KillWait);
     }
 
-    private async Task LaunchAsync(LaunchRequest request, MessageWriter<LaunchEvent> responses, ServerCallContext call)
+    private async Task LaunchAsync(LaunchRequest request, IServerStreamWriter<LaunchEvent> stream, ServerCallContext call)
     {
+        var responses = new SharedStreamWriter<LaunchEvent>(stream);
         if (request.Ranks.Count == 0) throw new RpcException(new Status(StatusCode.InvalidArgument, "A launch needs at least one rank."));
-        var token = Admit(request, call);
+        var token = Admit(request, call.GetHttpContext());
         if (_stopping)
         {
             meters.LaunchRefused();
@@ -264,14 +264,14 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     /// Checks the launch's ticket (signature, expiry, job, world, this agent as the master dialled it, every
     /// rank, not used before) and returns the job's token; refuses the call with PERMISSION_DENIED otherwise.
     /// </summary>
-    private string Admit(LaunchRequest request, ServerCallContext call)
+    private string Admit(LaunchRequest request, HttpContext call)
     {
         if (!JobTickets.TryVerify(guard.Security, request.Ticket, request.TicketSignature, out var ticket, out var failure))
             throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, failure);
         if (ticket.JobId != request.JobId || ticket.WorldSize != request.WorldSize || ticket.WorldFirst != request.WorldFirst)
             throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied,
                 $"the ticket is for job {ticket.JobId}'s world of {ticket.WorldSize} ranks from rank {ticket.WorldFirst}, not job {request.JobId}'s of {request.WorldSize} from {request.WorldFirst}");
-        var dialled = call.HttpContext.Request.Host.Value ?? "";
+        var dialled = call.Request.Host.Value ?? "";
         var mine = ticket.Agents.FirstOrDefault(agent => string.Equals(agent.Agent, dialled, StringComparison.OrdinalIgnoreCase))
             ?? throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not name this agent ({dialled})");
         foreach (var rank in request.Ranks)
@@ -367,12 +367,12 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     private static RpcException ShuttingDown(LaunchRequest request) =>
         new(new Status(StatusCode.Unavailable, $"the agent is shutting down; it killed the ranks of job {request.JobId} on its node"));
 
-    private static async Task PumpAsync(ChannelReader<LaunchEvent> events, MessageWriter<LaunchEvent> responses, CancellationToken cancellationToken)
+    private static async Task PumpAsync(ChannelReader<LaunchEvent> events, SharedStreamWriter<LaunchEvent> responses, CancellationToken cancellationToken)
     {
         await foreach (var item in events.ReadAllAsync(cancellationToken).ConfigureAwait(false))
             await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>A launch's ranks on this node, the job token that proves a caller may kill them, and its launch's response stream.</summary>
-    private sealed record LaunchedJob(string JobId, string Token, ConcurrentBag<RankProcess> Processes, MessageWriter<LaunchEvent> Events);
+    private sealed record LaunchedJob(string JobId, string Token, ConcurrentBag<RankProcess> Processes, SharedStreamWriter<LaunchEvent> Events);
 }

@@ -117,7 +117,7 @@ internal sealed class JobRun
 
     private World FirstWorld => _worlds[0];
 
-    public async Task RunAsync(MessageWriter<JobEvent> responses, CancellationToken submitterGone)
+    public async Task RunAsync(IServerStreamWriter<JobEvent> responses, CancellationToken submitterGone)
     {
         var clock = Stopwatch.StartNew();
         _submitterGone = submitterGone;
@@ -580,16 +580,17 @@ internal sealed class JobRun
         }
     }
 
-    private async Task PumpAsync(MessageWriter<JobEvent> responses, CancellationToken cancellationToken)
+    private async Task PumpAsync(IServerStreamWriter<JobEvent> responses, CancellationToken cancellationToken)
     {
         try
         {
             await foreach (var item in _events.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
                 await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is OperationCanceledException or RpcException or IOException)
+        catch (Exception e) when (e is OperationCanceledException or RpcException or IOException or InvalidOperationException)
         {
-            // The submitter is gone; the job is being aborted because of it.
+            // The submitter is gone (a write after its call ended is an InvalidOperationException); the job is being
+            // aborted because of it.
         }
     }
 

@@ -24,7 +24,7 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         ? RpcChannels.For(gateway, identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
         : RpcChannels.For(identity.MasterUri, identity.MasterSecurity));
 
-    private Master.MasterClient Client => new(_channel.Value);
+    private JobControl.JobControlClient Client => new(_channel.Value);
 
     /// <summary>How errors name the master: its address, and the gateway it is reached through.</summary>
     private string MasterName => identity.MasterGateway is { } gateway ? $"the master at {identity.Master} (through the gateway at {gateway})" : $"the master at {identity.Master}";

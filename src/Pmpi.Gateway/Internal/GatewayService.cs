@@ -1,27 +1,24 @@
 using Grpc.Core;
-using Microsoft.AspNetCore.Routing;
+using Microsoft.AspNetCore.Http;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.V1;
-using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
 
 namespace Pmpi.Gateway.Internal;
 
 /// <summary>The Gateway service (gateway.proto): masters register and remove jobs; members read the counters.</summary>
 internal sealed class GatewayService(JobDirectory jobs, TunnelListener tunnels, GatewayCounters counters, GatewayOptions options,
-    RefusalLog refusals, ILogger<GatewayService> logger)
+    RefusalLog refusals, ILogger<GatewayService> logger) : Rpc.V1.Gateway.GatewayBase
 {
-    public void Map(IEndpointRouteBuilder endpoints)
-    {
-        endpoints.MapGrpcUnary<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, RegisterJob).RequireCaller(call => RequireMember(call, "Gateway.RegisterJob"));
-        endpoints.MapGrpcUnary<RemoveJobRequest, RemoveJobReply>(ServicePaths.RemoveJob, RemoveJob).RequireCaller(call => RequireMember(call, "Gateway.RemoveJob"));
-        endpoints.MapGrpcUnary<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, GetStatus).RequireCaller(call => RequireMember(call, "Gateway.GetStatus"));
-    }
+    /// <summary>What a member can make the gateway buffer per call: a job's rank table, up to the message limit of PMPI's other calls.</summary>
+    public const int MaxRequestSize = RpcOptions.DefaultMaxMessageSize;
 
-    private Task<RegisterJobReply> RegisterJob(RegisterJobRequest request, ServerCallContext call)
+    public override Task<RegisterJobReply> RegisterJob(RegisterJobRequest request, ServerCallContext context)
     {
+        var call = context.GetHttpContext();
         RegisteredJob job;
         try
         {
@@ -29,20 +26,20 @@ internal sealed class GatewayService(JobDirectory jobs, TunnelListener tunnels, 
         }
         catch (RpcException e)
         {
-            GatewayLog.Refused(logger, refusals, call.HttpContext, "Gateway.RegisterJob", $"Gateway.RegisterJob calls ({e.StatusCode})", e.Status.Detail);
+            GatewayLog.Refused(logger, refusals, call, ServicePaths.RegisterJob, $"{ServicePaths.RegisterJob} calls ({e.StatusCode})", e.Status.Detail);
             throw;
         }
-        GatewayLog.JobRegistered(logger, job.Id, call.Peer, job.Table.Ranks.Count, job.Table.Ranks.Count(entry => entry.Domain == options.Domain));
+        GatewayLog.JobRegistered(logger, job.Id, call.Peer(), job.Table.Ranks.Count, job.Table.Ranks.Count(entry => entry.Domain == options.Domain));
         return Task.FromResult(new RegisterJobReply());
     }
 
-    private Task<RemoveJobReply> RemoveJob(RemoveJobRequest request, ServerCallContext call)
+    public override Task<RemoveJobReply> RemoveJob(RemoveJobRequest request, ServerCallContext context)
     {
-        if (jobs.Remove(request.JobId)) GatewayLog.JobRemoved(logger, request.JobId, call.Peer);
+        if (jobs.Remove(request.JobId)) GatewayLog.JobRemoved(logger, request.JobId, context.GetHttpContext().Peer());
         return Task.FromResult(new RemoveJobReply());
     }
 
-    private Task<GatewayStatus> GetStatus(GetStatusRequest request, ServerCallContext call) => Task.FromResult(new GatewayStatus
+    public override Task<GatewayStatus> GetStatus(GetStatusRequest request, ServerCallContext context) => Task.FromResult(new GatewayStatus
     {
         Domain = options.Domain,
         Jobs = jobs.Count,
@@ -54,10 +51,11 @@ internal sealed class GatewayService(JobDirectory jobs, TunnelListener tunnels, 
         TunnelsOpen = tunnels.Open,
     });
 
-    private void RequireMember(ServerCallContext call, string method)
+    /// <summary>Refuses the call with UNAUTHENTICATED, logged, unless its caller is a cluster member (<see cref="CallerChecks.RequireCaller"/>).</summary>
+    public void RequireMember(HttpContext call, string method)
     {
-        if (options.Security!.TryAuthenticate(call.HttpContext, out var failure)) return;
-        GatewayLog.Refused(logger, refusals, call.HttpContext, method, $"{method} calls ({StatusCode.Unauthenticated})", failure);
+        if (options.Security!.TryAuthenticate(call, out var failure)) return;
+        GatewayLog.Refused(logger, refusals, call, method, $"{method} calls ({StatusCode.Unauthenticated})", failure);
         throw new RpcException(new Status(StatusCode.Unauthenticated, $"{method} refused: {failure}."));
     }
 }

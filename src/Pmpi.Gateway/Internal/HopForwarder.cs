@@ -48,7 +48,7 @@ internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters cou
         if (!context.Response.HasStarted && !context.RequestAborted.IsCancellationRequested)
         {
             context.Response.StatusCode = StatusCodes.Status200OK;
-            GrpcEndpoints.WriteStatus(context.Response, StatusCode.Unavailable, failure);
+            GrpcStatusResponse.Write(context.Response, StatusCode.Unavailable, failure);
         }
     }
 
@@ -58,6 +58,6 @@ internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters cou
         counters.Refused();
         // A relayed call's method is its caller's path: counted by status alone, or each new path would be a line.
         GatewayLog.Refused(logger, refusals, context, method, $"relayed calls ({code})", LogText.Printable(detail));
-        GrpcEndpoints.WriteStatus(context.Response, code, $"Gateway of domain '{options.Domain}' refused the call: {detail}.");
+        GrpcStatusResponse.Write(context.Response, code, $"Gateway of domain '{options.Domain}' refused the call: {detail}.");
     }
 }

@@ -21,12 +21,13 @@ public sealed class ControlPlaneClientTests
 
     /// <summary>Each method, called once on <paramref name="channel"/>; what it answers is the test's business.</summary>
     public static TheoryData<string> Methods =>
-        ["Agent.GetNodeInfo", "Agent.Launch", "Agent.Kill", "Master.Submit", "Master.Register", "Master.Abort", "Master.Spawn", "Master.Linked"];
+        ["Agent.GetNodeInfo", "Agent.Launch", "Agent.Kill", "Master.Submit", "JobControl.Register", "JobControl.Abort", "JobControl.Spawn", "JobControl.Linked"];
 
     private static async Task CallAsync(string method, Grpc.Net.Client.GrpcChannel channel)
     {
         var agent = new AgentClient(channel);
         var master = new Master.MasterClient(channel);
+        var job = new JobControl.JobControlClient(channel);
         switch (method)
         {
             case "Agent.GetNodeInfo":
@@ -43,17 +44,17 @@ public sealed class ControlPlaneClientTests
                 using (var call = master.Submit(new SubmitRequest { FileName = "empty.json" }, deadline: Deadline))
                     while (await call.ResponseStream.MoveNext(CancellationToken.None)) { }
                 break;
-            case "Master.Register":
-                await master.RegisterAsync(new RegisterRequest { JobId = "no-such-job", JobToken = "x" }, deadline: Deadline);
+            case "JobControl.Register":
+                await job.RegisterAsync(new RegisterRequest { JobId = "no-such-job", JobToken = "x" }, deadline: Deadline);
                 break;
-            case "Master.Abort":
-                await master.AbortAsync(new AbortRequest { JobId = "no-such-job", JobToken = "x" }, deadline: Deadline);
+            case "JobControl.Abort":
+                await job.AbortAsync(new AbortRequest { JobId = "no-such-job", JobToken = "x" }, deadline: Deadline);
                 break;
-            case "Master.Spawn":
-                await master.SpawnAsync(new SpawnRequest { JobId = "no-such-job", JobToken = "x", Count = 1, Program = "p" }, deadline: Deadline);
+            case "JobControl.Spawn":
+                await job.SpawnAsync(new SpawnRequest { JobId = "no-such-job", JobToken = "x", Count = 1, Program = "p" }, deadline: Deadline);
                 break;
-            case "Master.Linked":
-                await master.LinkedAsync(new LinkedRequest { JobId = "no-such-job", JobToken = "x" }, deadline: Deadline);
+            case "JobControl.Linked":
+                await job.LinkedAsync(new LinkedRequest { JobId = "no-such-job", JobToken = "x" }, deadline: Deadline);
                 break;
         }
     }
@@ -63,10 +64,10 @@ public sealed class ControlPlaneClientTests
     [InlineData("Agent.Launch", StatusCode.Unauthenticated)]
     [InlineData("Agent.Kill", StatusCode.Unauthenticated)]
     [InlineData("Master.Submit", StatusCode.Unauthenticated)]
-    [InlineData("Master.Register", StatusCode.PermissionDenied)]
-    [InlineData("Master.Abort", StatusCode.PermissionDenied)]
-    [InlineData("Master.Spawn", StatusCode.PermissionDenied)]
-    [InlineData("Master.Linked", StatusCode.PermissionDenied)]
+    [InlineData("JobControl.Register", StatusCode.PermissionDenied)]
+    [InlineData("JobControl.Abort", StatusCode.PermissionDenied)]
+    [InlineData("JobControl.Spawn", StatusCode.PermissionDenied)]
+    [InlineData("JobControl.Linked", StatusCode.PermissionDenied)]
     public async Task Call_WithoutTheCredential_IsRefused(string method, StatusCode expected)
     {
         // Arrange

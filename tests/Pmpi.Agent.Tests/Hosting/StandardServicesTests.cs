@@ -52,7 +52,7 @@ public sealed class StandardServicesTests
     }
 
     [Fact]
-    public async Task ListServices_OnAnAgent_NamesAgentMasterHealthAndReflection()
+    public async Task ListServices_OnAnAgent_NamesAgentMasterJobControlHealthAndReflection()
     {
         // Arrange
         await using var host = await StartAsync();
@@ -66,6 +66,6 @@ public sealed class StandardServicesTests
 
         // Assert
         var names = call.ResponseStream.Current.ListServicesResponse.Service.Select(service => service.Name).Order(StringComparer.Ordinal);
-        Assert.Equal(["grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "pmpi.v1.Agent", "pmpi.v1.Master"], names);
+        Assert.Equal(["grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "pmpi.v1.Agent", "pmpi.v1.JobControl", "pmpi.v1.Master"], names);
     }
 }

@@ -93,7 +93,7 @@ def errors(channel):
                  grpc.StatusCode.PERMISSION_DENIED, "wrong token for job 'j1' (100% sure, é)")
     expect_error(channel, "/pmpi.v1.Agent/NoSuchMethod", agent_pb2.KillRequest(), agent_pb2.KillReply,
                  grpc.StatusCode.UNIMPLEMENTED)
-    expect_error(channel, "/pmpi.v1.Master/Register", master_pb2.RegisterRequest(), master_pb2.RankTable,
+    expect_error(channel, "/pmpi.v1.JobControl/Register", master_pb2.RegisterRequest(), master_pb2.RankTable,
                  grpc.StatusCode.DEADLINE_EXCEEDED, timeout=0.3)
     print("errors ok", flush=True)
 

@@ -6,7 +6,7 @@ minutes pass, so a lost parent never leaves it running). Methods:
   Agent.GetNodeInfo      a fixed node named 'python-node'
   Agent.Launch           started/output/exited per requested rank
   Agent.Kill             fails with PERMISSION_DENIED and a message needing percent-encoding
-  Master.Register        sleeps past any short deadline
+  JobControl.Register        sleeps past any short deadline
 """
 import os
 import sys
@@ -59,7 +59,7 @@ handlers = [
         "Launch": grpc.unary_stream_rpc_method_handler(launch, agent_pb2.LaunchRequest.FromString, serialize),
         "Kill": grpc.unary_unary_rpc_method_handler(kill, agent_pb2.KillRequest.FromString, serialize),
     }),
-    grpc.method_handlers_generic_handler("pmpi.v1.Master", {
+    grpc.method_handlers_generic_handler("pmpi.v1.JobControl", {
         "Register": grpc.unary_unary_rpc_method_handler(register, master_pb2.RegisterRequest.FromString, serialize),
     }),
 ]
