@@ -5,7 +5,7 @@ using Grpc.Core;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Services;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
@@ -219,7 +219,7 @@ internal static class RunCommand
                 {
                     Console.Out.WriteLine($"{Describe(routes[from])} -> {Describe(routes[to])}: {routes.Resolve(from, to)}");
                 }
-                catch (MpiException e)
+                catch (RouteException e)
                 {
                     Console.Error.WriteLine($"pmpi: {e.Message}");
                     return InvalidComputationExitCode;

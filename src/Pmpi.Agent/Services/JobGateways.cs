@@ -3,6 +3,7 @@ using Grpc.Core;
 using Grpc.Net.Client;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
@@ -27,18 +28,18 @@ internal sealed class JobGateways
     private readonly Uri _master;
     private readonly string _masterDomain;
     private readonly string _masterGateway;
-    private readonly HashSet<(string From, string To)> _reachable;
+    private readonly JobRoutes _routes;
     private readonly IReadOnlyList<(string Domain, string Address)> _gateways; // the master's own first
 
-    private JobGateways(string jobId, Uri master, string masterDomain, string masterGateway, HashSet<(string, string)> reachable,
+    private JobGateways(string jobId, Uri master, string masterDomain, string masterGateway, JobRoutes routes,
         IReadOnlyList<(string Domain, string Address)> gateways, RpcSecurity security)
     {
-        (_jobId, _master, _masterDomain, _masterGateway, _reachable, _gateways, _security) = (jobId, master, masterDomain, masterGateway, reachable, gateways, security);
+        (_jobId, _master, _masterDomain, _masterGateway, _routes, _gateways, _security) = (jobId, master, masterDomain, masterGateway, routes, gateways, security);
     }
 
     /// <summary>
     /// The gateways of job <paramref name="jobId"/>, laid out as <paramref name="table"/>: both ends' of every pair of
-    /// its domains whose ranks do not reach each other directly (the ranks' own rule, Routing/JobRoutes), and, for every
+    /// its domains whose ranks do not reach each other directly (the ranks' own rule, <see cref="JobRoutes"/>), and, for every
     /// domain the master and its ranks do not reach each other directly, that domain's and the master's.
     /// </summary>
     /// <param name="jobId">The job.</param>
@@ -52,10 +53,10 @@ internal sealed class JobGateways
     {
         ArgumentNullException.ThrowIfNull(table);
         var gatewayOf = table.Ranks.GroupBy(entry => entry.Domain, StringComparer.Ordinal).ToDictionary(group => group.Key, group => group.First().Gateway, StringComparer.Ordinal);
-        var reachable = table.Reach.SelectMany(reach => reach.Reachable.Select(to => (reach.Domain, to))).ToHashSet();
-        var relayed = gatewayOf.Keys.SelectMany(from => gatewayOf.Keys.Where(to => to != from && !reachable.Contains((from, to))).SelectMany(to => new[] { from, to }));
-        var controlled = masterDomain.Length == 0 ? [] : gatewayOf.Keys.Where(domain => domain.Length > 0 && domain != masterDomain
-            && !(reachable.Contains((masterDomain, domain)) && reachable.Contains((domain, masterDomain)))).ToList();
+        var routes = JobRoutes.FromTable(table);
+        var relayed = gatewayOf.Keys.SelectMany(from => gatewayOf.Keys.Where(to => !routes.Reaches(from, to)).SelectMany(to => new[] { from, to }));
+        var controlled = masterDomain.Length == 0 ? [] : gatewayOf.Keys.Where(domain => domain.Length > 0
+            && !(routes.Reaches(masterDomain, domain) && routes.Reaches(domain, masterDomain))).ToList();
         if (controlled.Count > 0)
         {
             if (masterGateway.Length == 0)
@@ -66,7 +67,7 @@ internal sealed class JobGateways
             .Where(domain => gatewayOf[domain].Length > 0)
             .OrderBy(domain => domain != masterDomain).ThenBy(domain => domain, StringComparer.Ordinal)
             .Select(domain => (domain, gatewayOf[domain])).ToList();
-        return new JobGateways(jobId, master, masterDomain, masterGateway, reachable, gateways, security);
+        return new JobGateways(jobId, master, masterDomain, masterGateway, routes, gateways, security);
     }
 
     /// <summary>1 when the master's own gateway is among them (it leads the list, since it relays for the others), else 0.</summary>
@@ -89,10 +90,10 @@ internal sealed class JobGateways
     public string MasterGatewayFor(string domain, string domainGateway) => Reaches(domain, _masterDomain) ? "" : domainGateway;
 
     /// <summary>
-    /// Whether calls from <paramref name="from"/> reach <paramref name="to"/> without gateways: either has no domain,
-    /// they are one, or the computation declares it reachable.
+    /// Whether calls from <paramref name="from"/> reach <paramref name="to"/> without gateways: as the ranks' rule
+    /// says (<see cref="JobRoutes.Reaches"/>), and always where either end serves no domain (a flat network).
     /// </summary>
-    private bool Reaches(string from, string to) => from.Length == 0 || to.Length == 0 || from == to || _reachable.Contains((from, to));
+    private bool Reaches(string from, string to) => from.Length == 0 || to.Length == 0 || _routes.Reaches(from, to);
 
     /// <summary>
     /// Registers the job with every gateway: the master's own first, then the others at once. <paramref name="spawned"/>

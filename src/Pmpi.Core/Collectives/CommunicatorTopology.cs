@@ -1,5 +1,5 @@
 using System.Collections.Immutable;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 
 namespace Pmpi.Collectives;
 

@@ -1,6 +1,6 @@
 using System.Collections.Immutable;
 using Pmpi.Matching;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 
 namespace Pmpi.Devices;
 

@@ -1,5 +1,5 @@
 using Pmpi.Devices.Grpc;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Hosting;
@@ -50,7 +50,7 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
             if (spawnedBy is not null) peers.AddRange(spawnedBy.Parents);
             try
             {
-                device.Connect(JobRoutes.FromTable(table), peers);
+                device.Connect(table, peers);
             }
             catch (MpiException e)
             {
@@ -90,7 +90,7 @@ internal sealed class LaunchedRank : IRankSpawner, IDisposable
     public RankTable Spawn(SpawnRequest request) => Master.SpawnAsync(request, CancellationToken.None).GetAwaiter().GetResult();
 
     public void Connect(RankTable table) =>
-        Device.Connect(JobRoutes.FromTable(table), Enumerable.Range(table.Spawned.First, table.Spawned.Size));
+        Device.Connect(table, Enumerable.Range(table.Spawned.First, table.Spawned.Size));
 
     public void Release(int worldFirst) => Master.LinkedAsync(worldFirst, CancellationToken.None).GetAwaiter().GetResult();
 

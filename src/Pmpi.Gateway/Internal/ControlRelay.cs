@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Http;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc.Security;
 
 namespace Pmpi.Gateway.Internal;
@@ -101,29 +102,26 @@ internal sealed class ControlRelay(HopForwarder forwarder, JobDirectory jobs, Ho
             refusal = (StatusCode.Unauthenticated, $"{route} does not come from a cluster member ({notMember})");
             return false;
         }
-        if (domain == options.Domain)
+        switch (JobRoutes.HopAt(options.Domain, origin, domain))
         {
-            if (address.Length == 0)
-            {
+            case GatewayHop.Deliver when address.Length == 0:
                 refusal = (StatusCode.FailedPrecondition, $"{route}: the master registered no valid address of its own");
                 return false;
-            }
-            hop = new Hop(target == ControlTarget.Agent ? "the agent at" : "the master at", address, clients.ForMember(address));
-        }
-        else if (origin == options.Domain)
-        {
-            var gateway = target == ControlTarget.Master ? registration.MasterGateway : GatewayOf(registration, domain);
-            if (gateway.Length == 0)
-            {
-                refusal = (StatusCode.FailedPrecondition, $"{route}: domain '{domain}' has no gateway");
+            case GatewayHop.Deliver:
+                hop = new Hop(target == ControlTarget.Agent ? "the agent at" : "the master at", address, clients.ForMember(address));
+                break;
+            case GatewayHop.ToDestinationGateway:
+                var gateway = target == ControlTarget.Master ? registration.MasterGateway : GatewayOf(registration, domain);
+                if (gateway.Length == 0)
+                {
+                    refusal = (StatusCode.FailedPrecondition, $"{route}: domain '{domain}' has no gateway");
+                    return false;
+                }
+                hop = new Hop($"the gateway of domain '{domain}' at", gateway, clients.ForGateway(domain, gateway));
+                break;
+            default:
+                refusal = (StatusCode.FailedPrecondition, $"{route}: neither end is in domain '{options.Domain}', which this gateway serves");
                 return false;
-            }
-            hop = new Hop($"the gateway of domain '{domain}' at", gateway, clients.ForGateway(domain, gateway));
-        }
-        else
-        {
-            refusal = (StatusCode.FailedPrecondition, $"{route}: neither end is in domain '{options.Domain}', which this gateway serves");
-            return false;
         }
         refusal = default;
         return true;

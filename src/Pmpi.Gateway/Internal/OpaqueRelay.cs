@@ -6,6 +6,7 @@ using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Kestrel.Internal;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
@@ -151,28 +152,23 @@ internal sealed class OpaqueRelay(JobDirectory jobs, TunnelListener tunnels, Gat
         var from = table.Ranks[source];
         var to = table.Ranks[destination];
         route = $"job {jobId}: rank {source} ({DomainName(from)}) -> rank {destination} ({DomainName(to)})";
-        if (to.Domain == options.Domain)
+        switch (JobRoutes.HopAt(options.Domain, from.Domain, to.Domain))
         {
-            if (to.Endpoint.Length == 0)
-            {
+            case GatewayHop.Deliver when to.Endpoint.Length == 0:
                 refusal = (StatusCode.Unavailable, $"{route}: rank {destination} has not registered its endpoint with this gateway");
                 return false;
-            }
-            hop = new RelayHop($"rank {destination} at", to.Endpoint, Domain: null);
-        }
-        else if (from.Domain == options.Domain)
-        {
-            if (to.Gateway.Length == 0)
-            {
+            case GatewayHop.Deliver:
+                hop = new RelayHop($"rank {destination} at", to.Endpoint, Domain: null);
+                break;
+            case GatewayHop.ToDestinationGateway when to.Gateway.Length == 0:
                 refusal = (StatusCode.FailedPrecondition, $"{route}: {DomainName(to)} has no gateway");
                 return false;
-            }
-            hop = new RelayHop($"the gateway of {DomainName(to)} at", to.Gateway, to.Domain);
-        }
-        else
-        {
-            refusal = (StatusCode.FailedPrecondition, $"{route}: neither rank is in domain '{options.Domain}', which this gateway serves");
-            return false;
+            case GatewayHop.ToDestinationGateway:
+                hop = new RelayHop($"the gateway of {DomainName(to)} at", to.Gateway, to.Domain);
+                break;
+            default:
+                refusal = (StatusCode.FailedPrecondition, $"{route}: neither rank is in domain '{options.Domain}', which this gateway serves");
+                return false;
         }
         refusal = default;
         return true;

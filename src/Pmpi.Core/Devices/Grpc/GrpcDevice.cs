@@ -4,7 +4,7 @@ using System.Runtime.InteropServices;
 using Pmpi.Devices.SharedMemory;
 using Pmpi.Hosting;
 using Pmpi.Matching;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
@@ -83,16 +83,30 @@ internal sealed class GrpcDevice : IDevice
         return new GrpcDevice(identity, server, engine, peers, peerPins) { CertificatePin = pin };
     }
 
+    /// <summary>The route rule's answer, its refusal as this rank's Transport error.</summary>
+    private static T Routed<T>(Func<T> resolve)
+    {
+        try
+        {
+            return resolve();
+        }
+        catch (RouteException e)
+        {
+            throw new MpiException(ErrorClass.Transport, e.Message, e);
+        }
+    }
+
     /// <summary>
     /// Chooses this rank's route to each of <paramref name="peers"/> from the job's rank table; each link dials on
     /// its first send. Called once the master has answered (the world's ranks, and the parents of a spawned world),
     /// then again for each world this rank takes part in spawning; links made before stay as they are.
     /// </summary>
     /// <exception cref="MpiException">Transport: a peer cannot be reached (before any message is sent).</exception>
-    public void Connect(JobRoutes routes, IEnumerable<int> peers)
+    public void Connect(RankTable table, IEnumerable<int> peers)
     {
-        ArgumentNullException.ThrowIfNull(routes);
+        ArgumentNullException.ThrowIfNull(table);
         ArgumentNullException.ThrowIfNull(peers);
+        var routes = Routed(() => JobRoutes.FromTable(table));
         lock (_connecting)
         {
             var linked = Links;
@@ -108,7 +122,7 @@ internal sealed class GrpcDevice : IDevice
             foreach (var peer in peers)
             {
                 if (resolved[peer].To is not null) continue;
-                var route = resolved[peer] = routes.Resolve(Rank, peer);
+                var route = resolved[peer] = Routed(() => routes.Resolve(Rank, peer));
                 if (_server is null && route.Kind is not (RouteKind.Self or RouteKind.SharedMemory))
                     throw new MpiException(ErrorClass.Transport, $"Rank {Rank} was launched without an endpoint (its agent was told every rank runs on its node), but rank {route.To.Rank} runs on node '{route.To.Node}'.");
                 if (route.To.CertificatePin.Length > 0) pins = pins.Add(Convert.ToHexString(route.To.CertificatePin));

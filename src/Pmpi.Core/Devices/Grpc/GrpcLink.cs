@@ -1,7 +1,7 @@
 using Grpc.Core;
 using Pmpi.Matching;
 using Pmpi.Payloads;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Internal;
 

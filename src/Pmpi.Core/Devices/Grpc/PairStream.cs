@@ -1,5 +1,5 @@
 using Grpc.Core;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Streams;
 

@@ -2,7 +2,7 @@ using System.Collections.Immutable;
 using Grpc.Core;
 using Pmpi.Hosting;
 using Pmpi.Matching;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;

@@ -2,7 +2,7 @@ using System.Collections.Immutable;
 using Pmpi.Hosting;
 using Pmpi.Matching;
 using Pmpi.Payloads;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 
 namespace Pmpi.Devices.InProcess;
 

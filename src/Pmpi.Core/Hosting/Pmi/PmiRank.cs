@@ -4,7 +4,7 @@ using System.Net.NetworkInformation;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using Pmpi.Devices.Grpc;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.V1;
 
@@ -103,7 +103,7 @@ internal sealed class PmiRank : IJobControl, IDisposable
                 }
 
                 // (4)
-                device.Connect(JobRoutes.FromTable(table), Enumerable.Range(0, size));
+                device.Connect(table, Enumerable.Range(0, size));
                 return new PmiRank(pmi, device, NodePlace.Among(nodes, rank));
             }
             catch

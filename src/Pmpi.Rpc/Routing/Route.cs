@@ -1,7 +1,7 @@
-namespace Pmpi.Routing;
+namespace Pmpi.Rpc.Routing;
 
 /// <summary>How a rank's messages reach a peer; <see cref="JobRoutes.Resolve"/> chooses it.</summary>
-internal enum RouteKind
+public enum RouteKind
 {
     /// <summary>The rank itself: messages go straight into its own matching engine.</summary>
     Self,
@@ -24,7 +24,7 @@ internal enum RouteKind
 /// <param name="Kind">Which way the messages go.</param>
 /// <param name="From">The sending rank.</param>
 /// <param name="To">The receiving rank.</param>
-internal readonly record struct Route(RouteKind Kind, RankPlace From, RankPlace To)
+public readonly record struct Route(RouteKind Kind, RankPlace From, RankPlace To)
 {
     /// <summary>The address the sender dials: the peer's endpoint, or its own domain's gateway; empty for <see cref="RouteKind.Self"/> and <see cref="RouteKind.SharedMemory"/>.</summary>
     public string Target => Kind switch

@@ -1,4 +1,4 @@
-namespace Pmpi.Routing;
+namespace Pmpi.Rpc.Routing;
 
 /// <summary>Where one rank of a job runs, as its rank table entry says: what every route to it is decided from.</summary>
 /// <param name="Rank">The world rank.</param>
@@ -6,7 +6,7 @@ namespace Pmpi.Routing;
 /// <param name="Domain">Its administrative domain; empty when the computation declares none.</param>
 /// <param name="Endpoint">Its RankTransport endpoint (http://host:port); empty until it has registered.</param>
 /// <param name="Gateway">Its domain's gateway (http://host:port); empty when the domain has none.</param>
-internal sealed record RankPlace(int Rank, string Node, string Domain, string Endpoint, string Gateway)
+public sealed record RankPlace(int Rank, string Node, string Domain, string Endpoint, string Gateway)
 {
     /// <summary>The SHA-256 of its endpoint's TLS certificate, which a direct route pins; empty when it speaks h2c.</summary>
     public byte[] CertificatePin { get; init; } = [];

@@ -1,8 +1,8 @@
 using System.Collections.Immutable;
-using Pmpi.Routing;
+using Pmpi.Rpc.Routing;
 using Pmpi.Rpc.V1;
 
-namespace Pmpi.Tests.Routing;
+namespace Pmpi.Rpc.Tests.Routing;
 
 /// <summary>The resolver's decision table: which link serves each pair of ranks, from the rank table alone.</summary>
 public sealed class JobRoutesTests
@@ -109,9 +109,8 @@ public sealed class JobRoutesTests
     {
         var routes = Routes([Place(0, "a", gatewayA), Place(1, "b", gatewayB)]);
 
-        var error = Assert.Throws<MpiException>(() => routes.Resolve(0, 1));
+        var error = Assert.Throws<RouteException>(() => routes.Resolve(0, 1));
 
-        Assert.Equal(ErrorClass.Transport, error.ErrorClass);
         Assert.Contains("Rank 0 (domain 'a') cannot reach rank 1 (domain 'b')", error.Message);
         Assert.Contains($"{missing} has no gateway", error.Message);
     }
@@ -121,7 +120,7 @@ public sealed class JobRoutesTests
     {
         var routes = Routes([Place(0, "", ""), Place(1, "b", GatewayB)]);
 
-        var error = Assert.Throws<MpiException>(() => routes.Resolve(1, 0));
+        var error = Assert.Throws<RouteException>(() => routes.Resolve(1, 0));
 
         Assert.Contains("Rank 1 (domain 'b') cannot reach rank 0 (no domain)", error.Message);
     }
@@ -131,7 +130,7 @@ public sealed class JobRoutesTests
     {
         var routes = Routes([Place(0, "a", GatewayA), Place(1, "a", GatewayA), Place(2, "c", "")]);
 
-        var error = Assert.Throws<MpiException>(() => routes.ResolveFrom(0));
+        var error = Assert.Throws<RouteException>(() => routes.ResolveFrom(0));
 
         Assert.Contains("rank 2 (domain 'c')", error.Message);
     }
@@ -169,10 +168,27 @@ public sealed class JobRoutesTests
         var table = new RankTable();
         table.Ranks.Add(new RankEntry { Rank = 1 });
 
-        var error = Assert.Throws<MpiException>(() => JobRoutes.FromTable(table));
+        var error = Assert.Throws<RouteException>(() => JobRoutes.FromTable(table));
 
         Assert.Contains("Entry 0 of the rank table is for rank 1", error.Message);
     }
+
+    [Fact]
+    public void Reaches_DeclaredReachability_IsOneWayAndADomainReachesItself()
+    {
+        var routes = Routes([Place(0, "a", GatewayA), Place(1, "b", GatewayB)], ("a", "b"));
+
+        Assert.True(routes.Reaches("a", "b"));
+        Assert.False(routes.Reaches("b", "a"));
+        Assert.True(routes.Reaches("b", "b"));
+    }
+
+    [Theory]
+    [InlineData("b", "a", "b", GatewayHop.Deliver)]
+    [InlineData("a", "a", "b", GatewayHop.ToDestinationGateway)]
+    [InlineData("c", "a", "b", GatewayHop.NotServed)]
+    public void HopAt_GatewayOfADomain_DeliversInItsOwnForwardsFromItsOwnRefusesTheRest(string gateway, string from, string to, GatewayHop expected) =>
+        Assert.Equal(expected, JobRoutes.HopAt(gateway, from, to));
 
     private static RankPlace Place(int rank, string domain, string gateway) => new(rank, $"node{rank}", domain, $"http://rank{rank}:{5000 + rank}", gateway);
 
