@@ -7,10 +7,11 @@ using Pmpi.Rpc.Security;
 
 namespace Pmpi.Agent.Tests.Hosting;
 
-/// <summary>An agent answers standard gRPC tooling, called here with gRPC for .NET's own client: health and reflection.</summary>
+/// <summary>An agent answers standard gRPC tooling, health and reflection, called with gRPC for .NET's own client and with Python's grpcio.</summary>
 public sealed class StandardServicesTests
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    private static readonly TimeSpan ScriptTimeout = TimeSpan.FromSeconds(90);
 
     private static Task<AgentHost> StartAsync() =>
         AgentHost.StartAsync(options =>
@@ -67,5 +68,31 @@ public sealed class StandardServicesTests
         // Assert
         var names = call.ResponseStream.Current.ListServicesResponse.Service.Select(service => service.Name).Order(StringComparer.Ordinal);
         Assert.Equal(["grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "pmpi.v1.Agent", "pmpi.v1.JobControl", "pmpi.v1.Master"], names);
+    }
+
+    [Fact]
+    [Trait("Category", "Interop")]
+    public async Task GrpcioClient_HealthAndReflection_AnsweredByAnAgent()
+    {
+        // Arrange: Python's grpcio (Debian's python3-grpcio), a second implementation beside gRPC for .NET's client.
+        var generated = Directory.CreateTempSubdirectory("pmpi-grpcio-standard-");
+        try
+        {
+            await GrpcioPython.CompileContractAsync(generated.FullName, ["standard_services.proto"], ScriptTimeout).WaitAsync(ScriptTimeout + Timeout);
+            await using var host = await StartAsync();
+
+            // Act
+            var (code, transcript) = await ChildProcess.RunAsync(GrpcioPython.Python,
+                [Path.Combine(AppContext.BaseDirectory, "Interop", "grpcio_standard_services.py"), generated.FullName, $"127.0.0.1:{host.Address.Port}",
+                 "pmpi.v1.Agent", "pmpi.v1.Master", "pmpi.v1.JobControl"], ScriptTimeout, GrpcioPython.Environment).WaitAsync(ScriptTimeout + Timeout);
+
+            // Assert
+            Assert.True(code == 0, $"The grpcio client exited with {code}.\n{transcript}");
+            Assert.Contains("SERVICES grpc.health.v1.Health grpc.reflection.v1alpha.ServerReflection pmpi.v1.Agent pmpi.v1.JobControl pmpi.v1.Master", transcript, StringComparison.Ordinal);
+        }
+        finally
+        {
+            generated.Delete(recursive: true);
+        }
     }
 }
