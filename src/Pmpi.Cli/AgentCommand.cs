@@ -5,7 +5,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 using Pmpi.Rpc.Security;
 
 namespace Pmpi.Cli;

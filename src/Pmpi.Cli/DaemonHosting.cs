@@ -6,7 +6,7 @@ using Microsoft.Extensions.Logging.Console;
 using Microsoft.Extensions.Logging.EventLog;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 using Pmpi.Gateway;
 
 namespace Pmpi.Cli;

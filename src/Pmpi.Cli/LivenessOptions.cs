@@ -1,7 +1,7 @@
 using System.CommandLine;
 using System.CommandLine.Parsing;
 using System.Globalization;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 
 namespace Pmpi.Cli;
 

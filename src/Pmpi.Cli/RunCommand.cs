@@ -4,7 +4,7 @@ using System.Runtime.InteropServices;
 using Grpc.Core;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Computation;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 using Pmpi.Rpc.Routing;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;

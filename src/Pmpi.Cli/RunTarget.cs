@@ -2,7 +2,7 @@ using System.CommandLine;
 using System.Net;
 using System.Text.RegularExpressions;
 using Pmpi.Agent.Computation;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 
 namespace Pmpi.Cli;
 

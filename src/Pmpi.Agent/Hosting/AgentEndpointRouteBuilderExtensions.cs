@@ -2,7 +2,8 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Pmpi.Agent.Internal;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Master;
+using Pmpi.Agent.Node;
 using Pmpi.Rpc.Kestrel;
 
 namespace Pmpi.Agent.Hosting;

@@ -1,5 +1,5 @@
 using Grpc.Core;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
@@ -26,7 +26,7 @@ public sealed class ControlPlaneClientTests
     private static async Task CallAsync(string method, Grpc.Net.Client.GrpcChannel channel)
     {
         var agent = new AgentClient(channel);
-        var master = new Master.MasterClient(channel);
+        var master = new Rpc.V1.Master.MasterClient(channel);
         var job = new JobControl.JobControlClient(channel);
         switch (method)
         {

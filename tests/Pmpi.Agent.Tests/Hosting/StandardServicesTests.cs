@@ -2,7 +2,7 @@ using Grpc.Core;
 using Grpc.Health.V1;
 using Grpc.Net.Client;
 using Grpc.Reflection.V1Alpha;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 using Pmpi.Rpc.Security;
 
 namespace Pmpi.Agent.Tests.Hosting;

@@ -2,7 +2,7 @@ using System.Collections.Immutable;
 using System.Globalization;
 using System.Xml;
 using System.Xml.Linq;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
 
 namespace Pmpi.Agent.Computation.Internal;
 

@@ -2,7 +2,6 @@ using System.Net;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.Options;
-using Pmpi.Agent.Services;
 
 namespace Pmpi.Agent.Hosting.Internal;
 

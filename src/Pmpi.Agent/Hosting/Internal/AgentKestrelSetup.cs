@@ -1,7 +1,6 @@
 using System.Net;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
-using Pmpi.Agent.Services;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 

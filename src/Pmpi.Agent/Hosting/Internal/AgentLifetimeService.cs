@@ -2,7 +2,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Pmpi.Agent.Internal;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Node;
 
 namespace Pmpi.Agent.Hosting.Internal;
 

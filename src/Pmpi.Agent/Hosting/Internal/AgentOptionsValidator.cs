@@ -1,6 +1,5 @@
 using System.Net;
 using Microsoft.Extensions.Options;
-using Pmpi.Agent.Services;
 
 namespace Pmpi.Agent.Hosting.Internal;
 

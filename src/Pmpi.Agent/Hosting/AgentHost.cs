@@ -3,11 +3,10 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
-using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Hosting.Internal;
 using Pmpi.Rpc.Kestrel;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Hosting;
 
 /// <summary>
 /// A running agent: a Generic Host (ASP.NET Core's WebApplication) serving the Agent and Master services on one

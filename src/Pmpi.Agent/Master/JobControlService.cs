@@ -6,7 +6,7 @@ using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Master;
 
 /// <summary>
 /// The JobControl service: where a running job's ranks register to learn each other's endpoints, spawn ranks, say

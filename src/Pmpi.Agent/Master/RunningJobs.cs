@@ -1,6 +1,6 @@
 using System.Collections.Concurrent;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Master;
 
 /// <summary>The jobs this master runs, by id: added when a submission starts them, found by their ranks' calls.</summary>
 internal sealed class RunningJobs

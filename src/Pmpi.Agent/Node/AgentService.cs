@@ -3,6 +3,7 @@ using System.Threading.Channels;
 using Google.Protobuf;
 using Grpc.Core;
 using Microsoft.Extensions.Logging;
+using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.Launching;
 using Pmpi.Agent.NodeInfo;
@@ -13,7 +14,7 @@ using Pmpi.Rpc.V1;
 using Microsoft.AspNetCore.Http;
 using ServerCallContext = Grpc.Core.ServerCallContext;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Node;
 
 /// <summary>
 /// The Agent service: describes the node, launches ranks and streams their lives, kills jobs. A Launch call owns

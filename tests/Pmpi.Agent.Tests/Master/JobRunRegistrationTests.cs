@@ -1,12 +1,13 @@
 using Grpc.Core;
 using Pmpi.Agent.Computation;
-using Pmpi.Agent.Services;
+using Pmpi.Agent.Hosting;
+using Pmpi.Agent.Master;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 using static Pmpi.Agent.Tests.Computation.JobText;
 
-namespace Pmpi.Agent.Tests.Services;
+namespace Pmpi.Agent.Tests.Master;
 
 /// <summary>The rank table the master answers registrations with: the placement's places plus the ranks' endpoints.</summary>
 public class JobRunRegistrationTests

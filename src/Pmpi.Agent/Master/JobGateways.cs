@@ -8,7 +8,7 @@ using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Master;
 
 /// <summary>
 /// The gateways a job talks through, as its master sees them. Rank streams between domains that do not reach each

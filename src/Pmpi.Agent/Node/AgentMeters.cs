@@ -1,6 +1,7 @@
 using System.Diagnostics.Metrics;
+using Pmpi.Agent.Hosting;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Node;
 
 /// <summary>
 /// The agent's meter (<see cref="AgentHost.MeterName"/>, on the host's meter factory): launches and ranks running,

@@ -1,9 +1,10 @@
 using Grpc.Core;
 using Pmpi.Agent.Computation;
+using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Internal;
 using Pmpi.Rpc.V1;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Master;
 
 /// <summary>
 /// The Master service: validates a submitted computation, places its ranks and runs the job (<see cref="JobRun"/>):
@@ -15,7 +16,7 @@ namespace Pmpi.Agent.Services;
 /// <param name="jobs">The jobs running here, which their ranks find by id.</param>
 /// <param name="guard">Authenticates submitters (cluster members) and refuses, logging, whoever is not.</param>
 /// <param name="options">The heartbeat and registration timeouts of its jobs, and the local agent's slots.</param>
-internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, RunningJobs jobs, CallGuard guard, AgentOptions options) : Master.MasterBase
+internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, RunningJobs jobs, CallGuard guard, AgentOptions options) : Rpc.V1.Master.MasterBase
 {
     /// <summary>
     /// What a caller can make the master buffer per call: a computation file (at most 4 Mi characters, 3 bytes each

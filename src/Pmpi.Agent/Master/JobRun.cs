@@ -13,7 +13,7 @@ using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Master;
 
 /// <summary>
 /// One computation from submission to end. Exit code rule (what `pmpi run` returns): 0 when every rank exits 0;

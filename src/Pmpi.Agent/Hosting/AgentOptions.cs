@@ -1,6 +1,6 @@
 using Pmpi.Rpc.Security;
 
-namespace Pmpi.Agent.Services;
+namespace Pmpi.Agent.Hosting;
 
 /// <summary>
 /// Where an agent listens and how it presents its node. Checked when the agent starts: a bad value stops it with an
