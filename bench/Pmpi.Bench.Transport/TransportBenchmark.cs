@@ -23,7 +23,7 @@ public static class TransportBenchmark
         IPingPong[] sides = [pmpi, grpc];
         var runs = new List<Run>();
         Line(output, $"# {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {Environment.ProcessorCount} cores, .NET {Environment.Version}, {rounds} rounds, load average {LoadAverage()}");
-        Line(output, $"# round\tside\tsize\tphase\tcount\tmedian_us\tp10_us\tp90_us\tMB/s\tconnect_us");
+        Line(output, $"# round\tside\tsize\tphase\tcount\tmedian_us\tp10_us\tp90_us\tMB/s\tconnect_us\tfrom_s\tto_s (Unix time, as bench/native/placement.c's samples)");
         for (int round = 1; round <= rounds; round++)
         {
             foreach (var side in round % 2 == 1 ? sides : sides.Reverse())
@@ -34,16 +34,20 @@ public static class TransportBenchmark
                     await using var connection = await side.ConnectAsync(size);
                     double connectUs = Stopwatch.GetElapsedTime(start).TotalMicroseconds;
                     var cold = new long[ColdTrips];
+                    double coldFrom = UnixSeconds();
                     await connection.RoundTripsAsync(cold);
+                    double coldTo = UnixSeconds();
                     var (warmup, timed) = Iterations(size, quick);
                     await connection.RoundTripsAsync(new long[warmup]);
                     var warm = new long[timed];
+                    double warmFrom = UnixSeconds();
                     await connection.RoundTripsAsync(warm);
+                    double warmTo = UnixSeconds();
                     bool first = round == 1 && size == sizes[0];
-                    foreach (var run in new[] { new Run(round, side.Name, size, first ? "first" : "cold", HalfMicroseconds(cold), connectUs), new Run(round, side.Name, size, "warm", HalfMicroseconds(warm), connectUs) })
+                    foreach (var run in new[] { new Run(round, side.Name, size, first ? "first" : "cold", HalfMicroseconds(cold), connectUs, coldFrom, coldTo), new Run(round, side.Name, size, "warm", HalfMicroseconds(warm), connectUs, warmFrom, warmTo) })
                     {
                         runs.Add(run);
-                        Line(output, $"{run.Round}\t{run.Side}\t{run.Size}\t{run.Phase}\t{run.Half.Length}\t{Percentile(run.Half, 50):F1}\t{Percentile(run.Half, 10):F1}\t{Percentile(run.Half, 90):F1}\t{run.Size / Percentile(run.Half, 50):F1}\t{run.ConnectUs:F0}");
+                        Line(output, $"{run.Round}\t{run.Side}\t{run.Size}\t{run.Phase}\t{run.Half.Length}\t{Percentile(run.Half, 50):F1}\t{Percentile(run.Half, 10):F1}\t{Percentile(run.Half, 90):F1}\t{run.Size / Percentile(run.Half, 50):F1}\t{run.ConnectUs:F0}\t{run.From:F3}\t{run.To:F3}");
                     }
                 }
             }
@@ -104,5 +108,7 @@ public static class TransportBenchmark
         output.Flush();
     }
 
-    private sealed record Run(int Round, string Side, int Size, string Phase, double[] Half, double ConnectUs);
+    private static double UnixSeconds() => DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() / 1000.0;
+
+    private sealed record Run(int Round, string Side, int Size, string Phase, double[] Half, double ConnectUs, double From, double To);
 }
