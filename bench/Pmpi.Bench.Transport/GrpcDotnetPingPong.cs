@@ -1,5 +1,9 @@
 using System.Diagnostics;
 using System.Net;
+using System.Net.Security;
+using System.Security.Authentication;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using Grpc.Core;
 using Grpc.Net.Client;
 using Microsoft.AspNetCore.Builder;
@@ -7,6 +11,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Pmpi.Bench.Transport.V1;
@@ -27,22 +32,44 @@ public sealed class GrpcDotnetPingPong : IPingPong
     private const int MaxMessageSize = 64 * 1024 * 1024;
     private readonly WebApplication _server;
     private readonly Uri _address;
+    private readonly SslClientAuthenticationOptions? _tls;
 
-    private GrpcDotnetPingPong(WebApplication server, Uri address)
+    private GrpcDotnetPingPong(WebApplication server, Uri address, SslClientAuthenticationOptions? tls)
     {
         _server = server;
         _address = address;
+        _tls = tls;
     }
 
     public string Name => "gRPC for .NET";
 
-    public static async Task<GrpcDotnetPingPong> StartAsync()
+    /// <summary>
+    /// h2c, or with <paramref name="tls"/> TLS 1.3 as PMPI's rank endpoints speak it: a self-signed ECDSA P-256
+    /// certificate at each end, each end accepting the other's alone.
+    /// </summary>
+    public static async Task<GrpcDotnetPingPong> StartAsync(bool tls)
     {
+        using var serverCertificate = tls ? SelfSigned("server") : null;
+        using var clientCertificate = tls ? SelfSigned("client") : null;
+        byte[] clientRaw = clientCertificate?.RawData ?? [];
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
-            kestrel.Listen(IPAddress.Loopback, 0, listen => listen.Protocols = HttpProtocols.Http2);
+            kestrel.Listen(IPAddress.Loopback, 0, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http2;
+                if (serverCertificate is not null)
+                {
+                    listen.UseHttps(new HttpsConnectionAdapterOptions
+                    {
+                        ServerCertificate = X509CertificateLoader.LoadPkcs12(serverCertificate.Export(X509ContentType.Pkcs12), null),
+                        SslProtocols = SslProtocols.Tls13,
+                        ClientCertificateMode = ClientCertificateMode.RequireCertificate,
+                        ClientCertificateValidation = (certificate, _, _) => certificate.RawData.AsSpan().SequenceEqual(clientRaw),
+                    });
+                }
+            });
             kestrel.Limits.Http2.InitialConnectionWindowSize = RpcServerLimits.Default.ConnectionWindowSize;
             kestrel.Limits.Http2.InitialStreamWindowSize = RpcServerLimits.Default.StreamWindowSize;
         });
@@ -55,7 +82,25 @@ public sealed class GrpcDotnetPingPong : IPingPong
         app.MapGrpcService<EchoService>();
         await app.StartAsync().ConfigureAwait(false);
         string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
-        return new GrpcDotnetPingPong(app, new Uri(address));
+        SslClientAuthenticationOptions? clientTls = null;
+        if (clientCertificate is not null)
+        {
+            byte[] serverRaw = serverCertificate!.RawData;
+            clientTls = new SslClientAuthenticationOptions
+            {
+                EnabledSslProtocols = SslProtocols.Tls13,
+                ClientCertificates = [X509CertificateLoader.LoadPkcs12(clientCertificate.Export(X509ContentType.Pkcs12), null)],
+                RemoteCertificateValidationCallback = (_, certificate, _, _) => certificate is not null && certificate.GetRawCertData().AsSpan().SequenceEqual(serverRaw),
+            };
+        }
+        return new GrpcDotnetPingPong(app, new Uri(address), clientTls);
+    }
+
+    private static X509Certificate2 SelfSigned(string name)
+    {
+        using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var request = new CertificateRequest($"CN={name}", key, HashAlgorithmName.SHA256);
+        return request.CreateSelfSigned(DateTimeOffset.UtcNow.AddMinutes(-5), DateTimeOffset.UtcNow.AddDays(1));
     }
 
     public async Task<IPingPongConnection> ConnectAsync(int size)
@@ -66,6 +111,7 @@ public sealed class GrpcDotnetPingPong : IPingPong
             UseProxy = false,
             InitialHttp2StreamWindowSize = RpcServerLimits.Default.StreamWindowSize,
         };
+        if (_tls is not null) handler.SslOptions = _tls;
         var channel = GrpcChannel.ForAddress(_address, new GrpcChannelOptions
         {
             HttpHandler = handler,

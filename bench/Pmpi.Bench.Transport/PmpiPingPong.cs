@@ -21,13 +21,32 @@ namespace Pmpi.Bench.Transport;
 /// </summary>
 public sealed class PmpiPingPong : IPingPong
 {
-    private readonly GrpcStreamListener _listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Admit, RpcSecurity.Insecure);
+    private readonly GrpcStreamListener _listener;
+    private readonly RpcSecurity _dialing;
+
+    /// <summary>h2c, or with <paramref name="tls"/> TLS as between two ranks beyond loopback: <see cref="RpcSecurity.RankEndpoint"/> at both ends, each pinning the other's certificate.</summary>
+    public PmpiPingPong(bool tls)
+    {
+        if (tls)
+        {
+            var client = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out byte[] clientPin);
+            string clientHex = Convert.ToHexString(clientPin);
+            var server = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(pin => pin == clientHex), out byte[] serverPin);
+            _listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Admit, server);
+            _dialing = client.DialingPinned(serverPin);
+        }
+        else
+        {
+            _listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Admit, RpcSecurity.Insecure);
+            _dialing = RpcSecurity.Insecure;
+        }
+    }
 
     public string Name => "PMPI";
 
     public async Task<IPingPongConnection> ConnectAsync(int size)
     {
-        var stream = await GrpcStream.DialAsync(_listener.Address, ServicePaths.Connect, RpcSecurity.Insecure).ConfigureAwait(false);
+        var stream = await GrpcStream.DialAsync(_listener.Address, ServicePaths.Connect, _dialing).ConfigureAwait(false);
         var mailbox = new Mailbox();
         try
         {

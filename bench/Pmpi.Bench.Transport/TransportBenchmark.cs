@@ -15,14 +15,14 @@ public static class TransportBenchmark
     public static readonly int[] Sizes = [8, 1024, 65536, 1 << 20];
     private const int ColdTrips = 100;
 
-    public static async Task RunAsync(TextWriter output, int[] sizes, int rounds, bool quick)
+    public static async Task RunAsync(TextWriter output, int[] sizes, int rounds, bool quick, bool tls)
     {
         foreach (int size in sizes) PingPongFrames.Check(size);
-        await using var pmpi = new PmpiPingPong();
-        await using var grpc = await GrpcDotnetPingPong.StartAsync();
+        await using var pmpi = new PmpiPingPong(tls);
+        await using var grpc = await GrpcDotnetPingPong.StartAsync(tls);
         IPingPong[] sides = [pmpi, grpc];
         var runs = new List<Run>();
-        Line(output, $"# {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {Environment.ProcessorCount} cores, .NET {Environment.Version}, {rounds} rounds, load average {LoadAverage()}");
+        Line(output, $"# {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {Environment.ProcessorCount} cores, .NET {Environment.Version}, {rounds} rounds, {(tls ? "TLS 1.3" : "h2c")}, load average {LoadAverage()}");
         Line(output, $"# round\tside\tsize\tphase\tcount\tmedian_us\tp10_us\tp90_us\tMB/s\tconnect_us\tfrom_s\tto_s (Unix time, as bench/native/placement.c's samples)");
         for (int round = 1; round <= rounds; round++)
         {
