@@ -16,8 +16,10 @@ using Pmpi.Rpc.Security;
 namespace Pmpi.Rpc.Kestrel;
 
 /// <summary>
-/// A Kestrel server speaking gRPC over HTTP/2 (TLS or h2c, as its <see cref="RpcSecurity"/> says) on one address, with
-/// the limits long-lived streams need. Every PMPI endpoint (rank, agent, master) is one of these.
+/// A Kestrel server serving gRPC for .NET services over HTTP/2 on one address, behind the listener a daemon has
+/// (<see cref="KestrelGrpcExtensions.ListenGrpc"/>: TLS or h2c as its <see cref="RpcSecurity"/> says, connection
+/// admission, the limits long-lived streams need). The daemons build their own hosts with <see cref="CreateBuilder"/>;
+/// this one serves whatever services its caller maps, as a stand-in daemon or rank.
 /// </summary>
 public sealed class RpcServer : IAsyncDisposable
 {
@@ -35,10 +37,10 @@ public sealed class RpcServer : IAsyncDisposable
     /// <summary>The server's services, for whoever maps endpoints needing them.</summary>
     public IServiceProvider Services => _app.Services;
 
-    /// <summary>Starts a server on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port) with the given methods.</summary>
+    /// <summary>Starts a server on <paramref name="address"/>:<paramref name="port"/> (0 picks a free port) with the given services.</summary>
     /// <param name="address">Where to listen.</param>
     /// <param name="port">The TCP port; 0 picks a free one.</param>
-    /// <param name="mapMethods">Maps the served methods.</param>
+    /// <param name="mapMethods">Maps the served services (MapGrpcService); gRPC for .NET answers any other call UNIMPLEMENTED.</param>
     /// <param name="configureServices">Adds or replaces services before the server is built.</param>
     /// <param name="security">TLS and who is accepted; <see cref="RpcSecurity.Insecure"/> (h2c) when null.</param>
     /// <param name="limits">What callers may make the process hold; <see cref="RpcServerLimits.Default"/> when null.</param>
@@ -58,10 +60,11 @@ public sealed class RpcServer : IAsyncDisposable
         // large message sixteenfold (registered after Kestrel's default, so it wins; configureServices may replace it).
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPool.Factory>();
         RefusalLog.TryAddTo(builder.Services);
+        // Messages as large as PMPI's clients send by default (RpcOptions), not gRPC for .NET's 4 MB.
+        builder.Services.AddGrpc(grpc => grpc.MaxReceiveMessageSize = RpcOptions.DefaultMaxMessageSize);
         configureServices?.Invoke(builder.Services);
         var app = builder.Build();
         mapMethods(app);
-        app.MapGrpcUnimplemented();
         await app.StartAsync(cancellationToken).ConfigureAwait(false);
         var bound = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
         // A wildcard bind is reachable on loopback; clients need an address they can dial.

@@ -1,13 +1,15 @@
 using System.Net;
 using Grpc.Core;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
 using Pmpi.Devices;
 using Pmpi.Devices.Grpc;
 using Pmpi.Hosting;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
 // Pmpi.Status is an MPI status; this is a call's.
 using RpcStatus = Grpc.Core.Status;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Tests;
 
@@ -48,15 +50,8 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
         _domains = domains ?? [.. Enumerable.Repeat("", size)];
         _gatewayOf = gatewayOf ?? (_ => "");
         _ranks = new LaunchedRank?[size];
-        _master = RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
-        {
-            endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) => RegisterAsync(request, call.CancellationToken));
-            endpoints.MapGrpcUnary<AbortRequest, AbortReply>(ServicePaths.Abort, (request, _) =>
-            {
-                Abort(new MpiException(ErrorClass.Aborted, $"Rank {request.Rank} aborted the job: {request.Reason}") { AbortCode = request.ErrorCode });
-                return Task.FromResult(new AbortReply());
-            });
-        }).WaitAsync(StartTimeout).GetAwaiter().GetResult();
+        _master = RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcService<MasterJobControl>(), services => services.AddSingleton(this))
+            .WaitAsync(StartTimeout).GetAwaiter().GetResult();
     }
 
     public int Size => _table.Length;
@@ -136,5 +131,17 @@ internal sealed class LoopbackGrpcJob : IThreadedJob
             }
         }
         return _tableReady.Task.WaitAsync(cancellationToken);
+    }
+
+    /// <summary>The master's JobControl service as the job's ranks call it.</summary>
+    private sealed class MasterJobControl(LoopbackGrpcJob job) : JobControl.JobControlBase
+    {
+        public override Task<RankTable> Register(RegisterRequest request, ServerCallContext context) => job.RegisterAsync(request, context.CancellationToken);
+
+        public override Task<AbortReply> Abort(AbortRequest request, ServerCallContext context)
+        {
+            job.Abort(new MpiException(ErrorClass.Aborted, $"Rank {request.Rank} aborted the job: {request.Reason}") { AbortCode = request.ErrorCode });
+            return Task.FromResult(new AbortReply());
+        }
     }
 }

@@ -1,10 +1,16 @@
 using System.Net;
 using Grpc.Core;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
+using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
+using JobControlClient = Pmpi.Rpc.V1.JobControl.JobControlClient;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Gateway.Tests;
 
@@ -26,17 +32,9 @@ public sealed class ControlRelayTests : IAsyncLifetime
         _pair = await GatewayPair.StartAsync();
         _member = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
         {
-            endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, (request, call) =>
-            {
-                lock (_authorities) _authorities.Add(call.HttpContext.Request.Host.Value ?? "");
-                return Task.FromResult(new RankTable { Ranks = { new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint } } });
-            });
-            endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill, (request, call) =>
-            {
-                lock (_authorities) _authorities.Add(call.HttpContext.Request.Host.Value ?? "");
-                return Task.FromResult(new KillReply { Killed = request.JobId.Length });
-            });
-        }, security: _pair.Member).WaitAsync(Timeout);
+            endpoints.MapGrpcService<MemberJobControl>();
+            endpoints.MapGrpcService<MemberAgent>();
+        }, services => services.AddSingleton(_authorities), _pair.Member).WaitAsync(Timeout);
     }
 
     public async Task DisposeAsync()
@@ -62,9 +60,9 @@ public sealed class ControlRelayTests : IAsyncLifetime
     public async Task Kill_FromTheMasterForAnAgentOfAnotherDomain_CrossesBothGatewaysWithTheAgentsAuthority()
     {
         await RegisterAsync("control-1");
-        using var master = new RpcChannel(_pair.A.Address, security: _pair.Member, metadata: ControlRoute.ToAgent("control-1", MemberAuthority));
+        using var master = RpcChannels.For(_pair.A.Address, _pair.Member, metadata: ControlRoute.ToAgent("control-1", MemberAuthority));
 
-        var reply = await master.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "control-1" }).WaitAsync(Timeout);
+        var reply = await new AgentClient(master).KillAsync(new KillRequest { JobId = "control-1" }).ResponseAsync.WaitAsync(Timeout);
 
         Assert.Equal("control-1".Length, reply.Killed);
         // The agent checks a launch's ticket against the :authority it was dialed by: the relays must keep it its own.
@@ -76,9 +74,9 @@ public sealed class ControlRelayTests : IAsyncLifetime
     public async Task Register_FromARankOfAnotherDomainThanTheMaster_CrossesBothGateways()
     {
         var token = await RegisterAsync("control-2");
-        using var rank = new RpcChannel(_pair.B.Address, security: RpcSecurity.TrustingAuthority(_pair.Credentials.Authority), metadata: ControlRoute.ToMaster(token, "control-2", 1));
+        using var rank = RpcChannels.For(_pair.B.Address, RpcSecurity.TrustingAuthority(_pair.Credentials.Authority), metadata: ControlRoute.ToMaster(token, "control-2", 1));
 
-        var table = await rank.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest { JobId = "control-2", Rank = 1, Endpoint = "http://b1:1" }).WaitAsync(Timeout);
+        var table = await new JobControlClient(rank).RegisterAsync(new RegisterRequest { JobId = "control-2", Rank = 1, Endpoint = "http://b1:1" }).ResponseAsync.WaitAsync(Timeout);
 
         Assert.Equal("http://b1:1", table.Ranks.Single().Endpoint);
         foreach (var gateway in new[] { _pair.A, _pair.B }) Assert.Equal(1, (await _pair.StatusAsync(gateway)).ControlCallsRelayed);
@@ -89,11 +87,11 @@ public sealed class ControlRelayTests : IAsyncLifetime
     {
         var (job, _) = _pair.Job("control-3");
         job.MasterDomain = "a";
-        using (var own = new RpcChannel(_pair.A.Address, security: _pair.Member))
-            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
-        using var master = new RpcChannel(_pair.A.Address, security: _pair.Member, metadata: ControlRoute.ToGateway("control-3", "b"));
+        using (var own = RpcChannels.For(_pair.A.Address, _pair.Member))
+            await new GatewayClient(own).RegisterJobAsync(job).ResponseAsync.WaitAsync(Timeout);
+        using var master = RpcChannels.For(_pair.A.Address, _pair.Member, metadata: ControlRoute.ToGateway("control-3", "b"));
 
-        await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout);
+        await new GatewayClient(master).RegisterJobAsync(job).ResponseAsync.WaitAsync(Timeout);
 
         Assert.Equal(1, (await _pair.StatusAsync(_pair.B)).Jobs);
         Assert.Equal(1, (await _pair.StatusAsync(_pair.A)).ControlCallsRelayed);
@@ -129,13 +127,39 @@ public sealed class ControlRelayTests : IAsyncLifetime
             "agent call without cluster certificate" => (_pair.A, rank, ControlRoute.ToAgent("control-4", MemberAuthority), ServicePaths.Kill),
             _ => (_pair.A, rank, ControlRoute.ToMaster(token, "control-4", 1), ServicePaths.Register),
         };
-        using var channel = new RpcChannel(gateway.Address, security: security, metadata: route);
+        using var channel = RpcChannels.For(gateway.Address, security, metadata: route);
 
-        var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<KillRequest, KillReply>(path, new KillRequest { JobId = "control-4" }).WaitAsync(Timeout));
+        var method = GrpcMethods.Create<KillRequest, KillReply>(MethodType.Unary, path);
+
+        var error = await Assert.ThrowsAsync<RpcException>(() => channel.CreateCallInvoker().AsyncUnaryCall(method, null, default, new KillRequest { JobId = "control-4" }).ResponseAsync.WaitAsync(Timeout));
 
         Assert.True(error.StatusCode == expected, $"Expected {expected}, got {error.StatusCode}: {error.Status.Detail}");
         Assert.Contains(detail, error.Status.Detail);
         Assert.Empty(_authorities);
         Assert.Equal(1, (await _pair.StatusAsync(gateway)).StreamsRefused);
+    }
+
+    /// <summary>The :authority a call arrived with, recorded in <paramref name="authorities"/>.</summary>
+    private static void Record(List<string> authorities, ServerCallContext context)
+    {
+        lock (authorities) authorities.Add(context.GetHttpContext().Request.Host.Value ?? "");
+    }
+
+    private sealed class MemberJobControl(List<string> authorities) : JobControl.JobControlBase
+    {
+        public override Task<RankTable> Register(RegisterRequest request, ServerCallContext context)
+        {
+            Record(authorities, context);
+            return Task.FromResult(new RankTable { Ranks = { new RankEntry { Rank = request.Rank, Endpoint = request.Endpoint } } });
+        }
+    }
+
+    private sealed class MemberAgent(List<string> authorities) : Agent.AgentBase
+    {
+        public override Task<KillReply> Kill(KillRequest request, ServerCallContext context)
+        {
+            Record(authorities, context);
+            return Task.FromResult(new KillReply { Killed = request.JobId.Length });
+        }
     }
 }

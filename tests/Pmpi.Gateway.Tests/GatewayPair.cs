@@ -4,12 +4,16 @@ using System.Net.Sockets;
 using System.Threading.Channels;
 using Google.Protobuf;
 using Grpc.Core;
+using Grpc.Net.Client;
+using Microsoft.AspNetCore.Builder;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
+using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Gateway.Tests;
 
@@ -66,13 +70,7 @@ internal sealed class GatewayPair : IAsyncDisposable
             configure?.Invoke(options);
             if (bDialsOut) options.DialOut.Add(a.Address.Authority);
         }).WaitAsync(Timeout);
-        var echo = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
-            endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, async (requests, responses, call) =>
-            {
-                var hello = (await requests.ReadAsync(call.CancellationToken))?.Hello ?? throw new RpcException(new Status(StatusCode.InvalidArgument, "no Hello"));
-                if (hello.DestinationWorldRank != EchoRank) throw new RpcException(new Status(StatusCode.NotFound, $"this is rank {EchoRank}, not {hello.DestinationWorldRank}"));
-                while (await requests.ReadAsync(call.CancellationToken) is { } frame) await responses.WriteAsync(frame, call.CancellationToken);
-            })).WaitAsync(Timeout);
+        var echo = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcService<EchoRankTransport>()).WaitAsync(Timeout);
         return new GatewayPair(directory, credentials, a, b, echo);
     }
 
@@ -113,8 +111,8 @@ internal sealed class GatewayPair : IAsyncDisposable
     {
         foreach (var gateway in new[] { A, B })
         {
-            using var channel = new RpcChannel(gateway.Address, security: Member);
-            await channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request).WaitAsync(Timeout);
+            using var channel = RpcChannels.For(gateway.Address, Member);
+            await new GatewayClient(channel).RegisterJobAsync(request).ResponseAsync.WaitAsync(Timeout);
         }
     }
 
@@ -125,20 +123,20 @@ internal sealed class GatewayPair : IAsyncDisposable
     public async Task RegisterFromMasterInAAsync(string jobId, RegisterJobRequest request)
     {
         request.MasterDomain = "a";
-        using (var own = new RpcChannel(A.Address, security: Member))
-            await own.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request).WaitAsync(Timeout);
-        using var throughA = new RpcChannel(A.Address, security: Member, metadata: ControlRoute.ToGateway(jobId, "b"));
-        await throughA.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request).WaitAsync(Timeout);
+        using (var own = RpcChannels.For(A.Address, Member))
+            await new GatewayClient(own).RegisterJobAsync(request).ResponseAsync.WaitAsync(Timeout);
+        using var throughA = RpcChannels.For(A.Address, Member, metadata: ControlRoute.ToGateway(jobId, "b"));
+        await new GatewayClient(throughA).RegisterJobAsync(request).ResponseAsync.WaitAsync(Timeout);
     }
 
     public async Task<GatewayStatus> StatusAsync(GatewayHost gateway)
     {
-        using var channel = new RpcChannel(gateway.Address, security: Member);
-        return await channel.UnaryAsync<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, new GetStatusRequest()).WaitAsync(Timeout);
+        using var channel = RpcChannels.For(gateway.Address, Member);
+        return await new GatewayClient(channel).GetStatusAsync(new GetStatusRequest()).ResponseAsync.WaitAsync(Timeout);
     }
 
     /// <summary>A channel to a gateway as a rank has one: TLS trusting the cluster CA, no client certificate (ranks hold none).</summary>
-    public RpcChannel RankChannel(GatewayHost gateway) => new(gateway.Address, security: RpcSecurity.TrustingAuthority(Credentials.Authority));
+    public GrpcChannel RankChannel(GatewayHost gateway) => RpcChannels.For(gateway.Address, RpcSecurity.TrustingAuthority(Credentials.Authority));
 
     /// <summary>
     /// A rank's stream through <paramref name="gateway"/> (gateway a by default) to rank <paramref name="destination"/>
@@ -246,6 +244,18 @@ internal sealed class GatewayPair : IAsyncDisposable
             }
         });
         return listener;
+    }
+
+    /// <summary>The echo endpoint: checks that the Hello names it, then sends back every frame.</summary>
+    private sealed class EchoRankTransport : RankTransportBase
+    {
+        public override async Task Connect(IAsyncStreamReader<Frame> requests, IServerStreamWriter<Frame> responses, ServerCallContext context)
+        {
+            var hello = await requests.MoveNext(context.CancellationToken) ? requests.Current.Hello : null;
+            if (hello is null) throw new RpcException(new Status(StatusCode.InvalidArgument, "no Hello"));
+            if (hello.DestinationWorldRank != EchoRank) throw new RpcException(new Status(StatusCode.NotFound, $"this is rank {EchoRank}, not {hello.DestinationWorldRank}"));
+            await foreach (var frame in requests.ReadAllAsync(context.CancellationToken)) await responses.WriteAsync(frame, context.CancellationToken);
+        }
     }
 
     public async ValueTask DisposeAsync()

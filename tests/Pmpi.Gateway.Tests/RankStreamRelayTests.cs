@@ -7,6 +7,7 @@ using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
+using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
 
 namespace Pmpi.Gateway.Tests;
 
@@ -185,8 +186,8 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
     {
         var (job, token) = _pair.Job("relay-7");
         await _pair.RegisterAsync(job);
-        using (var master = new RpcChannel(_pair.A.Address, security: _pair.Member))
-            await master.UnaryAsync<RemoveJobRequest, RemoveJobReply>(ServicePaths.RemoveJob, new RemoveJobRequest { JobId = "relay-7" }).WaitAsync(Timeout);
+        using (var master = RpcChannels.For(_pair.A.Address, _pair.Member))
+            await new GatewayClient(master).RemoveJobAsync(new RemoveJobRequest { JobId = "relay-7" }).ResponseAsync.WaitAsync(Timeout);
 
         var (code, reason) = await RefusedAsync(_pair.A, RelayPreamble.For(token, "relay-7", 0, 1));
 
@@ -290,7 +291,7 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         var (job, _) = _pair.Job("register-1");
         using var channel = _pair.RankChannel(_pair.A);
 
-        var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => new GatewayClient(channel).RegisterJobAsync(job).ResponseAsync.WaitAsync(Timeout));
 
         AssertStatus(StatusCode.Unauthenticated, error);
     }
@@ -300,9 +301,9 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
     {
         var (job, _) = _pair.Job("register-2");
         job.TicketSignature = Google.Protobuf.ByteString.CopyFrom(new byte[32]);
-        using var channel = new RpcChannel(_pair.A.Address, security: _pair.Member);
+        using var channel = RpcChannels.For(_pair.A.Address, _pair.Member);
 
-        var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => new GatewayClient(channel).RegisterJobAsync(job).ResponseAsync.WaitAsync(Timeout));
 
         AssertStatus(StatusCode.PermissionDenied, error);
         Assert.Contains("signature", error.Status.Detail);
@@ -313,9 +314,9 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
     {
         var (job, _) = _pair.Job("register-3");
         foreach (var entry in job.Table.Ranks) entry.Domain = "elsewhere";
-        using var channel = new RpcChannel(_pair.A.Address, security: _pair.Member);
+        using var channel = RpcChannels.For(_pair.A.Address, _pair.Member);
 
-        var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, job).WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => new GatewayClient(channel).RegisterJobAsync(job).ResponseAsync.WaitAsync(Timeout));
 
         AssertStatus(StatusCode.FailedPrecondition, error);
     }
@@ -327,14 +328,14 @@ public sealed class RankStreamRelayTests : IAsyncLifetime
         var (first, token) = pair.Job("bounded-1");
         await pair.RegisterAsync(first);
         await pair.RegisterAsync(pair.Job("bounded-2").Request);
-        using var master = new RpcChannel(pair.A.Address, security: pair.Member);
+        using var master = RpcChannels.For(pair.A.Address, pair.Member);
 
-        var error = await Assert.ThrowsAsync<RpcException>(() => master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, pair.Job("bounded-3").Request).WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => new GatewayClient(master).RegisterJobAsync(pair.Job("bounded-3").Request).ResponseAsync.WaitAsync(Timeout));
 
         AssertStatus(StatusCode.ResourceExhausted, error);
         Assert.Contains("GatewayOptions.MaxJobs", error.Status.Detail);
         // A registered job renews its table, and streams for it are still relayed.
-        await master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, first).WaitAsync(Timeout);
+        await new GatewayClient(master).RegisterJobAsync(first).ResponseAsync.WaitAsync(Timeout);
         using var call = await pair.DialAsync("bounded-1", token);
         call.Write(GatewayPair.Data(1, 16));
         Assert.Equal(GatewayPair.Data(1, 16), await call.ReadAsync().WaitAsync(Timeout));

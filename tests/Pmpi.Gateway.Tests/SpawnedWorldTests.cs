@@ -1,9 +1,9 @@
 using Google.Protobuf;
 using Grpc.Core;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
 
 namespace Pmpi.Gateway.Tests;
 
@@ -65,10 +65,10 @@ public sealed class SpawnedWorldTests : IAsyncLifetime
         var (ticket, signature) = JobTickets.Sign(_pair.Member, world);
         if (fault == "altered") signature = ByteString.CopyFrom(new byte[32]);
         var request = WithSpawnedWorld(job, new SignedTicket { Ticket = ticket, Signature = signature }, addRank: fault != "table short");
-        using var master = new RpcChannel(_pair.A.Address, security: _pair.Member);
+        using var master = RpcChannels.For(_pair.A.Address, _pair.Member);
 
         // Act
-        var error = await Assert.ThrowsAsync<RpcException>(() => master.UnaryAsync<RegisterJobRequest, RegisterJobReply>(ServicePaths.RegisterJob, request).WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => new GatewayClient(master).RegisterJobAsync(request).ResponseAsync.WaitAsync(Timeout));
 
         // Assert
         Assert.True(error.StatusCode == expected, $"{error.StatusCode}: {error.Status.Detail}");

@@ -107,11 +107,12 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
     public async Task AgentPort_UnknownMethod_FailsUnimplementedAndAgentKeepsServing(string path)
     {
         // Arrange
-        using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+        using var channel = RpcChannels.For(fixture.Agent.Address, TestCluster.Security);
+        var method = GrpcMethods.Create<NodeInfoRequest, NodeInfo>(MethodType.Unary, path);
 
         // Act
-        var error = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<NodeInfoRequest, NodeInfo>(path, new NodeInfoRequest(), TimeSpan.FromSeconds(10)))
-            .WaitAsync(PmpiCli.Timeout);
+        var error = await Assert.ThrowsAsync<RpcException>(() => channel.CreateCallInvoker()
+            .AsyncUnaryCall(method, null, new CallOptions(deadline: DateTime.UtcNow.AddSeconds(10)), new NodeInfoRequest()).ResponseAsync).WaitAsync(PmpiCli.Timeout);
 
         // Assert
         Assert.Equal(StatusCode.Unimplemented, error.StatusCode);
@@ -146,7 +147,7 @@ public sealed class AgentRobustnessTests(AgentFixture fixture) : IClassFixture<A
         Assert.False(fixture.Agent.Process.HasExited, $"The agent exited.\n{fixture.Agent.Process.Transcript}");
     }
 
-    /// <summary>A raw HTTP/2 client speaking TLS as a cluster member, for requests RpcChannel would not send.</summary>
+    /// <summary>A raw HTTP/2 client speaking TLS as a cluster member, for requests a gRPC client would not send.</summary>
     private static HttpClient Http2Client() => new(new SocketsHttpHandler
     {
         UseProxy = false,

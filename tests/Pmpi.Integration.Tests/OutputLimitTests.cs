@@ -1,7 +1,8 @@
+using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
+using MasterClient = Pmpi.Rpc.V1.Master.MasterClient;
 
 namespace Pmpi.Integration.Tests;
 
@@ -25,7 +26,7 @@ public sealed class OutputLimitTests
         await using var memory = new ResidentMemoryProbe(agent.Process.Id);
         using var scratch = new ScratchDirectory();
         var file = scratch.Write("longline.xml", Computation.Of("longline", 1, ["longline", $"{Megabytes}"], ("a", agent.Endpoint, 1)));
-        using var channel = new RpcChannel(agent.Address, security: TestCluster.Security);
+        using var channel = RpcChannels.For(agent.Address, TestCluster.Security);
         using var timeout = new CancellationTokenSource(LongTimeout);
         long characters = 0;
         int pieces = 0, continuing = 0;
@@ -34,7 +35,7 @@ public sealed class OutputLimitTests
 
         // Act
         var request = new SubmitRequest { FileName = file, ComputationXml = File.ReadAllText(file) };
-        await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: timeout.Token))
+        await foreach (var item in new MasterClient(channel).Submit(request, cancellationToken: timeout.Token).ResponseStream.ReadAllAsync(timeout.Token))
         {
             if (item.Output is { IsError: false } output && !RankHello.Is($"[{output.Rank}] {output.Line}"))
             {
@@ -67,10 +68,10 @@ public sealed class OutputLimitTests
         await using var memory = new ResidentMemoryProbe(agent.Process.Id);
         using var scratch = new ScratchDirectory();
         var file = scratch.Write("flood.xml", Computation.Of("flood", 1, ["flood", $"{Megabytes}"], ("a", agent.Endpoint, 1)));
-        using var channel = new RpcChannel(agent.Address, security: TestCluster.Security);
+        using var channel = RpcChannels.For(agent.Address, TestCluster.Security);
         using var timeout = new CancellationTokenSource(LongTimeout);
         var request = new SubmitRequest { FileName = file, ComputationXml = File.ReadAllText(file) };
-        await using var events = channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: timeout.Token)
+        await using var events = new MasterClient(channel).Submit(request, cancellationToken: timeout.Token).ResponseStream.ReadAllAsync(timeout.Token)
             .GetAsyncEnumerator(timeout.Token);
         long lines = 0;
         bool done = false;

@@ -1,7 +1,6 @@
 using System.Globalization;
 using Grpc.Core;
 using Pmpi.Integration.Tests.Infrastructure;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
 
@@ -85,16 +84,14 @@ public sealed class PmiLaunchTests
             await run.WaitForLineAsync(line => line == $"[{rank}] waiting", PmpiCli.Timeout, $"rank {rank} waiting");
         // Hydra's own listening socket leaks into the ranks it starts: the rank's endpoint is the port Hydra lacks.
         int port = ListeningPorts.Of(RankHello.All(run.Stdout).Single(h => h.Rank == 0).ProcessId).Except(ListeningPorts.Of(run.Id)).Single();
-        using var channel = new RpcChannel(new Uri(string.Create(CultureInfo.InvariantCulture, $"http://127.0.0.1:{port}")));
+        using var channel = RpcChannels.For(new Uri(string.Create(CultureInfo.InvariantCulture, $"http://127.0.0.1:{port}")));
 
         // Act: a stream from a local process that knows the launcher's job but not the key PMPI put in its space.
         var error = await Assert.ThrowsAsync<RpcException>(async () =>
         {
-            await using var stream = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, TimeSpan.FromSeconds(10));
-            await stream.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = "kvs", JobToken = Convert.ToHexString(new byte[32]), SourceWorldRank = 1 } }, CancellationToken.None);
-            while (await stream.Responses.ReadAsync(CancellationToken.None) is not null)
-            {
-            }
+            using var stream = channel.StartCall(GrpcMethods.Connect, TimeSpan.FromSeconds(10));
+            await stream.RequestStream.WriteAsync(new Frame { Hello = new Hello { JobId = "kvs", JobToken = Convert.ToHexString(new byte[32]), SourceWorldRank = 1 } });
+            await stream.ResponseStream.ReadToEndAsync(PmpiCli.Timeout);
         }).WaitAsync(PmpiCli.Timeout);
         File.WriteAllText(trigger, "go");
         int code = await run.WaitForExitAsync(PmpiCli.Timeout);

@@ -1,52 +1,46 @@
-using System.Globalization;
 using System.Net;
-using Google.Protobuf;
 using Grpc.Core;
-using Microsoft.AspNetCore.Routing;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
-using ServerCallContext = Pmpi.Rpc.Kestrel.ServerCallContext;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests;
 
 /// <summary>
-/// A real Kestrel server on 127.0.0.1 with a free port, serving the methods the tests (and the Python interop
-/// client) call: PMPI's own paths with test handlers, and a few /test.* methods for error paths.
+/// A real Kestrel server (gRPC for .NET) on 127.0.0.1 with a free port, serving what the tests and the Python interop
+/// client call: Agent and JobControl with test handlers, and RankTransport.Connect echoing every frame.
 /// </summary>
 internal sealed class TestServer : IAsyncDisposable
 {
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
-    /// <summary>Paths of the test-only methods.</summary>
-    public const string Count = "/test.Stream/Count";
-    public const string FailStatus = "/test.Fail/Status";
-    public const string FailThrow = "/test.Fail/Throw";
-    public const string FailAfterMessages = "/test.Fail/AfterMessages";
-    public const string SlowUnary = "/test.Slow/Wait";
-    public const string SmallEcho = "/test.Small/Echo";
-    public const string BigReply = "/test.Big/Reply";
+    private readonly TestJobControl _jobControl;
 
-    /// <summary>The largest message <see cref="SmallEcho"/> accepts.</summary>
-    public const int SmallLimit = 1024;
-
-    private TestServer(RpcServer server) => Server = server;
+    private TestServer(RpcServer server, TestJobControl jobControl)
+    {
+        Server = server;
+        _jobControl = jobControl;
+    }
 
     public RpcServer Server { get; }
 
     public Uri Address => Server.Address;
 
-    /// <summary>Completed when a handler saw its call cancelled (deadline or client gone).</summary>
-    public TaskCompletionSource HandlerCancelled { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    /// <summary>Completed when JobControl.Register's handler saw its call cancelled (deadline or client gone).</summary>
+    public Task HandlerCancelled => _jobControl.Cancelled.Task;
 
     public static async Task<TestServer> StartAsync()
     {
-        TestServer? self = null;
-        var cancelled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var server = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => Map(endpoints, cancelled)).WaitAsync(Timeout);
-        self = new TestServer(server);
-        // The handlers were mapped before the server object existed: forward their signal.
-        _ = cancelled.Task.ContinueWith(_ => self.HandlerCancelled.TrySetResult(), TaskScheduler.Default);
-        return self;
+        var jobControl = new TestJobControl();
+        var server = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
+        {
+            endpoints.MapGrpcService<TestAgent>();
+            endpoints.MapGrpcService<TestJobControl>();
+            endpoints.MapGrpcService<Echo>();
+        }, services => services.AddSingleton(jobControl)).WaitAsync(Timeout);
+        return new TestServer(server, jobControl);
     }
 
     /// <summary>The node the GetNodeInfo handler describes.</summary>
@@ -74,70 +68,51 @@ internal sealed class TestServer : IAsyncDisposable
         return node;
     }
 
-    private static void Map(IEndpointRouteBuilder endpoints, TaskCompletionSource cancelled)
+    public async ValueTask DisposeAsync() => await Server.DisposeAsync().AsTask().WaitAsync(Timeout);
+
+    private sealed class TestAgent : Agent.AgentBase
     {
-        endpoints.MapGrpcUnary<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(Node()));
-        endpoints.MapGrpcDuplexStreaming<Frame, Frame>(ServicePaths.Connect, async (requests, responses, call) =>
-        {
-            while (await requests.ReadAsync(call.CancellationToken) is { } frame) await responses.WriteAsync(frame, call.CancellationToken);
-        });
-        endpoints.MapGrpcServerStreaming<LaunchRequest, LaunchEvent>(ServicePaths.Launch, async (request, responses, call) =>
+        public override Task<NodeInfo> GetNodeInfo(NodeInfoRequest request, ServerCallContext context) => Task.FromResult(Node());
+
+        public override async Task Launch(LaunchRequest request, IServerStreamWriter<LaunchEvent> responseStream, ServerCallContext context)
         {
             foreach (var rank in request.Ranks)
             {
-                await responses.WriteAsync(new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = 1000 + rank.Rank } }, call.CancellationToken);
-                await responses.WriteAsync(new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, Line = $"hello from {rank.Program}" } }, call.CancellationToken);
-                await responses.WriteAsync(new LaunchEvent { Exited = new RankExited { Rank = rank.Rank, ExitCode = 0 } }, call.CancellationToken);
+                await responseStream.WriteAsync(new LaunchEvent { Started = new RankStarted { Rank = rank.Rank, ProcessId = 1000 + rank.Rank } });
+                await responseStream.WriteAsync(new LaunchEvent { Output = new RankOutput { Rank = rank.Rank, Line = $"hello from {rank.Program}" } });
+                await responseStream.WriteAsync(new LaunchEvent { Exited = new RankExited { Rank = rank.Rank, ExitCode = 0 } });
             }
-        });
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(ServicePaths.Kill,
-            (request, _) => throw new RpcException(new Status(StatusCode.PermissionDenied, $"wrong token for job '{request.JobId}' (100% sure, é)")));
-        endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register, async (_, call) =>
-        {
-            await WaitForCancellationAsync(call, cancelled);
-            return new RankTable();
-        });
+        }
 
-        endpoints.MapGrpcServerStreaming<KillRequest, KillReply>(Count, async (request, responses, call) =>
-        {
-            int count = int.Parse(request.JobId, CultureInfo.InvariantCulture);
-            for (int i = 0; i < count; i++) await responses.WriteAsync(new KillReply { Killed = i }, call.CancellationToken);
-        });
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(FailStatus,
-            (request, _) => throw new RpcException(new Status(StatusCode.PermissionDenied, $"token '{request.JobId}' is wrong")));
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(FailThrow,
-            (_, _) => throw new InvalidOperationException("handler bug"));
-        endpoints.MapGrpcServerStreaming<KillRequest, KillReply>(FailAfterMessages, async (_, responses, call) =>
-        {
-            for (int i = 0; i < 3; i++) await responses.WriteAsync(new KillReply { Killed = i }, call.CancellationToken);
-            throw new RpcException(new Status(StatusCode.Aborted, "stopped after 3"));
-        });
-        endpoints.MapGrpcUnary<KillRequest, KillReply>(SlowUnary, async (_, call) =>
-        {
-            await WaitForCancellationAsync(call, cancelled);
-            return new KillReply();
-        });
-        endpoints.MapGrpcUnary<KillRequest, Chunk>(BigReply, (request, _) =>
-            Task.FromResult(new Chunk { Payload = UnsafeByteOperations.UnsafeWrap(new byte[int.Parse(request.JobId, CultureInfo.InvariantCulture)]) }));
-        endpoints.MapGrpcDuplexStreaming<Frame, Frame>(SmallEcho, async (requests, responses, call) =>
-        {
-            while (await requests.ReadAsync(call.CancellationToken) is { } frame) await responses.WriteAsync(frame, call.CancellationToken);
-        }, new RpcOptions { MaxMessageSize = SmallLimit });
+        public override Task<KillReply> Kill(KillRequest request, ServerCallContext context) =>
+            throw new RpcException(new Status(StatusCode.PermissionDenied, $"wrong token for job '{request.JobId}' (100% sure, é)"));
     }
 
-    /// <summary>Waits (at most a minute) until the call is cancelled, and says so.</summary>
-    private static async Task WaitForCancellationAsync(ServerCallContext call, TaskCompletionSource cancelled)
+    /// <summary>Register waits (at most a minute) until its call is cancelled, and says so.</summary>
+    private sealed class TestJobControl : JobControl.JobControlBase
     {
-        try
+        public TaskCompletionSource Cancelled { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public override async Task<RankTable> Register(RegisterRequest request, ServerCallContext context)
         {
-            await Task.Delay(TimeSpan.FromMinutes(1), call.CancellationToken);
-        }
-        catch (OperationCanceledException)
-        {
-            cancelled.TrySetResult();
-            throw;
+            try
+            {
+                await Task.Delay(TimeSpan.FromMinutes(1), context.CancellationToken);
+            }
+            catch (OperationCanceledException)
+            {
+                Cancelled.TrySetResult();
+                throw;
+            }
+            return new RankTable();
         }
     }
 
-    public async ValueTask DisposeAsync() => await Server.DisposeAsync().AsTask().WaitAsync(Timeout);
+    private sealed class Echo : RankTransportBase
+    {
+        public override async Task Connect(IAsyncStreamReader<Frame> requests, IServerStreamWriter<Frame> responses, ServerCallContext context)
+        {
+            await foreach (var frame in requests.ReadAllAsync(context.CancellationToken)) await responses.WriteAsync(frame, context.CancellationToken);
+        }
+    }
 }

@@ -4,6 +4,7 @@ using System.Diagnostics.Metrics;
 using System.Net;
 using System.Runtime.InteropServices;
 using Grpc.Core;
+using Grpc.Net.Client;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -13,10 +14,12 @@ using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Node;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Agent.Tests.NodeInfo;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
+using JobControlClient = Pmpi.Rpc.V1.JobControl.JobControlClient;
+using MasterClient = Pmpi.Rpc.V1.Master.MasterClient;
 
 namespace Pmpi.Agent.Tests.Hosting;
 
@@ -35,7 +38,7 @@ public class AgentHostTests
             configure?.Invoke(options);
         }).WaitAsync(Timeout);
 
-    private static RpcChannel ChannelTo(AgentHost host) => new(host.Address, security: Security);
+    private static GrpcChannel ChannelTo(AgentHost host) => RpcChannels.For(host.Address, Security);
 
     [Fact]
     public async Task StartAsync_PortZero_AnswersGetNodeInfoOnTheBoundPort()
@@ -49,7 +52,7 @@ public class AgentHostTests
         using var channel = ChannelTo(host);
 
         // Act
-        var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+        var info = await new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest()).ResponseAsync.WaitAsync(Timeout);
 
         // Assert
         Assert.NotEqual(0, host.Address.Port);
@@ -66,7 +69,7 @@ public class AgentHostTests
         await using var host = await AgentHost.StartAsync(IPAddress.Loopback, 0, new AgentOptions { Slots = 2, Security = Security }).WaitAsync(Timeout);
         using var channel = ChannelTo(host);
 
-        var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+        var info = await new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest()).ResponseAsync.WaitAsync(Timeout);
 
         Assert.Equal(2, info.Slots);
         Assert.Equal("", info.Domain);
@@ -116,9 +119,9 @@ public class AgentHostTests
 
             // Act
             var refused = await Assert.ThrowsAsync<RpcException>(() =>
-                channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "kill-job", JobToken = "guess" })).WaitAsync(Timeout);
+                new AgentClient(channel).KillAsync(new KillRequest { JobId = "kill-job", JobToken = "guess" }).ResponseAsync).WaitAsync(Timeout);
             bool survivedRefusal = IsRunning(pid);
-            var reply = await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "kill-job", JobToken = token }).WaitAsync(Timeout);
+            var reply = await new AgentClient(channel).KillAsync(new KillRequest { JobId = "kill-job", JobToken = token }).ResponseAsync.WaitAsync(Timeout);
 
             // Assert
             Assert.Equal(StatusCode.PermissionDenied, refused.StatusCode);
@@ -164,7 +167,7 @@ public class AgentHostTests
             var (events, started, token) = await LaunchSleeperAsync(channel, "meter-job", call.Token);
             pid = started;
             var whileRunning = new Dictionary<string, long>(measured);
-            await channel.UnaryAsync<KillRequest, KillReply>(ServicePaths.Kill, new KillRequest { JobId = "meter-job", JobToken = token }).WaitAsync(Timeout);
+            await new AgentClient(channel).KillAsync(new KillRequest { JobId = "meter-job", JobToken = token }).ResponseAsync.WaitAsync(Timeout);
             await DrainAsync(events).WaitAsync(Timeout);
 
             // Assert
@@ -229,7 +232,7 @@ public class AgentHostTests
                 options.RankBindAddress = "127.0.0.2";
                 options.Security = tls;
             });
-            using var channel = new RpcChannel(host.Address, security: tls);
+            using var channel = RpcChannels.For(host.Address, tls);
             var lines = await SubmitAsync(channel, """
                 <computation name="where-is-master" xmlns="urn:pmpi:computation:v1">
                   <ranks program="/bin/sh" count="1"><arg>-c</arg><arg>echo "$PMPI_MASTER"</arg></ranks>
@@ -262,16 +265,17 @@ public class AgentHostTests
                 </computation>
                 """,
         };
-        await using var events = channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: submit.Token).GetAsyncEnumerator(submit.Token);
+        await using var events = new MasterClient(channel).Submit(request, cancellationToken: submit.Token).ResponseStream.ReadAllAsync(submit.Token).GetAsyncEnumerator(submit.Token);
         Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Submit call ended before the job started");
         var jobId = events.Current.Progress.JobId;
         Assert.NotEmpty(jobId);
 
         // Act: the same guess of a key, for the running job and for one that does not exist.
-        var wrongKey = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register,
-            new RegisterRequest { JobId = jobId, JobToken = "guess", Endpoint = "http://127.0.0.1:1" })).WaitAsync(Timeout);
-        var unknownJob = await Assert.ThrowsAsync<RpcException>(() => channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register,
-            new RegisterRequest { JobId = "no-such-job", JobToken = "guess", Endpoint = "http://127.0.0.1:1" })).WaitAsync(Timeout);
+        var jobControl = new JobControlClient(channel);
+        var wrongKey = await Assert.ThrowsAsync<RpcException>(() =>
+            jobControl.RegisterAsync(new RegisterRequest { JobId = jobId, JobToken = "guess", Endpoint = "http://127.0.0.1:1" }).ResponseAsync).WaitAsync(Timeout);
+        var unknownJob = await Assert.ThrowsAsync<RpcException>(() =>
+            jobControl.RegisterAsync(new RegisterRequest { JobId = "no-such-job", JobToken = "guess", Endpoint = "http://127.0.0.1:1" }).ResponseAsync).WaitAsync(Timeout);
         submit.Cancel(); // the submitter goes: the job fails and its rank is killed
 
         // Assert: nothing tells the running job from the guess but the id the caller gave.
@@ -290,13 +294,13 @@ public class AgentHostTests
             options.Port = 0;
             options.Security = Security;
         }, builder => builder.Logging.AddProvider(log)).WaitAsync(Timeout);
-        using var stranger = new RpcChannel(host.Address, security: RpcSecurity.ForThisProcess());
+        using var stranger = RpcChannels.For(host.Address, RpcSecurity.ForThisProcess());
 
         // Act
         for (int call = 0; call < 50; call++)
         {
             var refused = await Assert.ThrowsAsync<RpcException>(() =>
-                stranger.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest())).WaitAsync(Timeout);
+                new AgentClient(stranger).GetNodeInfoAsync(new NodeInfoRequest()).ResponseAsync).WaitAsync(Timeout);
             Assert.Equal(StatusCode.Unauthenticated, refused.StatusCode);
         }
         await host.DisposeAsync().AsTask().WaitAsync(Timeout); // ends the interval early: the count is written
@@ -322,12 +326,12 @@ public class AgentHostTests
         Assert.Contains("AgentOptions.BindAddress '0.0.0.0' is beyond loopback", Assert.Single(error.Failures));
     }
 
-    private static async Task<List<string>> SubmitAsync(RpcChannel channel, string xml)
+    private static async Task<List<string>> SubmitAsync(GrpcChannel channel, string xml)
     {
         var request = new SubmitRequest { FileName = Path.Combine(Path.GetTempPath(), "submitted.xml"), ComputationXml = xml };
         using var call = new CancellationTokenSource(Timeout);
         var lines = new List<string>();
-        await foreach (var item in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(ServicePaths.Submit, request, cancellationToken: call.Token))
+        await foreach (var item in new MasterClient(channel).Submit(request, cancellationToken: call.Token).ResponseStream.ReadAllAsync(call.Token))
             if (item.BodyCase == JobEvent.BodyOneofCase.Output) lines.Add(item.Output.Line);
         return lines;
     }
@@ -377,10 +381,10 @@ public class AgentHostTests
         try
         {
             var address = new Uri(app.Urls.Single());
-            using var channel = new RpcChannel(address, security: Security);
+            using var channel = RpcChannels.For(address, Security);
 
             // Act
-            var info = await channel.UnaryAsync<NodeInfoRequest, Rpc.V1.NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+            var info = await new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest()).ResponseAsync.WaitAsync(Timeout);
 
             // Assert
             Assert.Equal("fixed-node", info.NodeName);
@@ -395,14 +399,14 @@ public class AgentHostTests
     /// Launches one rank, `/bin/sh -c 'sleep 60'`, under a ticket as a master would sign it, and returns the call's
     /// remaining events, the rank's pid and the job's token.
     /// </summary>
-    private static async Task<(IAsyncEnumerator<LaunchEvent> Events, int ProcessId, string JobToken)> LaunchSleeperAsync(RpcChannel channel, string jobId, CancellationToken cancellationToken)
+    private static async Task<(IAsyncEnumerator<LaunchEvent> Events, int ProcessId, string JobToken)> LaunchSleeperAsync(GrpcChannel channel, string jobId, CancellationToken cancellationToken)
     {
         var ticket = JobTickets.Create(jobId, worldSize: 1);
-        ticket.Agents.Add(new AgentRanks { Agent = channel.Address.Authority, Ranks = { 0 } });
+        ticket.Agents.Add(new AgentRanks { Agent = channel.Target, Ranks = { 0 } });
         var (bytes, signature) = JobTickets.Sign(Security, ticket);
         var request = new LaunchRequest { JobId = jobId, WorldSize = 1, MasterAddress = "http://127.0.0.1:1", Ticket = bytes, TicketSignature = signature };
         request.Ranks.Add(new RankLaunch { Rank = 0, Program = "/bin/sh", Arguments = { "-c", "sleep 60" }, WorkingDirectory = Path.GetTempPath() });
-        var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: cancellationToken).GetAsyncEnumerator(cancellationToken);
+        var events = new AgentClient(channel).Launch(request, cancellationToken: cancellationToken).ResponseStream.ReadAllAsync(cancellationToken).GetAsyncEnumerator(cancellationToken);
         // The agent's heartbeats (one a second) may come first.
         do Assert.True(await events.MoveNextAsync().AsTask().WaitAsync(Timeout), "the Launch call ended before its rank started");
         while (events.Current.BodyCase == LaunchEvent.BodyOneofCase.Heartbeat);

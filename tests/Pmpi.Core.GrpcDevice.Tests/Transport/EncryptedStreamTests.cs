@@ -4,6 +4,7 @@ using Pmpi.Devices.Grpc;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Tests.Transport;
@@ -46,15 +47,10 @@ public sealed class EncryptedStreamTests
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
         var caller = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out _);
-        using var channel = new RpcChannel(devices[1].Endpoint!, security: caller.DialingPinned(SHA256.HashData("another certificate"u8)));
 
-        // Act
-        var error = await Assert.ThrowsAsync<RpcException>(async () =>
-        {
-            await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, TimeSpan.FromSeconds(10));
-            await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0 } }, CancellationToken.None);
-            await call.Responses.ReadAsync(CancellationToken.None);
-        }).WaitAsync(Timeout);
+        // Act: dialed as a rank dials its peers.
+        var error = await Assert.ThrowsAsync<RpcException>(() =>
+            GrpcStream.DialAsync(devices[1].Endpoint!, ServicePaths.Connect, caller.DialingPinned(SHA256.HashData("another certificate"u8)))).WaitAsync(Timeout);
 
         // Assert
         Assert.Equal(StatusCode.Unavailable, error.StatusCode);
@@ -68,14 +64,14 @@ public sealed class EncryptedStreamTests
         using var job = new LoopbackGrpcJob(2, encryptStreams: true);
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)job.Start(0).Device), Task.Run(() => (GrpcDevice)job.Start(1).Device)).WaitAsync(Timeout);
         var stranger = RpcSecurity.RankEndpoint(Task.FromResult<Func<string, bool>>(_ => false), out _);
-        using var channel = new RpcChannel(devices[1].Endpoint!, security: stranger.DialingPinned(devices[1].CertificatePin));
+        using var channel = RpcChannels.For(devices[1].Endpoint!, stranger.DialingPinned(devices[1].CertificatePin));
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(async () =>
         {
-            await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, TimeSpan.FromSeconds(10));
-            await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0, DestinationWorldRank = 1 } }, CancellationToken.None);
-            await call.Responses.ReadAsync(CancellationToken.None);
+            using var call = channel.StartCall(GrpcMethods.Connect, TimeSpan.FromSeconds(10));
+            await call.RequestStream.WriteAsync(new Frame { Hello = new Hello { JobId = job.JobId, JobToken = job.JobToken, SourceWorldRank = 0, DestinationWorldRank = 1 } });
+            await call.ResponseStream.MoveNext(CancellationToken.None);
         }).WaitAsync(Timeout);
 
         // Assert

@@ -1,6 +1,7 @@
 using Google.Protobuf;
 using Google.Protobuf.WellKnownTypes;
 using Grpc.Core;
+using Grpc.Net.Client;
 using Pmpi.Devices.Grpc;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
@@ -17,7 +18,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
     private LoopbackGrpcJob _job = null!;
     private GrpcDevice _receiver = null!;
-    private RpcChannel _channel = null!;
+    private GrpcChannel _channel = null!;
 
     public async Task InitializeAsync()
     {
@@ -25,7 +26,7 @@ public sealed class MalformedStreamTests : IAsyncLifetime
         // Registration answers once both ranks registered, so both start at once.
         var devices = await Task.WhenAll(Task.Run(() => (GrpcDevice)_job.Start(0).Device), Task.Run(() => (GrpcDevice)_job.Start(1).Device)).WaitAsync(Timeout);
         _receiver = devices[1];
-        _channel = new RpcChannel(_receiver.Endpoint!);
+        _channel = RpcChannels.For(_receiver.Endpoint!);
     }
 
     public Task DisposeAsync()
@@ -61,9 +62,9 @@ public sealed class MalformedStreamTests : IAsyncLifetime
     public async Task Connect_NoHelloWithin10Seconds_FailsDeadlineExceeded()
     {
         // A caller that opens a stream and sends nothing holds it only until the Hello's deadline.
-        await using var call = await _channel.StartAsync<Frame, Frame>(ServicePaths.Connect, Timeout);
+        using var call = _channel.StartCall(GrpcMethods.Connect, Timeout);
 
-        var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.ReadToEndAsync(Timeout));
 
         Assert.Equal(StatusCode.DeadlineExceeded, error.StatusCode);
         Assert.Contains("must send its first message within 10 s", error.Status.Detail);
@@ -137,11 +138,11 @@ public sealed class MalformedStreamTests : IAsyncLifetime
     public async Task Connect_BytesThatAreNotAFrame_FailsAndRankStaysHealthy()
     {
         // Field 1 (Frame.hello) holding bytes with an invalid wire type: not a Frame.
-        await using var call = await _channel.StartAsync<BytesValue, Frame>(ServicePaths.Connect, Timeout);
-        await call.Requests.WriteAsync(new BytesValue { Value = ByteString.CopyFrom(0x0F, 0xFF, 0xFF) }, CancellationToken.None);
-        await call.CompleteRequestsAsync(CancellationToken.None);
+        using var call = _channel.StartCall(GrpcMethods.Create<BytesValue, Frame>(MethodType.DuplexStreaming, ServicePaths.Connect), Timeout);
+        await call.RequestStream.WriteAsync(new BytesValue { Value = ByteString.CopyFrom(0x0F, 0xFF, 0xFF) }).WaitAsync(Timeout);
+        await call.RequestStream.CompleteAsync().WaitAsync(Timeout);
 
-        var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.ReadToEndAsync(Timeout));
 
         Assert.NotEqual(StatusCode.OK, error.StatusCode);
         Assert.Null(_receiver.Engine.AbortReason);
@@ -150,10 +151,10 @@ public sealed class MalformedStreamTests : IAsyncLifetime
     [Fact]
     public async Task UnknownMethod_FailsUnimplemented()
     {
-        await using var call = await _channel.StartAsync<Frame, Frame>("/pmpi.v1.RankTransport/NoSuchMethod", Timeout);
-        await call.CompleteRequestsAsync(CancellationToken.None);
+        using var call = _channel.StartCall(GrpcMethods.Create<Frame, Frame>(MethodType.DuplexStreaming, "/pmpi.v1.RankTransport/NoSuchMethod"), Timeout);
+        await call.RequestStream.CompleteAsync().WaitAsync(Timeout);
 
-        var error = await Assert.ThrowsAsync<RpcException>(async () => await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+        var error = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.ReadToEndAsync(Timeout));
 
         Assert.Equal(StatusCode.Unimplemented, error.StatusCode);
     }
@@ -163,15 +164,13 @@ public sealed class MalformedStreamTests : IAsyncLifetime
     /// <summary>Sends <paramref name="frames"/> on a Connect call, ends the request stream, and returns how the call failed (while writing or after).</summary>
     private async Task<RpcException> CallAsync(params Frame[] frames)
     {
-        await using var call = await _channel.StartAsync<Frame, Frame>(ServicePaths.Connect, Timeout);
+        using var call = _channel.StartCall(GrpcMethods.Connect, Timeout);
         return await Assert.ThrowsAsync<RpcException>(async () =>
         {
             // The refusal may already meet a write (the endpoint resets the stream as soon as it has seen enough).
-            foreach (var frame in frames) await call.Requests.WriteAsync(frame, CancellationToken.None).AsTask().WaitAsync(Timeout);
-            await call.CompleteRequestsAsync(CancellationToken.None).WaitAsync(Timeout);
-            while (await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout) is not null)
-            {
-            }
+            foreach (var frame in frames) await call.RequestStream.WriteAsync(frame).WaitAsync(Timeout);
+            await call.RequestStream.CompleteAsync().WaitAsync(Timeout);
+            await call.ResponseStream.ReadToEndAsync(Timeout);
         });
     }
 

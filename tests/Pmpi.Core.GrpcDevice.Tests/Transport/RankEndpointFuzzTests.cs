@@ -42,16 +42,11 @@ public sealed class RankEndpointFuzzTests
 
         // Assert: the endpoint still answers a call, with the status a stranger gets.
         Assert.True(answered > 0, "No mutated call was answered: the fuzzer did not reach the endpoint.");
-        using var channel = new RpcChannel(receiver.Endpoint!);
-        await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect, Timeout);
-        await call.Requests.WriteAsync(new Frame { Hello = new Hello { JobId = "stranger", JobToken = "guess" } }, CancellationToken.None);
-        await call.CompleteRequestsAsync(CancellationToken.None);
-        var error = await Assert.ThrowsAsync<RpcException>(async () =>
-        {
-            while (await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout) is not null)
-            {
-            }
-        });
+        using var channel = RpcChannels.For(receiver.Endpoint!);
+        using var call = channel.StartCall(GrpcMethods.Connect, Timeout);
+        await call.RequestStream.WriteAsync(new Frame { Hello = new Hello { JobId = "stranger", JobToken = "guess" } }).WaitAsync(Timeout);
+        await call.RequestStream.CompleteAsync().WaitAsync(Timeout);
+        var error = await Assert.ThrowsAsync<RpcException>(() => call.ResponseStream.ReadToEndAsync(Timeout));
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
     }
 }

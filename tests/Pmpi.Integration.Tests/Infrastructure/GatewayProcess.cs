@@ -1,6 +1,6 @@
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.V1;
+using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
 
 namespace Pmpi.Integration.Tests.Infrastructure;
 
@@ -48,8 +48,8 @@ internal sealed class GatewayProcess : IAsyncDisposable
     /// <summary>Its counters, read over Gateway.GetStatus as a cluster member (from this network namespace: loopback when launched in one).</summary>
     public async Task<GatewayStatus> StatusAsync(Uri? address = null)
     {
-        using var channel = new RpcChannel(address ?? Address, security: TestCluster.Security);
-        return await channel.UnaryAsync<GetStatusRequest, GatewayStatus>(ServicePaths.GatewayStatus, new GetStatusRequest(), TimeSpan.FromSeconds(10))
+        using var channel = RpcChannels.For(address ?? Address, TestCluster.Security);
+        return await new GatewayClient(channel).GetStatusAsync(new GetStatusRequest(), deadline: DateTime.UtcNow.AddSeconds(10)).ResponseAsync
             .WaitAsync(PmpiCli.Timeout).ConfigureAwait(false);
     }
 

@@ -1,10 +1,10 @@
 using System.Net;
 using System.Net.Sockets;
 using Grpc.Core;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
 
 namespace Pmpi.Integration.Tests.Infrastructure;
 
@@ -78,8 +78,8 @@ internal static class PmpiCli
     /// <summary>Calls Agent.GetNodeInfo at <paramref name="address"/> as a member of the tests' cluster.</summary>
     public static async Task<NodeInfo> GetNodeInfoAsync(Uri address)
     {
-        using var channel = new RpcChannel(address, security: TestCluster.Security);
-        return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10))
+        using var channel = RpcChannels.For(address, TestCluster.Security);
+        return await new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest(), deadline: DateTime.UtcNow.AddSeconds(10)).ResponseAsync
             .WaitAsync(Timeout).ConfigureAwait(false);
     }
 

@@ -1,8 +1,8 @@
 using Pmpi.Integration.Tests.Infrastructure;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
 
 namespace Pmpi.Integration.Tests.Security;
 
@@ -45,8 +45,8 @@ public sealed class AgentStartTests
         await using var agent = PmpiCli.Start(["agent", "--port", $"{port}", "--insecure"], new Dictionary<string, string?> { [ClusterCredentials.EnvironmentVariable] = null });
 
         await agent.WaitForLineAsync(line => line.StartsWith($"pmpi agent listening on http://127.0.0.1:{port}", StringComparison.Ordinal), PmpiCli.Timeout, "the listening line");
-        using var channel = new RpcChannel(new Uri($"http://127.0.0.1:{port}"));
-        var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10)).WaitAsync(PmpiCli.Timeout);
+        using var channel = RpcChannels.For(new Uri($"http://127.0.0.1:{port}"));
+        var info = await new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest(), deadline: DateTime.UtcNow.AddSeconds(10)).ResponseAsync.WaitAsync(PmpiCli.Timeout);
 
         Assert.True(info.LogicalCores > 0);
         Assert.Contains(agent.Stderr, line => line.Contains("WARNING: --insecure", StringComparison.Ordinal));

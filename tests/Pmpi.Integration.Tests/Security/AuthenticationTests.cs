@@ -1,11 +1,15 @@
 using System.Net.Security;
 using System.Net.Sockets;
 using Grpc.Core;
+using Grpc.Net.Client;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
+using JobControlClient = Pmpi.Rpc.V1.JobControl.JobControlClient;
+using MasterClient = Pmpi.Rpc.V1.Master.MasterClient;
 
 namespace Pmpi.Integration.Tests.Security;
 
@@ -24,7 +28,7 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
     {
         // Arrange: a TLS caller that trusts the cluster CA but presents no certificate.
         var marker = fixture.NewMarker();
-        using var channel = new RpcChannel(fixture.Agent.Address, security: SecurityFixture.NoCredential);
+        using var channel = RpcChannels.For(fixture.Agent.Address, SecurityFixture.NoCredential);
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(() => CallAsync(channel, method, marker)).WaitAsync(PmpiCli.Timeout);
@@ -70,14 +74,15 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
     public async Task Channel_ServerCertificateOfAForeignCa_Refused()
     {
         // Arrange: a member of the foreign cluster calls this cluster's agent: the agent's certificate is not its CA's.
-        using var channel = new RpcChannel(fixture.Agent.Address, security: RpcSecurity.MutualTls(fixture.Foreign));
+        using var channel = RpcChannels.For(fixture.Agent.Address, RpcSecurity.MutualTls(fixture.Foreign));
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(() =>
-            channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TimeSpan.FromSeconds(10))).WaitAsync(PmpiCli.Timeout);
+            new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest(), deadline: DateTime.UtcNow.AddSeconds(10)).ResponseAsync).WaitAsync(PmpiCli.Timeout);
 
-        // Assert
-        Assert.Equal(StatusCode.Unavailable, error.StatusCode);
+        // Assert: gRPC for .NET's client reports a TLS handshake it refused as INTERNAL, naming it.
+        Assert.Equal(StatusCode.Internal, error.StatusCode);
+        Assert.Contains("The SSL connection could not be established", error.Status.Detail, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -85,7 +90,7 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
     {
         // Arrange: h2c to the TLS port, as an old client or an attacker might.
         var marker = fixture.NewMarker();
-        using var channel = new RpcChannel(new Uri($"http://{fixture.Agent.Endpoint}"));
+        using var channel = RpcChannels.For(new Uri($"http://{fixture.Agent.Endpoint}"));
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(() => CallAsync(channel, ServicePaths.Submit, marker)).WaitAsync(PmpiCli.Timeout);
@@ -101,12 +106,12 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
     public async Task RankMethod_UnknownJobOrWrongKey_PermissionDenied(string method)
     {
         // Arrange: Register and Abort take the job key, not a certificate; a member without it gets no further.
-        using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+        using var channel = RpcChannels.For(fixture.Agent.Address, TestCluster.Security);
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(() => method == "register"
-            ? channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest { JobId = "no-such-job", JobToken = "guess", Endpoint = "http://127.0.0.1:1" })
-            : channel.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest { JobId = "no-such-job", JobToken = "guess", Rank = 0 })).WaitAsync(PmpiCli.Timeout);
+            ? new JobControlClient(channel).RegisterAsync(new RegisterRequest { JobId = "no-such-job", JobToken = "guess", Endpoint = "http://127.0.0.1:1" }).ResponseAsync
+            : new JobControlClient(channel).AbortAsync(new AbortRequest { JobId = "no-such-job", JobToken = "guess", Rank = 0 }).ResponseAsync).WaitAsync(PmpiCli.Timeout);
 
         // Assert
         Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
@@ -126,13 +131,13 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
                 await run.WaitForLineAsync(line => line == $"[{rank}] blocking", PmpiCli.Timeout, $"rank {rank} running");
             hellos = RankHello.All(run.Stdout);
             var jobId = hellos[0].JobId;
-            using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+            using var channel = RpcChannels.For(fixture.Agent.Address, TestCluster.Security);
             var wrongKey = Convert.ToBase64String(new byte[32]);
 
             // Act
             var error = await Assert.ThrowsAsync<RpcException>(() => method == "register"
-                ? channel.UnaryAsync<RegisterRequest, RankTable>(ServicePaths.Register, new RegisterRequest { JobId = jobId, JobToken = wrongKey, Rank = 1, Endpoint = "http://127.0.0.1:1" })
-                : channel.UnaryAsync<AbortRequest, AbortReply>(ServicePaths.Abort, new AbortRequest { JobId = jobId, JobToken = wrongKey, Rank = 0, ErrorCode = 9, Reason = "forged" })).WaitAsync(PmpiCli.Timeout);
+                ? new JobControlClient(channel).RegisterAsync(new RegisterRequest { JobId = jobId, JobToken = wrongKey, Rank = 1, Endpoint = "http://127.0.0.1:1" }).ResponseAsync
+                : new JobControlClient(channel).AbortAsync(new AbortRequest { JobId = jobId, JobToken = wrongKey, Rank = 0, ErrorCode = 9, Reason = "forged" }).ResponseAsync).WaitAsync(PmpiCli.Timeout);
 
             // Assert: refused, logged, and the job neither aborted nor gained a rank.
             Assert.Equal(StatusCode.PermissionDenied, error.StatusCode);
@@ -150,22 +155,21 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
     }
 
     /// <summary>Calls <paramref name="method"/> as a real client would, with a request that runs the marker program if accepted.</summary>
-    private async Task CallAsync(RpcChannel channel, string method, string marker)
+    private async Task CallAsync(GrpcChannel channel, string method, string marker)
     {
         switch (method)
         {
             case ServicePaths.GetNodeInfo:
-                await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(method, new NodeInfoRequest(), TimeSpan.FromSeconds(10));
+                await new AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest(), deadline: DateTime.UtcNow.AddSeconds(10));
                 break;
             case ServicePaths.Kill:
-                await channel.UnaryAsync<KillRequest, KillReply>(method, new KillRequest { JobId = "any", JobToken = "any" }, TimeSpan.FromSeconds(10));
+                await new AgentClient(channel).KillAsync(new KillRequest { JobId = "any", JobToken = "any" }, deadline: DateTime.UtcNow.AddSeconds(10));
                 break;
             case ServicePaths.Launch:
                 // A ticket signed with the right key: only the caller's missing certificate may stop it.
                 var launch = fixture.MarkerLaunch($"unauthenticated-{Guid.NewGuid():N}", marker, TestCluster.Security);
-                await foreach (var _ in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(method, launch, TimeSpan.FromSeconds(30)))
-                {
-                }
+                using (var call = new AgentClient(channel).Launch(launch, deadline: DateTime.UtcNow.AddSeconds(30)))
+                    await call.ResponseStream.ReadToEndAsync(PmpiCli.Timeout);
                 break;
             default:
                 var xml = $"""
@@ -173,9 +177,8 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
                       <ranks program="{PmpiCli.TestRanksDll}" count="1"><arg>marker</arg><arg>{marker}</arg></ranks>
                     </computation>
                     """;
-                await foreach (var _ in channel.ServerStreamingAsync<SubmitRequest, JobEvent>(method, new SubmitRequest { FileName = marker + ".xml", ComputationXml = xml }, TimeSpan.FromSeconds(30)))
-                {
-                }
+                using (var call = new MasterClient(channel).Submit(new SubmitRequest { FileName = marker + ".xml", ComputationXml = xml }, deadline: DateTime.UtcNow.AddSeconds(30)))
+                    await call.ResponseStream.ReadToEndAsync(PmpiCli.Timeout);
                 break;
         }
     }

@@ -1,12 +1,16 @@
 using System.Net;
 using System.Text;
 using Grpc.Core;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
 using Pmpi.Integration.Tests.Infrastructure;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Integration.Tests.Security;
 
@@ -25,9 +29,9 @@ public sealed class RankSecretTests(SecurityFixture fixture) : IClassFixture<Sec
         var jobId = $"secrets-{Guid.NewGuid():N}";
         var request = Launch(jobId, master.Address);
         var token = JobTickets.JobToken(TestCluster.Security, JobTicket.Parser.ParseFrom(request.Ticket));
-        using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+        using var channel = RpcChannels.For(fixture.Agent.Address, TestCluster.Security);
         using var call = new CancellationTokenSource(PmpiCli.Timeout);
-        var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, cancellationToken: call.Token).GetAsyncEnumerator(call.Token);
+        var events = new AgentClient(channel).Launch(request, cancellationToken: call.Token).ResponseStream.ReadAllAsync(call.Token).GetAsyncEnumerator(call.Token);
         try
         {
             Assert.True(await events.MoveNextAsync(), "the launch ended before its rank started");
@@ -71,14 +75,14 @@ public sealed class RankSecretTests(SecurityFixture fixture) : IClassFixture<Sec
         // Arrange: a real rank process, blocked registering with this test's master, whose endpoint already serves.
         await using var master = await HeldRegistrations.StartAsync();
         var jobId = $"connect-{Guid.NewGuid():N}";
-        using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+        using var channel = RpcChannels.For(fixture.Agent.Address, TestCluster.Security);
         using var call = new CancellationTokenSource(PmpiCli.Timeout);
-        var events = channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, Launch(jobId, master.Address), cancellationToken: call.Token).GetAsyncEnumerator(call.Token);
+        var events = new AgentClient(channel).Launch(Launch(jobId, master.Address), cancellationToken: call.Token).ResponseStream.ReadAllAsync(call.Token).GetAsyncEnumerator(call.Token);
         try
         {
             Assert.True(await events.MoveNextAsync(), "the launch ended before its rank started");
             var registration = await master.Registered.WaitAsync(PmpiCli.Timeout);
-            using var rank = new RpcChannel(new Uri(registration.Endpoint));
+            using var rank = RpcChannels.For(new Uri(registration.Endpoint));
             var first = what switch
             {
                 "wrong key" => new Frame { Hello = new Hello { JobId = jobId, JobToken = Convert.ToBase64String(new byte[32]), SourceWorldRank = 0 } },
@@ -89,11 +93,9 @@ public sealed class RankSecretTests(SecurityFixture fixture) : IClassFixture<Sec
             // Act
             var error = await Assert.ThrowsAsync<RpcException>(async () =>
             {
-                await using var stream = await rank.StartAsync<Frame, Frame>(ServicePaths.Connect, TimeSpan.FromSeconds(10));
-                await stream.Requests.WriteAsync(first, CancellationToken.None);
-                while (await stream.Responses.ReadAsync(CancellationToken.None) is not null)
-                {
-                }
+                using var stream = rank.StartCall(GrpcMethods.Connect, TimeSpan.FromSeconds(10));
+                await stream.RequestStream.WriteAsync(first);
+                await stream.ResponseStream.ReadToEndAsync(PmpiCli.Timeout);
             }).WaitAsync(PmpiCli.Timeout);
 
             // Assert
@@ -140,14 +142,19 @@ public sealed class RankSecretTests(SecurityFixture fixture) : IClassFixture<Sec
         public static async Task<HeldRegistrations> StartAsync()
         {
             var master = new HeldRegistrations();
-            master._server = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcUnary<RegisterRequest, RankTable>(ServicePaths.Register,
-                async (request, call) =>
-                {
-                    master._registered.TrySetResult(request);
-                    await Task.Delay(Timeout.Infinite, call.CancellationToken);
-                    return new RankTable();
-                })).WaitAsync(PmpiCli.Timeout);
+            master._server = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcService<HeldJobControl>(),
+                services => services.AddSingleton(master._registered)).WaitAsync(PmpiCli.Timeout);
             return master;
+        }
+
+        private sealed class HeldJobControl(TaskCompletionSource<RegisterRequest> registered) : JobControl.JobControlBase
+        {
+            public override async Task<RankTable> Register(RegisterRequest request, ServerCallContext context)
+            {
+                registered.TrySetResult(request);
+                await Task.Delay(Timeout.Infinite, context.CancellationToken);
+                return new RankTable();
+            }
         }
 
         public async ValueTask DisposeAsync()

@@ -1,9 +1,10 @@
 using Grpc.Core;
+using Grpc.Net.Client;
 using Pmpi.Integration.Tests.Infrastructure;
-using Pmpi.Rpc;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
 
 namespace Pmpi.Integration.Tests.Security;
 
@@ -41,7 +42,7 @@ public sealed class TicketTests(SecurityFixture fixture) : IClassFixture<Securit
             "another rank" => fixture.MarkerLaunch(jobId, marker, member, ticket => ticket.Agents[0].Ranks[0] = 1),
             _ => fixture.MarkerLaunch(jobId, marker, member, ticket => ticket.JobId = "some-other-job"),
         };
-        using var channel = new RpcChannel(fixture.Agent.Address, security: member);
+        using var channel = RpcChannels.For(fixture.Agent.Address, member);
 
         // Act
         var error = await Assert.ThrowsAsync<RpcException>(() => LaunchToEndAsync(channel, request)).WaitAsync(PmpiCli.Timeout);
@@ -58,7 +59,7 @@ public sealed class TicketTests(SecurityFixture fixture) : IClassFixture<Securit
         // Arrange: a valid launch runs the marker once (the rank then fails to reach the made-up master, which is fine).
         var marker = fixture.NewMarker();
         var request = fixture.MarkerLaunch($"replay-{Guid.NewGuid():N}", marker, TestCluster.Security);
-        using var channel = new RpcChannel(fixture.Agent.Address, security: TestCluster.Security);
+        using var channel = RpcChannels.For(fixture.Agent.Address, TestCluster.Security);
         await LaunchToEndAsync(channel, request).WaitAsync(PmpiCli.Timeout);
         Assert.True(File.Exists(marker), "the first, valid launch did not run the marker program");
         File.Delete(marker);
@@ -72,10 +73,9 @@ public sealed class TicketTests(SecurityFixture fixture) : IClassFixture<Securit
         Assert.False(File.Exists(marker), "the replayed launch ran the marker program again");
     }
 
-    private static async Task LaunchToEndAsync(RpcChannel channel, LaunchRequest request)
+    private static async Task LaunchToEndAsync(GrpcChannel channel, LaunchRequest request)
     {
-        await foreach (var _ in channel.ServerStreamingAsync<LaunchRequest, LaunchEvent>(ServicePaths.Launch, request, TimeSpan.FromSeconds(45)))
-        {
-        }
+        using var call = new AgentClient(channel).Launch(request, deadline: DateTime.UtcNow.AddSeconds(45));
+        await call.ResponseStream.ReadToEndAsync(PmpiCli.Timeout);
     }
 }

@@ -4,12 +4,14 @@ using System.Net.Security;
 using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using Grpc.Core;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests.Kestrel;
 
@@ -182,21 +184,27 @@ public sealed class ConnectionAdmissionTests : IDisposable
     }
 
     private async Task<RpcServer> StartAsync(RpcSecurity security, RpcServerLimits limits, TimeSpan? answerAfter = null) =>
-        await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcUnary<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, async (_, call) =>
+        await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcService<AdmittedAgent>()
+            .RequireCaller((context, _) =>
             {
-                await Task.Delay(answerAfter ?? TimeSpan.Zero, call.CancellationToken);
-                return new NodeInfo { NodeName = "admitted" };
-            })
-            .RequireCaller(call =>
-            {
-                if (!security.TryAuthenticate(call.HttpContext, out var failure)) throw new RpcException(new Status(StatusCode.Unauthenticated, failure));
+                if (!security.TryAuthenticate(context, out var failure)) throw new RpcException(new Status(StatusCode.Unauthenticated, failure));
             }),
-            services => services.AddSingleton<ILoggerProvider>(_log), security, limits).WaitAsync(Timeout);
+            services => services.AddSingleton<ILoggerProvider>(_log).AddSingleton(new AdmittedAgent(answerAfter ?? TimeSpan.Zero)), security, limits).WaitAsync(Timeout);
 
     private static async Task<NodeInfo> CallAsync(RpcServer server, RpcSecurity security)
     {
-        using var channel = new RpcChannel(server.Address, security: security);
-        return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), Timeout).WaitAsync(Timeout);
+        using var channel = RpcChannels.For(server.Address, security);
+        return await new Agent.AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest(), deadline: DateTime.UtcNow + Timeout).ResponseAsync.WaitAsync(Timeout);
+    }
+
+    /// <summary>Answers GetNodeInfo after <paramref name="answerAfter"/>.</summary>
+    private sealed class AdmittedAgent(TimeSpan answerAfter) : Agent.AgentBase
+    {
+        public override async Task<NodeInfo> GetNodeInfo(NodeInfoRequest request, ServerCallContext context)
+        {
+            await Task.Delay(answerAfter, context.CancellationToken);
+            return new NodeInfo { NodeName = "admitted" };
+        }
     }
 
     /// <summary>A raw HTTP/2 connection over TLS that makes no call: open, admitted (the server's SETTINGS came), idle.</summary>

@@ -1,9 +1,12 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using Grpc.Core;
+using Microsoft.AspNetCore.Builder;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests.Kestrel;
 
@@ -99,8 +102,7 @@ public sealed class ConnectionLimitTests : IAsyncLifetime
     }
 
     private static async Task<RpcServer> StartAsync(RpcServerLimits limits) =>
-        await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcUnary<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo,
-            (_, _) => Task.FromResult(new NodeInfo { NodeName = "limited" })), limits: limits).WaitAsync(TestServer.Timeout);
+        await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints => endpoints.MapGrpcService<LimitedAgent>(), limits: limits).WaitAsync(TestServer.Timeout);
 
     private Task<Socket> ConnectAsync(IPAddress from) => ConnectAsync(_server, from);
 
@@ -114,7 +116,12 @@ public sealed class ConnectionLimitTests : IAsyncLifetime
 
     private static async Task<NodeInfo> CallAsync(RpcServer server)
     {
-        using var channel = new RpcChannel(server.Address);
-        return await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest(), TestServer.Timeout).WaitAsync(TestServer.Timeout);
+        using var channel = RpcChannels.For(server.Address);
+        return await new Agent.AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest(), deadline: DateTime.UtcNow + TestServer.Timeout).ResponseAsync.WaitAsync(TestServer.Timeout);
+    }
+
+    private sealed class LimitedAgent : Agent.AgentBase
+    {
+        public override Task<NodeInfo> GetNodeInfo(NodeInfoRequest request, ServerCallContext context) => Task.FromResult(new NodeInfo { NodeName = "limited" });
     }
 }

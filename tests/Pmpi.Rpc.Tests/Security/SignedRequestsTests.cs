@@ -4,11 +4,13 @@ using System.Net.Http.Headers;
 using System.Security.Cryptography;
 using System.Text;
 using Grpc.Core;
+using Microsoft.AspNetCore.Builder;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Security.Internal;
 using Pmpi.Rpc.V1;
+using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests.Security;
 
@@ -27,11 +29,10 @@ public sealed class SignedRequestsTests : IAsyncLifetime
     {
         _security = RpcSecurity.SignedRequests(_secret);
         _server = await RpcServer.StartAsync(IPAddress.Loopback, 0, endpoints =>
-            endpoints.MapGrpcUnary<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, (_, _) => Task.FromResult(new NodeInfo { NodeName = "signed" }))
-                .RequireCaller(call =>
-                {
-                    if (!_security.TryAuthenticate(call.HttpContext, out var failure)) throw new RpcException(new Status(StatusCode.Unauthenticated, failure));
-                }), security: _security).WaitAsync(Timeout);
+            endpoints.MapGrpcService<SignedAgent>().RequireCaller((context, _) =>
+            {
+                if (!_security.TryAuthenticate(context, out var failure)) throw new RpcException(new Status(StatusCode.Unauthenticated, failure));
+            }), security: _security).WaitAsync(Timeout);
     }
 
     public async Task DisposeAsync() => await _server.DisposeAsync();
@@ -39,9 +40,9 @@ public sealed class SignedRequestsTests : IAsyncLifetime
     [Fact]
     public async Task Call_SignedWithTheSecret_Answered()
     {
-        using var channel = new RpcChannel(_server.Address, security: _security);
+        using var channel = RpcChannels.For(_server.Address, _security);
 
-        var info = await channel.UnaryAsync<NodeInfoRequest, NodeInfo>(ServicePaths.GetNodeInfo, new NodeInfoRequest()).WaitAsync(Timeout);
+        var info = await new Agent.AgentClient(channel).GetNodeInfoAsync(new NodeInfoRequest()).ResponseAsync.WaitAsync(Timeout);
 
         Assert.Equal("signed", info.NodeName);
     }
@@ -86,6 +87,11 @@ public sealed class SignedRequestsTests : IAsyncLifetime
         var error = await Assert.ThrowsAsync<ArgumentException>(() => RpcServer.StartAsync(IPAddress.Any, 0, _ => { }, security: _security)).WaitAsync(Timeout);
 
         Assert.Contains("loopback only", error.Message);
+    }
+
+    private sealed class SignedAgent : Agent.AgentBase
+    {
+        public override Task<NodeInfo> GetNodeInfo(NodeInfoRequest request, ServerCallContext context) => Task.FromResult(new NodeInfo { NodeName = "signed" });
     }
 
     /// <summary>A signature as the scheme defines it: unix-ms.nonce.base64(HMAC-SHA256(secret, path \n unix-ms \n nonce)).</summary>

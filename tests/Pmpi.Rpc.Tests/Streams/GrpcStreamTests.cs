@@ -15,27 +15,30 @@ namespace Pmpi.Rpc.Tests.Streams;
 
 /// <summary>
 /// PMPI's own HTTP/2 for rank streams (<see cref="GrpcStream"/>, <see cref="GrpcStreamListener"/>) against .NET's
-/// own HTTP/2 stacks, a real Kestrel server and a real SocketsHttpHandler client, and against itself over h2c and TLS.
+/// own HTTP/2 stacks, a real Kestrel server (gRPC for .NET) and a real Grpc.Net.Client (SocketsHttpHandler), and
+/// against itself over h2c and TLS.
 /// </summary>
 public sealed class GrpcStreamTests
 {
     private static readonly TimeSpan Timeout = TestServer.Timeout;
 
     [Fact]
-    public async Task Listener_SocketsHttpHandlerClient_EchoesHelloFramesAndA4MBChunkThenEndsOk()
+    public async Task Listener_GrpcNetClient_EchoesHelloFramesAndA4MBChunkThenEndsOk()
     {
         using var listener = GrpcStreamListener.Start(IPAddress.Loopback, 0, ServicePaths.Connect, Echo.Admit, RpcSecurity.Insecure);
-        using var channel = new RpcChannel(listener.Address);
-        await using var call = await channel.StartAsync<Frame, Frame>(ServicePaths.Connect).WaitAsync(Timeout);
+        using var channel = RpcChannels.For(listener.Address);
+        using var call = channel.CreateCallInvoker().AsyncDuplexStreamingCall(GrpcMethods.Connect, null, new CallOptions(deadline: DateTime.UtcNow + Timeout));
 
         foreach (var frame in Frames())
         {
-            await call.Requests.WriteAsync(frame, CancellationToken.None).AsTask().WaitAsync(Timeout);
-            Assert.Equal(frame, await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+            await call.RequestStream.WriteAsync(frame).WaitAsync(Timeout);
+            Assert.True(await call.ResponseStream.MoveNext(CancellationToken.None).WaitAsync(Timeout));
+            Assert.Equal(frame, call.ResponseStream.Current);
         }
-        await call.CompleteRequestsAsync().WaitAsync(Timeout);
+        await call.RequestStream.CompleteAsync().WaitAsync(Timeout);
 
-        Assert.Null(await call.Responses.ReadAsync(CancellationToken.None).AsTask().WaitAsync(Timeout));
+        Assert.False(await call.ResponseStream.MoveNext(CancellationToken.None).WaitAsync(Timeout));
+        Assert.Equal(StatusCode.OK, call.GetStatus().StatusCode);
     }
 
     [Fact]
