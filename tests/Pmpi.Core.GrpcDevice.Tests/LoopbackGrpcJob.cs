@@ -9,7 +9,6 @@ using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
 // Pmpi.Status is an MPI status; this is a call's.
 using RpcStatus = Grpc.Core.Status;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Tests;
 

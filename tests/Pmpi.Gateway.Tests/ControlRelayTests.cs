@@ -10,7 +10,6 @@ using Pmpi.Rpc.V1;
 using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
 using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
 using JobControlClient = Pmpi.Rpc.V1.JobControl.JobControlClient;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Gateway.Tests;
 

@@ -13,7 +13,6 @@ using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Streams;
 using Pmpi.Rpc.V1;
 using GatewayClient = Pmpi.Rpc.V1.Gateway.GatewayClient;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Gateway.Tests;
 

@@ -4,7 +4,6 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests;
 

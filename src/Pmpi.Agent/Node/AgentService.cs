@@ -12,7 +12,6 @@ using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 using Microsoft.AspNetCore.Http;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Agent.Node;
 

@@ -1,6 +1,5 @@
 using Grpc.Core;
 using Microsoft.AspNetCore.Http;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 using Microsoft.Extensions.Logging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Kestrel;

@@ -28,10 +28,16 @@ internal sealed class HopForwarder(IHttpForwarder forwarder, GatewayCounters cou
         VersionPolicy = HttpVersionPolicy.RequestVersionExact,
     };
 
-    /// <summary>Whether the request is a gRPC call at all; if not, it is answered 415 and nothing more is done.</summary>
+    /// <summary>
+    /// Whether the request is a gRPC call at all (application/grpc or a subtype such as application/grpc+proto,
+    /// PROTOCOL-HTTP2.md); if not, it is answered 415, as a gRPC server answers a content-type it does not serve.
+    /// </summary>
     public static bool IsGrpc(HttpContext context)
     {
-        if (GrpcEndpoints.IsGrpc(context.Request)) return true;
+        const string Grpc = "application/grpc";
+        if (context.Request.ContentType is { } type && type.StartsWith(Grpc, StringComparison.OrdinalIgnoreCase)
+            && (type.Length == Grpc.Length || type[Grpc.Length] is '+' or ';'))
+            return true;
         context.Response.StatusCode = StatusCodes.Status415UnsupportedMediaType;
         return false;
     }

@@ -1,7 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
-using Pmpi.Rpc.Client;
 
 namespace Pmpi.Gateway.Internal;
 

@@ -4,7 +4,7 @@ namespace Pmpi.Rpc.Internal;
 
 /// <summary>
 /// The grpc-message header's percent-encoding (PROTOCOL-HTTP2.md): UTF-8 bytes, each outside printable ASCII
-/// 0x20-0x7E or equal to '%' written as %XX. Decoding is lenient: a malformed escape stays as it is.
+/// 0x20-0x7E or equal to '%' written as %XX.
 /// </summary>
 internal static class GrpcMessage
 {
@@ -28,28 +28,4 @@ internal static class GrpcMessage
         }
         return builder.ToString();
     }
-
-    public static string Decode(string text)
-    {
-        if (!text.Contains('%', StringComparison.Ordinal)) return text;
-        var bytes = new List<byte>(text.Length);
-        for (int i = 0; i < text.Length; i++)
-        {
-            if (text[i] == '%' && i + 2 < text.Length && IsHex(text[i + 1]) && IsHex(text[i + 2]))
-            {
-                bytes.Add((byte)(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2])));
-                i += 2;
-            }
-            else
-            {
-                // Header values are ASCII; anything else passes through as UTF-8.
-                bytes.AddRange(Encoding.UTF8.GetBytes(text[i].ToString()));
-            }
-        }
-        return Encoding.UTF8.GetString(bytes.ToArray());
-    }
-
-    private static bool IsHex(char c) => char.IsAsciiHexDigit(c);
-
-    private static int HexValue(char c) => c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }

@@ -10,7 +10,6 @@ using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Integration.Tests.Security;
 

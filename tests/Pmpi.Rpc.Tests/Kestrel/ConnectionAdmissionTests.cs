@@ -11,7 +11,6 @@ using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests.Kestrel;
 

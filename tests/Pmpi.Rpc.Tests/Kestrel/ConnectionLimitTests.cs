@@ -6,7 +6,6 @@ using Microsoft.AspNetCore.Builder;
 using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.V1;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests.Kestrel;
 

@@ -10,7 +10,6 @@ using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.Security.Internal;
 using Pmpi.Rpc.V1;
-using ServerCallContext = Grpc.Core.ServerCallContext;
 
 namespace Pmpi.Rpc.Tests.Security;
 

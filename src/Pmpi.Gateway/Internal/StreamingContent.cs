@@ -1,16 +1,15 @@
 using System.Net;
 using System.Net.Http.Headers;
 
-namespace Pmpi.Rpc.Client;
+namespace Pmpi.Gateway.Internal;
 
-/// <summary>A request body written by the caller while the call runs: a call's messages, or a tunnel's bytes.</summary>
+/// <summary>A request body written while its call runs: the bytes of a tunnel (<see cref="TunnelDialer"/>).</summary>
 internal sealed class StreamingContent : HttpContent
 {
     private readonly TaskCompletionSource<Stream> _stream = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _completed = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    /// <param name="contentType">application/grpc for a call's messages; another type for bytes that are not (a tunnel's).</param>
-    public StreamingContent(string contentType = "application/grpc") => Headers.ContentType = new MediaTypeHeaderValue(contentType);
+    public StreamingContent(string contentType) => Headers.ContentType = new MediaTypeHeaderValue(contentType);
 
     /// <summary>The HTTP/2 request stream, once SocketsHttpHandler asks for the body.</summary>
     public Task<Stream> Stream => _stream.Task;
