@@ -23,9 +23,6 @@ namespace Pmpi.Rpc.Streams;
 /// </remarks>
 internal sealed class Http2Connection : IDisposable
 {
-    /// <summary>The most a header block may take (HEADERS plus CONTINUATION frames); gRPC's are a few hundred bytes.</summary>
-    public const int MaxHeaderBlock = 16 * 1024;
-
     private const int WriteBufferSize = 64 * 1024;
 
     private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
@@ -38,11 +35,7 @@ internal sealed class Http2Connection : IDisposable
     private readonly Http2Endpoint _endpoint;
 
     // The reader thread's alone.
-    private readonly byte[] _readBuffer = new byte[64 * 1024];
-    private int _readStart, _readEnd;
-    private readonly HpackDecoder _decoder = new();
-    private readonly List<(string Name, string Value)> _headers = [];
-    private readonly byte[] _headerBlock = new byte[MaxHeaderBlock];
+    private readonly Http2FrameReader _frames;
     private int _lastPeerStream;
     private long _receiveWindow = Http2Frame.DefaultWindow; // the connection's, as the peer sees it
     private long _receiveTarget = Http2Frame.DefaultWindow;
@@ -70,7 +63,6 @@ internal sealed class Http2Connection : IDisposable
     private bool _nudged, _refusing; // the watch's alone
     private readonly Lock _readLock = new(); // whoever reads frames: the reader thread, or a thread polling
     private volatile Thread? _readingThread;
-    private volatile bool _readingLargePiece;
     private Thread? _reader;
     private readonly object _pollers = new(); // where the reader thread waits while a thread polls
     private long _polledTicks = long.MinValue / 2; // when a thread last polled
@@ -80,12 +72,6 @@ internal sealed class Http2Connection : IDisposable
     /// thread that stops without saying so (its wait completed) costs the connection at most this much.
     /// </summary>
     private const long PollerGrace = 2;
-
-    /// <summary>
-    /// How long a thread reading the rest of a frame waits for it by polling the socket before it sleeps in the read:
-    /// the rest is on its way, and each sleep costs a wake-up on both ends, as many as one per 64 KB of a large frame.
-    /// </summary>
-    private static readonly long MidFrameSpinTicks = Stopwatch.Frequency / 5_000; // 200 µs
 
     /// <param name="socket">The connection's socket.</param>
     /// <param name="transport">What frames are read from and written to: the socket's stream, or an SslStream over <paramref name="records"/>.</param>
@@ -98,6 +84,7 @@ internal sealed class Http2Connection : IDisposable
         _records = records;
         _endpoint = endpoint;
         Peer = socket.RemoteEndPoint?.ToString() ?? "a peer";
+        _frames = new Http2FrameReader(socket, transport, records, Peer);
         _watch = new Timer(static state => ((Http2Connection)state!).Watch(), this, Timeout.Infinite, Timeout.Infinite);
     }
 
@@ -125,7 +112,7 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     public void Handshake()
     {
-        var settings = new List<(Http2Setting, int)> { (Http2Setting.MaxFrameSize, Http2Frame.MaxFrameSize), (Http2Setting.MaxHeaderListSize, MaxHeaderBlock) };
+        var settings = new List<(Http2Setting, int)> { (Http2Setting.MaxFrameSize, Http2Frame.MaxFrameSize), (Http2Setting.MaxHeaderListSize, Http2FrameReader.MaxHeaderBlock) };
         if (IsServer) settings.Add((Http2Setting.MaxConcurrentStreams, _endpoint.MaxStreams));
         else settings.AddRange([(Http2Setting.EnablePush, 0), (Http2Setting.InitialWindowSize, _endpoint.StreamWindow)]);
         var frame = new byte[Http2Frame.HeaderSize + 6 * settings.Count];
@@ -598,13 +585,13 @@ internal sealed class Http2Connection : IDisposable
                 if (IsServer)
                 {
                     Span<byte> preface = stackalloc byte[Http2Frame.Preface.Length];
-                    if (!TryReadExactly(preface) || !preface.SequenceEqual(Http2Frame.Preface))
+                    if (!_frames.TryReadExactly(preface) || !preface.SequenceEqual(Http2Frame.Preface))
                         throw new Http2ProtocolException(Http2Error.ProtocolError, "The connection did not open with the HTTP/2 preface (PMPI endpoints speak HTTP/2 only).");
                 }
             }
             while (true)
             {
-                if (Pollable && !Buffered())
+                if (Pollable && !_frames.Buffered())
                 {
                     // While a thread polls, it reads what arrives, and this one keeps out of its way rather than wake
                     // with every message (on a busy node each wake-up takes a core from someone).
@@ -621,7 +608,7 @@ internal sealed class Http2Connection : IDisposable
                 {
                     // What woke this thread may have been read already by a polling one; readable with nothing to
                     // read is the end of the connection, which the read reports.
-                    bool mustRead = !Pollable || Buffered() || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
+                    bool mustRead = !Pollable || _frames.Buffered() || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
                     if (mustRead && !ReadArrived(atLeastOne: true)) break;
                 }
             }
@@ -645,7 +632,7 @@ internal sealed class Http2Connection : IDisposable
         if (!Polling()) return;
         try
         {
-            if (Buffered() || _socket.Available > 0) ReadIfFree();
+            if (_frames.Buffered() || _socket.Available > 0) ReadIfFree();
         }
         catch (Exception e)
         {
@@ -678,7 +665,7 @@ internal sealed class Http2Connection : IDisposable
         {
             var connection = call.Connection;
             if (!connection.Polling()) continue;
-            if (connection.Buffered()) connection.ReadIfFree();
+            if (connection._frames.Buffered()) connection.ReadIfFree();
             else
             {
                 asked.Add(connection);
@@ -719,9 +706,6 @@ internal sealed class Http2Connection : IDisposable
         return true;
     }
 
-    /// <summary>Whether bytes wait in this end's own buffers (or, for TLS, a record under the SslStream).</summary>
-    private bool Buffered() => _readStart < _readEnd || _records is { Buffered: > 0 };
-
     /// <summary>Reads what has arrived unless another thread is reading; the end of the connection is left to the reader thread, which sees it too.</summary>
     private void ReadIfFree()
     {
@@ -749,11 +733,8 @@ internal sealed class Http2Connection : IDisposable
         Fail(e);
     }
 
-    /// <summary>
-    /// Whether a thread is reading a large piece of a frame from the socket, and may wait there for the rest: a thread
-    /// that polls meanwhile finds nothing to read and only takes the core that one copies on.
-    /// </summary>
-    public bool ReadingLargePiece => _readingLargePiece;
+    /// <inheritdoc cref="Http2FrameReader.ReadingLargePiece"/>
+    public bool ReadingLargePiece => _frames.ReadingLargePiece;
 
     /// <summary>The thread that polled stops (it is about to block): the reader thread reads again at once.</summary>
     public void PollingStopped()
@@ -769,10 +750,10 @@ internal sealed class Http2Connection : IDisposable
         try
         {
             Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
-            while (atLeastOne || _readStart < _readEnd || Pollable && Arrived())
+            while (atLeastOne || _frames.HasBufferedBytes || Pollable && Arrived())
             {
                 atLeastOne = false;
-                if (!TryReadExactly(header)) return false;
+                if (!_frames.TryReadExactly(header)) return false;
                 var (length, type, flags, streamId) = Http2Frame.ReadHeader(header);
                 if (length > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.FrameSizeError, $"A frame of {length} bytes.");
                 Volatile.Write(ref _lastFrameTicks, System.Environment.TickCount64);
@@ -799,7 +780,7 @@ internal sealed class Http2Connection : IDisposable
             case Http2FrameType.RstStream:
                 if (length != 4 || streamId == 0) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A RST_STREAM frame of the wrong size or on stream 0.");
                 Span<byte> code = stackalloc byte[4];
-                ReadExactly(code);
+                _frames.ReadExactly(code);
                 if (Find(streamId) is { } reset)
                     End(reset, new RpcException(new Status(StatusCode.Cancelled, $"{Peer} reset the call ({(Http2Error)BinaryPrimitives.ReadUInt32BigEndian(code)}).")), remote: true, local: true);
                 break;
@@ -809,7 +790,7 @@ internal sealed class Http2Connection : IDisposable
             case Http2FrameType.Ping:
                 if (length != 8 || streamId != 0) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A PING frame of the wrong size or on a stream.");
                 Span<byte> opaque = stackalloc byte[8];
-                ReadExactly(opaque);
+                _frames.ReadExactly(opaque);
                 if ((flags & Http2Frame.Ack) == 0) Post(Frame(Http2FrameType.Ping, Http2Frame.Ack, 0, opaque));
                 else Volatile.Write(ref _pingSentTicks, 0);
                 break;
@@ -824,7 +805,7 @@ internal sealed class Http2Connection : IDisposable
             case Http2FrameType.Continuation:
                 throw new Http2ProtocolException(Http2Error.ProtocolError, "A CONTINUATION frame outside a header block.");
             default:
-                Skip(length); // PRIORITY and unknown types carry nothing for this end
+                _frames.Skip(length); // PRIORITY and unknown types carry nothing for this end
                 break;
         }
     }
@@ -840,7 +821,7 @@ internal sealed class Http2Connection : IDisposable
         if ((flags & Http2Frame.Padded) != 0)
         {
             if (length < 1) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A padded DATA frame without its pad length.");
-            padding = ReadByte();
+            padding = _frames.ReadByte();
             length--;
             if (padding > length) throw new Http2ProtocolException(Http2Error.ProtocolError, "DATA padding longer than the frame.");
             length -= padding;
@@ -849,7 +830,7 @@ internal sealed class Http2Connection : IDisposable
         if (stream is null || stream.RemoteEnded)
         {
             if (streamId > (IsServer ? _lastPeerStream : _nextStreamId - 2)) throw new Http2ProtocolException(Http2Error.ProtocolError, $"DATA on stream {streamId}, which was never opened.");
-            Skip(length); // a call that ended (or was refused) this side; its data is dropped
+            _frames.Skip(length); // a call that ended (or was refused) this side; its data is dropped
         }
         else
         {
@@ -863,7 +844,7 @@ internal sealed class Http2Connection : IDisposable
             catch (RpcException e)
             {
                 // The call's receiver refused what arrived (or a message was too large): the call ends, the connection stays.
-                Skip(length - stream.Consumed);
+                _frames.Skip(length - stream.Consumed);
                 Refuse(stream, e);
             }
             if (!stream.RemoteEnded && stream.ReceiveUnacknowledged >= stream.ReceiveTarget / 2)
@@ -873,7 +854,7 @@ internal sealed class Http2Connection : IDisposable
                 stream.ReceiveUnacknowledged = 0;
             }
         }
-        Skip(padding);
+        _frames.Skip(padding);
         if (_receiveUnacknowledged >= _receiveTarget / 2)
         {
             Post(WindowUpdate(0, _receiveUnacknowledged));
@@ -898,7 +879,7 @@ internal sealed class Http2Connection : IDisposable
                 if (stream.HeadRead < GrpcStream.HeadSize)
                 {
                     int take = Math.Min(GrpcStream.HeadSize - stream.HeadRead, left);
-                    ReadExactly(stream.Head.AsSpan(stream.HeadRead, take));
+                    _frames.ReadExactly(stream.Head.AsSpan(stream.HeadRead, take));
                     stream.Consumed += take;
                     stream.HeadRead += take;
                     if (stream.HeadRead < GrpcStream.HeadSize) return;
@@ -911,7 +892,7 @@ internal sealed class Http2Connection : IDisposable
                 else
                 {
                     int take = Math.Min(stream.Body.Length - stream.BodyRead, left);
-                    ReadExactly(stream.Body.Span.Slice(stream.BodyRead, take));
+                    _frames.ReadExactly(stream.Body.Span.Slice(stream.BodyRead, take));
                     stream.Consumed += take;
                     stream.BodyRead += take;
                 }
@@ -925,7 +906,7 @@ internal sealed class Http2Connection : IDisposable
             else if (stream.Message is null)
             {
                 int take = Math.Min(5 - stream.PrefixRead, left);
-                ReadExactly(stream.Prefix.AsSpan(stream.PrefixRead, take));
+                _frames.ReadExactly(stream.Prefix.AsSpan(stream.PrefixRead, take));
                 stream.Consumed += take;
                 stream.PrefixRead += take;
                 if (stream.PrefixRead < 5) return;
@@ -949,7 +930,7 @@ internal sealed class Http2Connection : IDisposable
             else
             {
                 int take = Math.Min(stream.MessageLength - stream.MessageRead, left);
-                ReadExactly(stream.Message.AsSpan(stream.MessageRead, take));
+                _frames.ReadExactly(stream.Message.AsSpan(stream.MessageRead, take));
                 stream.Consumed += take;
                 stream.MessageRead += take;
             }
@@ -1006,9 +987,7 @@ internal sealed class Http2Connection : IDisposable
     private void OnHeaders(int length, byte flags, int streamId)
     {
         if (streamId == 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "A HEADERS frame on stream 0.");
-        int blockLength = ReadHeaderBlock(length, flags, streamId);
-        _headers.Clear();
-        _decoder.Decode(_headerBlock.AsSpan(0, blockLength), _headers); // always, to keep the dynamic table in step
+        _frames.ReadHeaderBlock(length, flags, streamId);
         bool endStream = (flags & Http2Frame.EndStream) != 0;
         var stream = Find(streamId);
         if (IsServer && stream is null)
@@ -1028,7 +1007,7 @@ internal sealed class Http2Connection : IDisposable
         if (!stream.ResponseStarted)
         {
             stream.ResponseStarted = true; // on a client: the response's headers have arrived
-            var status = Header(":status");
+            var status = _frames.Header(":status");
             if (status != "200")
             {
                 End(stream, new RpcException(new Status(StatusCode.Unavailable, $"{Peer} answered the call with HTTP status {status ?? "(none)"}.")), remote: true, local: false);
@@ -1039,10 +1018,10 @@ internal sealed class Http2Connection : IDisposable
         }
         else if (!endStream) throw new Http2ProtocolException(Http2Error.ProtocolError, $"Trailers without END_STREAM on stream {streamId}.");
         // Trailers (or a trailers-only response): the call's outcome.
-        var code = Header("grpc-status");
+        var code = _frames.Header("grpc-status");
         var error = code == "0" ? null
             : new RpcException(new Status(int.TryParse(code, out int value) ? (StatusCode)value : StatusCode.Unknown,
-                Header("grpc-message") is { } message ? Uri.UnescapeDataString(message) : $"{Peer} ended the call without a grpc-status."));
+                _frames.Header("grpc-message") is { } message ? Uri.UnescapeDataString(message) : $"{Peer} ended the call without a grpc-status."));
         if (error is null) RemoteEnd(stream);
         else End(stream, error, remote: true, local: false);
     }
@@ -1062,53 +1041,12 @@ internal sealed class Http2Connection : IDisposable
             _streams.Add(streamId, stream);
         }
         lock (_windows) stream.SendWindow = _peerInitialWindow;
-        if (Header(":method") != "POST" || Header(":path") != _endpoint.Path)
-            Refuse(stream, new RpcException(new Status(StatusCode.Unimplemented, $"{Header(":method")} {Header(":path")} is not served here; this endpoint serves {_endpoint.Path}.")));
-        else if (Header("content-type") is not { } type || !type.StartsWith("application/grpc", StringComparison.Ordinal))
-            Refuse(stream, new RpcException(new Status(StatusCode.Internal, $"Content-Type '{Header("content-type")}' is not gRPC's.")));
+        if (_frames.Header(":method") != "POST" || _frames.Header(":path") != _endpoint.Path)
+            Refuse(stream, new RpcException(new Status(StatusCode.Unimplemented, $"{_frames.Header(":method")} {_frames.Header(":path")} is not served here; this endpoint serves {_endpoint.Path}.")));
+        else if (_frames.Header("content-type") is not { } type || !type.StartsWith("application/grpc", StringComparison.Ordinal))
+            Refuse(stream, new RpcException(new Status(StatusCode.Internal, $"Content-Type '{_frames.Header("content-type")}' is not gRPC's.")));
         else if (endStream)
             Refuse(stream, new RpcException(new Status(StatusCode.InvalidArgument, "The call ended before its first message.")));
-    }
-
-    private int ReadHeaderBlock(int length, byte flags, int streamId)
-    {
-        int padding = 0;
-        if ((flags & Http2Frame.Padded) != 0)
-        {
-            padding = ReadByte();
-            length--;
-        }
-        if ((flags & Http2Frame.Priority) != 0)
-        {
-            Skip(5);
-            length -= 5;
-        }
-        if (length - padding < 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "HEADERS padding longer than the frame.");
-        int block = ReadBlockPart(0, length - padding);
-        Skip(padding);
-        Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
-        while ((flags & Http2Frame.EndHeaders) == 0)
-        {
-            ReadExactly(header);
-            (length, var type, flags, int continued) = Http2Frame.ReadHeader(header);
-            if (type != Http2FrameType.Continuation || continued != streamId) throw new Http2ProtocolException(Http2Error.ProtocolError, "A header block interrupted by another frame.");
-            block = ReadBlockPart(block, length);
-        }
-        return block;
-    }
-
-    private int ReadBlockPart(int at, int length)
-    {
-        if (at + length > MaxHeaderBlock) throw new Http2ProtocolException(Http2Error.EnhanceYourCalm, $"A header block over {MaxHeaderBlock} bytes.");
-        ReadExactly(_headerBlock.AsSpan(at, length));
-        return at + length;
-    }
-
-    private string? Header(string name)
-    {
-        foreach (var (key, value) in _headers)
-            if (key == name) return value;
-        return null;
     }
 
     private void OnSettings(int length, byte flags, int streamId)
@@ -1123,7 +1061,7 @@ internal sealed class Http2Connection : IDisposable
         Span<byte> setting = stackalloc byte[6];
         for (int i = 0; i < length / 6; i++)
         {
-            ReadExactly(setting);
+            _frames.ReadExactly(setting);
             uint value = BinaryPrimitives.ReadUInt32BigEndian(setting[2..]);
             switch ((Http2Setting)BinaryPrimitives.ReadUInt16BigEndian(setting))
             {
@@ -1154,7 +1092,7 @@ internal sealed class Http2Connection : IDisposable
     {
         if (length != 4) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A WINDOW_UPDATE of the wrong size.");
         Span<byte> payload = stackalloc byte[4];
-        ReadExactly(payload);
+        _frames.ReadExactly(payload);
         int increment = BinaryPrimitives.ReadInt32BigEndian(payload) & int.MaxValue;
         if (increment == 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "A WINDOW_UPDATE of 0.");
         lock (_windows)
@@ -1173,12 +1111,12 @@ internal sealed class Http2Connection : IDisposable
     {
         if (length < 8) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A GOAWAY frame under 8 bytes.");
         Span<byte> payload = stackalloc byte[8];
-        ReadExactly(payload);
+        _frames.ReadExactly(payload);
         int lastStream = BinaryPrimitives.ReadInt32BigEndian(payload) & int.MaxValue;
         var code = (Http2Error)BinaryPrimitives.ReadUInt32BigEndian(payload[4..]);
         var debug = new byte[Math.Min(length - 8, 1024)];
-        ReadExactly(debug);
-        Skip(length - 8 - debug.Length);
+        _frames.ReadExactly(debug);
+        _frames.Skip(length - 8 - debug.Length);
         // Calls the peer never took fail now; the others may finish.
         List<GrpcStream> refused;
         lock (_streams) refused = [.. _streams.Values.Where(stream => stream.Id > lastStream)];
@@ -1328,85 +1266,6 @@ internal sealed class Http2Connection : IDisposable
             Volatile.Write(ref _pingSentTicks, now);
             Post(Frame(Http2FrameType.Ping, 0, 0, stackalloc byte[8]));
         }
-    }
-
-    // ---- The read buffer ----
-
-    private bool TryReadExactly(Span<byte> destination)
-    {
-        if (_readStart == _readEnd && !Fill()) return false;
-        ReadExactly(destination);
-        return true;
-    }
-
-    private void ReadExactly(Span<byte> destination)
-    {
-        while (destination.Length > 0)
-        {
-            int buffered = _readEnd - _readStart;
-            if (buffered == 0)
-            {
-                // A large read goes straight into its destination, past the buffer.
-                if (destination.Length >= _readBuffer.Length)
-                {
-                    _readingLargePiece = true;
-                    int read;
-                    try
-                    {
-                        AwaitMoreOfFrame();
-                        read = _transport.Read(destination);
-                    }
-                    finally
-                    {
-                        _readingLargePiece = false;
-                    }
-                    if (read == 0) throw new RpcException(new Status(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame."));
-                    destination = destination[read..];
-                    continue;
-                }
-                AwaitMoreOfFrame();
-                if (!Fill()) throw new RpcException(new Status(StatusCode.Unavailable, $"{Peer} closed the connection inside a frame."));
-                buffered = _readEnd - _readStart;
-            }
-            int take = Math.Min(buffered, destination.Length);
-            _readBuffer.AsSpan(_readStart, take).CopyTo(destination);
-            _readStart += take;
-            destination = destination[take..];
-        }
-    }
-
-    /// <summary>Polls a plaintext socket for the rest of a frame a while (<see cref="MidFrameSpinTicks"/>), so that the read finds bytes rather than sleeps.</summary>
-    private void AwaitMoreOfFrame()
-    {
-        if (_records is not null) return; // a TLS record's bytes may sit in the SslStream, out of the socket's sight
-        long start = Stopwatch.GetTimestamp();
-        var spinner = new SpinWait();
-        while (_socket.Available == 0 && Stopwatch.GetTimestamp() - start < MidFrameSpinTicks) spinner.SpinOnce(sleep1Threshold: -1);
-    }
-
-    private byte ReadByte()
-    {
-        Span<byte> one = stackalloc byte[1];
-        ReadExactly(one);
-        return one[0];
-    }
-
-    private void Skip(int length)
-    {
-        Span<byte> sink = stackalloc byte[256];
-        while (length > 0)
-        {
-            int take = Math.Min(length, sink.Length);
-            ReadExactly(sink[..take]);
-            length -= take;
-        }
-    }
-
-    private bool Fill()
-    {
-        _readStart = 0;
-        _readEnd = _transport.Read(_readBuffer);
-        return _readEnd > 0;
     }
 
     /// <summary>
