@@ -13,18 +13,11 @@ namespace Pmpi.Rpc.Streams;
 /// reads it: frames are parsed straight from the socket, and each complete gRPC message is handed to its stream's
 /// receiver on that thread, so a message costs one wake-up between the socket and the application. A thread that
 /// waits for a message may read instead (<see cref="Poll"/>), and then it costs none. Writers write on their own
-/// threads, one frame at a time under a lock, straight to the socket.
+/// threads, one frame at a time under a lock, straight to the socket (<see cref="Http2FrameWriter"/>, which also
+/// queues what the reader sends, so that it never blocks on a write).
 /// </summary>
-/// <remarks>
-/// Whoever reads never blocks on a write: if it had to, two ends each sending bulk data while their readers wait to
-/// send a WINDOW_UPDATE to one another would deadlock. What the reader sends (SETTINGS and PING acknowledgements,
-/// window updates, refusals) is queued and written by whoever next holds the write lock, by the reader itself if the
-/// lock is free and the socket has room, or else from the thread pool.
-/// </remarks>
 internal sealed class Http2Connection : IDisposable
 {
-    private const int WriteBufferSize = 64 * 1024;
-
     private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
     private static readonly TimeSpan ShutdownGrace = TimeSpan.FromMilliseconds(250);
 
@@ -37,21 +30,10 @@ internal sealed class Http2Connection : IDisposable
     // The reader thread's alone.
     private readonly Http2FrameReader _frames;
     private int _lastPeerStream;
-    private long _receiveWindow = Http2Frame.DefaultWindow; // the connection's, as the peer sees it
-    private long _receiveTarget = Http2Frame.DefaultWindow;
-    private long _receiveUnacknowledged;
+    private Http2InputFlowControl _receiveFlow = new(); // a field, not readonly: it changes in place
 
-    private readonly Lock _writeLock = new(); // one frame at a time
-    private readonly byte[] _writeBuffer = new byte[WriteBufferSize];
-    private readonly Queue<byte[]> _control = new(); // frames from the reader waiting for the write lock (locked on itself)
-    private volatile bool _controlPending;
-    private int _flushScheduled;
-
-    // Flow control of what this end sends (Monitor on _windows), and the peer's settings.
-    private readonly object _windows = new();
-    private long _sendWindow = Http2Frame.DefaultWindow;
-    private int _peerInitialWindow = Http2Frame.DefaultWindow;
-    private volatile int _peerMaxFrameSize = Http2Frame.DefaultFrameSize;
+    private readonly Http2FrameWriter _writer;
+    private readonly Http2OutputFlowControl _sendFlow;
 
     private readonly Dictionary<int, GrpcStream> _streams = []; // locked on itself
     private int _nextStreamId = 1;
@@ -85,6 +67,8 @@ internal sealed class Http2Connection : IDisposable
         _endpoint = endpoint;
         Peer = socket.RemoteEndPoint?.ToString() ?? "a peer";
         _frames = new Http2FrameReader(socket, transport, records, Peer);
+        _sendFlow = new Http2OutputFlowControl(this);
+        _writer = new Http2FrameWriter(this, socket, transport, plaintext: records is null, _sendFlow);
         _watch = new Timer(static state => ((Http2Connection)state!).Watch(), this, Timeout.Infinite, Timeout.Infinite);
     }
 
@@ -115,19 +99,7 @@ internal sealed class Http2Connection : IDisposable
         var settings = new List<(Http2Setting, int)> { (Http2Setting.MaxFrameSize, Http2Frame.MaxFrameSize), (Http2Setting.MaxHeaderListSize, Http2FrameReader.MaxHeaderBlock) };
         if (IsServer) settings.Add((Http2Setting.MaxConcurrentStreams, _endpoint.MaxStreams));
         else settings.AddRange([(Http2Setting.EnablePush, 0), (Http2Setting.InitialWindowSize, _endpoint.StreamWindow)]);
-        var frame = new byte[Http2Frame.HeaderSize + 6 * settings.Count];
-        Http2Frame.WriteHeader(frame, 6 * settings.Count, Http2FrameType.Settings, 0, 0);
-        for (int i = 0; i < settings.Count; i++)
-        {
-            BinaryPrimitives.WriteUInt16BigEndian(frame.AsSpan(Http2Frame.HeaderSize + 6 * i), (ushort)settings[i].Item1);
-            BinaryPrimitives.WriteInt32BigEndian(frame.AsSpan(Http2Frame.HeaderSize + 6 * i + 2), settings[i].Item2);
-        }
-        lock (_writeLock)
-        {
-            if (!IsServer) _transport.Write(Http2Frame.Preface);
-            _transport.Write(frame);
-            if (!IsServer) GrowReceiveWindow(write: true);
-        }
+        _writer.WriteHandshake(preface: !IsServer, settings, IsServer ? 0 : _receiveFlow.GrowTo(_endpoint.ConnectionWindow));
     }
 
     /// <summary>Starts the reader thread, and the watch over the connection's liveness.</summary>
@@ -162,8 +134,8 @@ internal sealed class Http2Connection : IDisposable
             _nextStreamId += 2;
             _streams.Add(stream.Id, stream);
         }
-        lock (_windows) stream.SendWindow = _peerInitialWindow;
-        WriteHeaders(stream.Id, block, endStream: false);
+        _sendFlow.Open(stream);
+        _writer.WriteHeaders(stream.Id, block, endStream: false);
         return stream;
     }
 
@@ -175,171 +147,18 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     public void Dispose()
     {
-        if (_failure is null && Volatile.Read(ref _reader) is { } reader && reader != Thread.CurrentThread && _writeLock.TryEnter(ShutdownGrace))
-        {
-            try
-            {
-                _socket.Shutdown(SocketShutdown.Send); // never inside a frame: under the write lock
-            }
-            catch (Exception e) when (e is SocketException or ObjectDisposedException)
-            {
-            }
-            finally
-            {
-                _writeLock.Exit();
-            }
+        if (_failure is null && Volatile.Read(ref _reader) is { } reader && reader != Thread.CurrentThread && _writer.TryShutdownSend(ShutdownGrace))
             reader.Join(ShutdownGrace);
-        }
         Fail(new RpcException(new Status(StatusCode.Unavailable, $"The connection to {Peer} was closed.")));
     }
 
-    // ---- Writing ----
+    // ---- Writing (Http2FrameWriter) ----
 
-    /// <summary>
-    /// Writes one gRPC message (<paramref name="head"/> then <paramref name="payload"/>) on
-    /// <paramref name="stream"/>, as DATA frames as large as the peer allows and the windows admit, waiting for window
-    /// updates as needed; a frame with a large payload after padding frames that shift it (<see cref="ShiftPadding"/>).
-    /// Callers write a stream's messages one at a time; other streams' frames may fall between.
-    /// </summary>
-    public void WriteMessage(GrpcStream stream, ReadOnlySpan<byte> head, ReadOnlySpan<byte> payload)
-    {
-        int total = 5 + head.Length + payload.Length;
-        if (total - 5 > RpcOptions.DefaultMaxMessageSize) throw new RpcException(new Status(StatusCode.ResourceExhausted, $"A message of {total - 5} bytes is over the {RpcOptions.DefaultMaxMessageSize}-byte limit."));
-        Span<byte> prefix = stackalloc byte[5];
-        prefix[0] = 0;
-        BinaryPrimitives.WriteInt32BigEndian(prefix[1..], total - 5);
-        Span<byte> frameHeader = stackalloc byte[Http2Frame.HeaderSize];
-        for (int sent = 0; sent < total;)
-        {
-            int length = ReserveWindow(stream, total - sent);
-            int end = sent + length;
-            var payloadPart = Part(payload, 5 + head.Length, sent, end);
-            // Through TLS the bytes the kernel copies are records, not these frames.
-            int padding = _records is null && payloadPart.Length >= ShiftedPayload
-                ? TryReserveWindow(stream, ShiftPadding(Http2Frame.HeaderSize + length - payloadPart.Length, payloadPart))
-                : 0;
-            lock (_writeLock)
-            {
-                ThrowIfEnded(stream);
-                try
-                {
-                    WriteControlLocked();
-                    var buffered = new WriteBatch(_transport, _writeBuffer);
-                    WritePadding(ref buffered, stream.Id, padding);
-                    Http2Frame.WriteHeader(frameHeader, length, Http2FrameType.Data, 0, stream.Id);
-                    buffered.Add(frameHeader);
-                    buffered.Add(Part(prefix, 0, sent, end));
-                    buffered.Add(Part(head, 5, sent, end));
-                    buffered.Add(payloadPart);
-                    buffered.Flush();
-                }
-                catch (Exception e) when (e is IOException or ObjectDisposedException)
-                {
-                    Fail(e);
-                    throw Unavailable(e);
-                }
-            }
-            sent += length;
-            FlushControlAfterWrite();
-        }
+    /// <inheritdoc cref="Http2FrameWriter.WriteMessage"/>
+    public void WriteMessage(GrpcStream stream, ReadOnlySpan<byte> head, ReadOnlySpan<byte> payload) => _writer.WriteMessage(stream, head, payload);
 
-        static ReadOnlySpan<byte> Part(ReadOnlySpan<byte> piece, int at, int from, int to)
-        {
-            int start = Math.Clamp(from - at, 0, piece.Length), stop = Math.Clamp(to - at, 0, piece.Length);
-            return piece[start..stop];
-        }
-    }
-
-    /// <summary>The smallest payload of a frame that padding shifts in the kernel's socket pages (<see cref="ShiftPadding"/>).</summary>
-    private const int ShiftedPayload = 64 * 1024;
-
-    private const int PageSize = 4096;
-
-    /// <summary>An empty padded DATA frame: its header, its pad length byte, and up to 255 bytes of padding.</summary>
-    private const int MinPaddingFrame = Http2Frame.HeaderSize + 1, MaxPaddingFrame = MinPaddingFrame + byte.MaxValue;
-
-    /// <summary>
-    /// The bytes of padding frames that put <paramref name="payload"/>, which follows <paramref name="before"/> bytes of
-    /// its frame, half a page from its own offset in a page once the kernel has copied it into its socket's pages. The
-    /// kernel copies a write after the bytes written before it, in pages that start afresh once the peer has read them.
-    /// On the x86 machines measured, a copy (the sender's into those pages, the receiver's out of them) runs at half
-    /// speed or less for some placements of its destination a few dozen bytes from its source modulo 4 KB, and the
-    /// headers before a payload put a large array's payload there at its usual offsets
-    /// (docs/bench-log/2026-11-28-large-payload-place-in-socket-pages.md, A large payload's place in the socket's
-    /// pages). Half a page is as far from its source as a copy's destination can be: the sender's always, the
-    /// receiver's when its array lies in its page as the sender's does.
-    /// </summary>
-    private static unsafe int ShiftPadding(int before, ReadOnlySpan<byte> payload)
-    {
-        long address;
-        fixed (byte* start = payload) address = (long)start;
-        int padding = (int)((address - before - PageSize / 2) & (PageSize - 1));
-        return padding is > 0 and < MinPaddingFrame ? padding + PageSize : padding;
-    }
-
-    /// <summary>Writes <paramref name="bytes"/> (none, or at least <see cref="MinPaddingFrame"/>) of empty padded DATA frames on a stream.</summary>
-    private static void WritePadding(ref WriteBatch buffered, int streamId, int bytes)
-    {
-        Span<byte> frame = stackalloc byte[MaxPaddingFrame];
-        frame.Clear();
-        while (bytes > 0)
-        {
-            int size = Math.Min(bytes, MaxPaddingFrame);
-            if (bytes - size is > 0 and < MinPaddingFrame) size = bytes - MinPaddingFrame;
-            Http2Frame.WriteHeader(frame, size - Http2Frame.HeaderSize, Http2FrameType.Data, Http2Frame.Padded, streamId);
-            frame[Http2Frame.HeaderSize] = (byte)(size - MinPaddingFrame);
-            buffered.Add(frame[..size]);
-            bytes -= size;
-        }
-    }
-
-    /// <summary>
-    /// Writes a small gRPC message at once if that cannot block: the windows have room, no other frame is being
-    /// written, and the socket takes more. For the reader thread, which must never wait on a write.
-    /// </summary>
-    public bool TryWriteMessageNow(GrpcStream stream, ReadOnlySpan<byte> message)
-    {
-        int total = 5 + message.Length;
-        if (total > Http2Frame.DefaultFrameSize) return false;
-        lock (_windows)
-        {
-            if (_failure is not null || _sendWindow < total || stream.SendWindow < total) return false;
-            if (!_writeLock.TryEnter()) return false;
-            _sendWindow -= total;
-            stream.SendWindow -= total;
-        }
-        try
-        {
-            if (!_socket.Poll(0, SelectMode.SelectWrite) || stream.Ended is not null)
-            {
-                lock (_windows)
-                {
-                    _sendWindow += total;
-                    stream.SendWindow += total;
-                }
-                return false;
-            }
-            WriteControlLocked();
-            Span<byte> frame = stackalloc byte[Http2Frame.HeaderSize + 5];
-            Http2Frame.WriteHeader(frame, total, Http2FrameType.Data, 0, stream.Id);
-            frame[Http2Frame.HeaderSize] = 0;
-            BinaryPrimitives.WriteInt32BigEndian(frame[(Http2Frame.HeaderSize + 1)..], message.Length);
-            var buffered = new WriteBatch(_transport, _writeBuffer);
-            buffered.Add(frame);
-            buffered.Add(message);
-            buffered.Flush();
-        }
-        catch (Exception e) when (e is IOException or ObjectDisposedException)
-        {
-            Fail(e);
-        }
-        finally
-        {
-            _writeLock.Exit();
-        }
-        FlushControlAfterWrite();
-        return true;
-    }
+    /// <inheritdoc cref="Http2FrameWriter.TryWriteMessageNow"/>
+    public bool TryWriteMessageNow(GrpcStream stream, ReadOnlySpan<byte> message) => _writer.TryWriteMessageNow(stream, message);
 
     /// <summary>
     /// Ends this side of a client's call: an empty DATA frame with END_STREAM, or RST_STREAM (CANCEL) when
@@ -347,231 +166,31 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     public void EndRequests(GrpcStream stream, RpcException? error)
     {
-        WriteEnd(stream, error is null
-            ? Frame(Http2FrameType.Data, Http2Frame.EndStream, stream.Id, [])
-            : Reset(stream.Id, Http2Error.Cancel));
+        _writer.WriteEndOfRequests(stream, failed: error is not null);
         End(stream, error, remote: error is not null, local: true);
     }
 
     /// <summary>Ends a server's call with trailers: grpc-status, and grpc-message unless OK.</summary>
     public void EndResponses(GrpcStream stream, RpcException? error)
     {
-        WriteEnd(stream, HeadersFrame(stream.Id, Trailers(error?.StatusCode ?? StatusCode.OK, error?.Status.Detail ?? "", stream.ResponseStarted), endStream: true));
+        _writer.WriteTrailers(stream, error?.StatusCode ?? StatusCode.OK, error?.Status.Detail ?? "");
         // A call failed before the peer ended its side: RST_STREAM tells it to stop sending.
-        if (error is not null && !stream.RemoteEnded) Post(Reset(stream.Id, Http2Error.NoError));
+        if (error is not null && !stream.RemoteEnded) _writer.PostReset(stream.Id, Http2Error.NoError);
         End(stream, error, remote: error is not null, local: true);
     }
 
-    private void WriteEnd(GrpcStream stream, byte[] frame)
-    {
-        // The reader (a receiver ending its call) must not block on a write: its frame goes through the queue, which
-        // every writer empties before its next frame, so it still follows the call's earlier frames.
-        if (Thread.CurrentThread == _readingThread)
-        {
-            ThrowIfEnded(stream);
-            Post(frame);
-            return;
-        }
-        lock (_writeLock)
-        {
-            ThrowIfEnded(stream);
-            try
-            {
-                WriteControlLocked();
-                _transport.Write(frame);
-            }
-            catch (Exception e) when (e is IOException or ObjectDisposedException)
-            {
-                Fail(e);
-                throw Unavailable(e);
-            }
-        }
-        FlushControlAfterWrite();
-    }
-
-    private void WriteHeaders(int streamId, List<byte> block, bool endStream)
-    {
-        lock (_writeLock)
-        {
-            if (_failure is { } failure) throw Unavailable(failure);
-            WriteControlLocked();
-            WriteHeadersLocked(streamId, block, endStream);
-        }
-        FlushControlAfterWrite();
-    }
-
-    private void WriteHeadersLocked(int streamId, List<byte> block, bool endStream)
-    {
-        try
-        {
-            _transport.Write(HeadersFrame(streamId, block, endStream));
-        }
-        catch (Exception e) when (e is IOException or ObjectDisposedException)
-        {
-            Fail(e);
-            throw Unavailable(e);
-        }
-    }
-
-    private static byte[] HeadersFrame(int streamId, List<byte> block, bool endStream)
-    {
-        // Every block PMPI writes is far below the 16 KB any peer accepts in one frame.
-        var frame = new byte[Http2Frame.HeaderSize + block.Count];
-        Http2Frame.WriteHeader(frame, block.Count, Http2FrameType.Headers, (byte)(Http2Frame.EndHeaders | (endStream ? Http2Frame.EndStream : 0)), streamId);
-        block.CopyTo(frame, Http2Frame.HeaderSize);
-        return frame;
-    }
-
-    private static List<byte> ResponseHeaders()
-    {
-        var block = new List<byte>();
-        HpackEncoder.Write(block, ":status", "200");
-        HpackEncoder.Write(block, "content-type", "application/grpc");
-        return block;
-    }
-
-    private static List<byte> Trailers(StatusCode status, string message, bool headersSent)
-    {
-        // A call refused before any response is trailers-only: the status rides with the response headers.
-        var block = headersSent ? [] : ResponseHeaders();
-        HpackEncoder.Write(block, "grpc-status", ((int)status).ToString(System.Globalization.CultureInfo.InvariantCulture));
-        if (status != StatusCode.OK && message.Length > 0) HpackEncoder.Write(block, "grpc-message", Uri.EscapeDataString(message));
-        return block;
-    }
-
-    /// <summary>Takes up to <paramref name="wanted"/> bytes of both send windows (and the peer's frame size), waiting while either is empty.</summary>
-    private int ReserveWindow(GrpcStream stream, int wanted)
-    {
-        lock (_windows)
-        {
-            while (true)
-            {
-                ThrowIfEnded(stream);
-                long room = Math.Min(Math.Min(_sendWindow, stream.SendWindow), Math.Min(wanted, _peerMaxFrameSize));
-                if (room > 0)
-                {
-                    _sendWindow -= room;
-                    stream.SendWindow -= room;
-                    return (int)room;
-                }
-                Monitor.Wait(_windows);
-            }
-        }
-    }
-
-    /// <summary>Takes exactly <paramref name="wanted"/> bytes of both windows if they have them, else none.</summary>
-    private int TryReserveWindow(GrpcStream stream, int wanted)
-    {
-        lock (_windows)
-        {
-            if (Math.Min(_sendWindow, stream.SendWindow) < wanted) return 0;
-            _sendWindow -= wanted;
-            stream.SendWindow -= wanted;
-            return wanted;
-        }
-    }
-
-    private void ThrowIfEnded(GrpcStream stream)
+    /// <summary>Throws if the call or the connection has ended (for a writer: under a lock, so it writes nothing after).</summary>
+    internal void ThrowIfEnded(GrpcStream stream)
     {
         if (_failure is { } failure) throw Unavailable(failure);
         if (stream.Ended is { } ended) throw ended;
     }
 
-    /// <summary>Queues a frame from the reader (or the watch timer) and writes it if that cannot block.</summary>
-    private void Post(byte[] frame)
-    {
-        lock (_control)
-        {
-            _control.Enqueue(frame);
-            _controlPending = true;
-        }
-        FlushControl(mayBlock: false);
-    }
+    /// <summary>Why the connection failed, once it has.</summary>
+    internal Exception? Failure => _failure;
 
-    private void FlushControlAfterWrite()
-    {
-        // A frame posted while this writer held the lock, after it had written the queue: no one else saw it.
-        if (_controlPending) FlushControl(mayBlock: true);
-    }
-
-    private void FlushControl(bool mayBlock)
-    {
-        while (_controlPending && _failure is null)
-        {
-            if (!_writeLock.TryEnter()) return; // its holder writes the queue before its next frame and after its last
-            try
-            {
-                if (!mayBlock && !_socket.Poll(0, SelectMode.SelectWrite))
-                {
-                    if (Interlocked.Exchange(ref _flushScheduled, 1) == 0)
-                        ThreadPool.UnsafeQueueUserWorkItem(static connection =>
-                        {
-                            Volatile.Write(ref connection._flushScheduled, 0);
-                            connection.FlushControl(mayBlock: true);
-                        }, this, preferLocal: false);
-                    return;
-                }
-                WriteControlLocked();
-            }
-            catch (Exception e) when (e is IOException or ObjectDisposedException or RpcException)
-            {
-                Fail(e);
-                return;
-            }
-            finally
-            {
-                _writeLock.Exit();
-            }
-        }
-    }
-
-    private void WriteControlLocked()
-    {
-        if (!_controlPending) return;
-        while (true)
-        {
-            byte[] frame;
-            lock (_control)
-            {
-                if (!_control.TryDequeue(out frame!))
-                {
-                    _controlPending = false;
-                    return;
-                }
-            }
-            try
-            {
-                _transport.Write(frame);
-            }
-            catch (Exception e) when (e is IOException or ObjectDisposedException)
-            {
-                Fail(e);
-                throw Unavailable(e);
-            }
-        }
-    }
-
-    private static byte[] Frame(Http2FrameType type, byte flags, int streamId, ReadOnlySpan<byte> payload)
-    {
-        var frame = new byte[Http2Frame.HeaderSize + payload.Length];
-        Http2Frame.WriteHeader(frame, payload.Length, type, flags, streamId);
-        payload.CopyTo(frame.AsSpan(Http2Frame.HeaderSize));
-        return frame;
-    }
-
-    private static byte[] WindowUpdate(int streamId, long increment)
-    {
-        Span<byte> payload = stackalloc byte[4];
-        BinaryPrimitives.WriteInt32BigEndian(payload, (int)increment);
-        return Frame(Http2FrameType.WindowUpdate, 0, streamId, payload);
-    }
-
-    private static byte[] Reset(int streamId, Http2Error code)
-    {
-        Span<byte> payload = stackalloc byte[4];
-        BinaryPrimitives.WriteUInt32BigEndian(payload, (uint)code);
-        return Frame(Http2FrameType.RstStream, 0, streamId, payload);
-    }
+    /// <summary>Whether the calling thread is the one reading frames now (which must never block on a write).</summary>
+    internal bool IsReadingThread => Thread.CurrentThread == _readingThread;
 
     // ---- Reading (the reader thread) ----
 
@@ -791,7 +410,7 @@ internal sealed class Http2Connection : IDisposable
                 if (length != 8 || streamId != 0) throw new Http2ProtocolException(Http2Error.FrameSizeError, "A PING frame of the wrong size or on a stream.");
                 Span<byte> opaque = stackalloc byte[8];
                 _frames.ReadExactly(opaque);
-                if ((flags & Http2Frame.Ack) == 0) Post(Frame(Http2FrameType.Ping, Http2Frame.Ack, 0, opaque));
+                if ((flags & Http2Frame.Ack) == 0) _writer.PostPing(Http2Frame.Ack, opaque);
                 else Volatile.Write(ref _pingSentTicks, 0);
                 break;
             case Http2FrameType.GoAway:
@@ -813,10 +432,8 @@ internal sealed class Http2Connection : IDisposable
     private void OnData(int length, byte flags, int streamId)
     {
         if (streamId == 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "A DATA frame on stream 0.");
-        if (length > _receiveWindow) throw new Http2ProtocolException(Http2Error.FlowControlError, $"{length} bytes of DATA beyond the connection's window of {_receiveWindow}.");
+        _receiveFlow.Take(length);
         int frameLength = length; // what flow control counts: padding too
-        _receiveWindow -= length;
-        _receiveUnacknowledged += length;
         int padding = 0;
         if ((flags & Http2Frame.Padded) != 0)
         {
@@ -849,18 +466,13 @@ internal sealed class Http2Connection : IDisposable
             }
             if (!stream.RemoteEnded && stream.ReceiveUnacknowledged >= stream.ReceiveTarget / 2)
             {
-                Post(WindowUpdate(streamId, stream.ReceiveUnacknowledged));
+                _writer.PostWindowUpdate(streamId, stream.ReceiveUnacknowledged);
                 stream.ReceiveWindow += stream.ReceiveUnacknowledged;
                 stream.ReceiveUnacknowledged = 0;
             }
         }
         _frames.Skip(padding);
-        if (_receiveUnacknowledged >= _receiveTarget / 2)
-        {
-            Post(WindowUpdate(0, _receiveUnacknowledged));
-            _receiveWindow += _receiveUnacknowledged;
-            _receiveUnacknowledged = 0;
-        }
+        if (_receiveFlow.TakeAcknowledgement() is > 0 and var acknowledged) _writer.PostWindowUpdate(0, acknowledged);
         if ((flags & Http2Frame.EndStream) != 0 && stream is { RemoteEnded: false }) RemoteEnd(stream);
     }
 
@@ -959,29 +571,19 @@ internal sealed class Http2Connection : IDisposable
         // A server's call, not yet admitted: its first message decides. The response starts first, so that it goes
         // out before anything the admitted call's writers send; a refusal then ends it with trailers.
         stream.ResponseStarted = true;
-        Post(HeadersFrame(stream.Id, ResponseHeaders(), endStream: false));
+        _writer.PostResponseHeaders(stream.Id);
         var admitted = _endpoint.Admit!(stream, message);
         stream.MaxMessageSize = _endpoint.MaxMessageSize;
         stream.Receiver = admitted;
         // Now the caller is known, it may send as much as the endpoint's windows allow.
-        Post(WindowUpdate(stream.Id, _endpoint.StreamWindow - Http2Frame.DefaultWindow));
+        _writer.PostWindowUpdate(stream.Id, _endpoint.StreamWindow - Http2Frame.DefaultWindow);
         stream.ReceiveWindow += _endpoint.StreamWindow - Http2Frame.DefaultWindow;
         stream.ReceiveTarget = _endpoint.StreamWindow;
         if (!_admittedAny)
         {
             _admittedAny = true;
-            GrowReceiveWindow(write: false);
+            if (_receiveFlow.GrowTo(_endpoint.ConnectionWindow) is > 0 and var increment) _writer.PostWindowUpdate(0, increment);
         }
-    }
-
-    private void GrowReceiveWindow(bool write)
-    {
-        long increment = _endpoint.ConnectionWindow - _receiveTarget;
-        if (increment <= 0) return;
-        _receiveTarget = _endpoint.ConnectionWindow;
-        _receiveWindow += increment;
-        if (write) _transport.Write(WindowUpdate(0, increment));
-        else Post(WindowUpdate(0, increment));
     }
 
     private void OnHeaders(int length, byte flags, int streamId)
@@ -1011,7 +613,7 @@ internal sealed class Http2Connection : IDisposable
             if (status != "200")
             {
                 End(stream, new RpcException(new Status(StatusCode.Unavailable, $"{Peer} answered the call with HTTP status {status ?? "(none)"}.")), remote: true, local: false);
-                Post(Reset(streamId, Http2Error.Cancel));
+                _writer.PostReset(streamId, Http2Error.Cancel);
                 return;
             }
             if (!endStream) return;
@@ -1034,13 +636,13 @@ internal sealed class Http2Connection : IDisposable
         {
             if (_streams.Count >= _endpoint.MaxStreams)
             {
-                Post(Reset(streamId, Http2Error.RefusedStream));
+                _writer.PostReset(streamId, Http2Error.RefusedStream);
                 return;
             }
             stream = new GrpcStream(this, streamId, Http2Frame.DefaultWindow, _endpoint.MaxFirstMessageSize) { ServedHere = true };
             _streams.Add(streamId, stream);
         }
-        lock (_windows) stream.SendWindow = _peerInitialWindow;
+        _sendFlow.Open(stream);
         if (_frames.Header(":method") != "POST" || _frames.Header(":path") != _endpoint.Path)
             Refuse(stream, new RpcException(new Status(StatusCode.Unimplemented, $"{_frames.Header(":method")} {_frames.Header(":path")} is not served here; this endpoint serves {_endpoint.Path}.")));
         else if (_frames.Header("content-type") is not { } type || !type.StartsWith("application/grpc", StringComparison.Ordinal))
@@ -1067,24 +669,17 @@ internal sealed class Http2Connection : IDisposable
             {
                 case Http2Setting.InitialWindowSize:
                     if (value > Http2Frame.MaxWindow) throw new Http2ProtocolException(Http2Error.FlowControlError, $"An initial window of {value}.");
-                    lock (_windows)
-                    {
-                        int delta = (int)value - _peerInitialWindow;
-                        _peerInitialWindow = (int)value;
-                        lock (_streams)
-                            foreach (var stream in _streams.Values) stream.SendWindow += delta;
-                        Monitor.PulseAll(_windows);
-                    }
+                    _sendFlow.ChangeInitialWindow((int)value, _streams);
                     break;
                 case Http2Setting.MaxFrameSize:
                     if (value is < Http2Frame.DefaultFrameSize or > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.ProtocolError, $"A maximum frame size of {value}.");
-                    _peerMaxFrameSize = (int)value;
+                    _sendFlow.ChangeMaxFrameSize((int)value);
                     break;
                 case Http2Setting.EnablePush when value > 1:
                     throw new Http2ProtocolException(Http2Error.ProtocolError, $"ENABLE_PUSH {value}.");
             }
         }
-        Post(Frame(Http2FrameType.Settings, Http2Frame.Ack, 0, []));
+        _writer.PostSettingsAcknowledgement();
         _peerSettled = true;
     }
 
@@ -1095,16 +690,7 @@ internal sealed class Http2Connection : IDisposable
         _frames.ReadExactly(payload);
         int increment = BinaryPrimitives.ReadInt32BigEndian(payload) & int.MaxValue;
         if (increment == 0) throw new Http2ProtocolException(Http2Error.ProtocolError, "A WINDOW_UPDATE of 0.");
-        lock (_windows)
-        {
-            if (streamId == 0)
-            {
-                _sendWindow += increment;
-                if (_sendWindow > Http2Frame.MaxWindow) throw new Http2ProtocolException(Http2Error.FlowControlError, "The connection's window grew past 2^31-1.");
-            }
-            else if (Find(streamId) is { } stream) stream.SendWindow += increment;
-            Monitor.PulseAll(_windows);
-        }
+        _sendFlow.OnWindowUpdate(streamId, increment);
     }
 
     private void OnGoAway(int length)
@@ -1124,7 +710,7 @@ internal sealed class Http2Connection : IDisposable
             End(stream, new RpcException(new Status(StatusCode.Unavailable, $"{Peer} is going away ({code}{(debug.Length > 0 ? ": " + Encoding.UTF8.GetString(debug) : "")}).")), remote: true, local: true);
     }
 
-    private GrpcStream? Find(int streamId)
+    internal GrpcStream? Find(int streamId)
     {
         lock (_streams) return _streams.GetValueOrDefault(streamId);
     }
@@ -1135,8 +721,8 @@ internal sealed class Http2Connection : IDisposable
         bool trailers = IsServer && stream.Ended is null && !stream.LocalEnded, reset = !stream.RemoteEnded;
         // The receiver hears first: once the caller has the refusal, this end has acted on it.
         End(stream, error, remote: true, local: true);
-        if (trailers) Post(HeadersFrame(stream.Id, Trailers(error.StatusCode, error.Status.Detail, stream.ResponseStarted), endStream: true));
-        if (reset) Post(Reset(stream.Id, IsServer ? Http2Error.NoError : Http2Error.Cancel));
+        if (trailers) _writer.PostTrailers(stream, error.StatusCode, error.Status.Detail);
+        if (reset) _writer.PostReset(stream.Id, IsServer ? Http2Error.NoError : Http2Error.Cancel);
     }
 
     /// <summary>A server that admitted no call in time refuses those still waiting (so their callers learn why), then closes.</summary>
@@ -1189,7 +775,7 @@ internal sealed class Http2Connection : IDisposable
             }
         }
         if (error is not null)
-            lock (_windows) Monitor.PulseAll(_windows);
+            _sendFlow.WakeWriters();
         if (remove && stream.Message is { } partial)
         {
             stream.Message = null;
@@ -1198,7 +784,7 @@ internal sealed class Http2Connection : IDisposable
         if (report) stream.Receiver?.OnEnd(error);
     }
 
-    private void Fail(Exception cause)
+    internal void Fail(Exception cause)
     {
         lock (_streams)
         {
@@ -1215,7 +801,7 @@ internal sealed class Http2Connection : IDisposable
         }
         _transport.Dispose();
         _socket.Dispose();
-        lock (_windows) Monitor.PulseAll(_windows);
+        _sendFlow.WakeWriters();
         List<GrpcStream> open;
         lock (_streams) open = [.. _streams.Values];
         var error = Unavailable(cause);
@@ -1223,15 +809,12 @@ internal sealed class Http2Connection : IDisposable
         _endpoint.Closed?.Invoke(this);
     }
 
-    private RpcException Unavailable(Exception cause) => cause as RpcException
+    internal RpcException Unavailable(Exception cause) => cause as RpcException
         ?? new RpcException(new Status(StatusCode.Unavailable, $"The connection with {Peer} failed: {cause.Message}"));
 
     private void TryGoAway(Http2ProtocolException error)
     {
-        Span<byte> payload = stackalloc byte[8];
-        BinaryPrimitives.WriteInt32BigEndian(payload, _lastPeerStream);
-        BinaryPrimitives.WriteUInt32BigEndian(payload[4..], (uint)error.Code);
-        Post(Frame(Http2FrameType.GoAway, 0, 0, payload));
+        _writer.PostGoAway(_lastPeerStream, error.Code);
     }
 
     /// <summary>Every few seconds: pings a connection that has gone quiet and fails one whose ping goes unanswered; a server also closes a connection that never had a call admitted in time, or has had none for its idle timeout.</summary>
@@ -1264,45 +847,7 @@ internal sealed class Http2Connection : IDisposable
         {
             _nudged |= nudge;
             Volatile.Write(ref _pingSentTicks, now);
-            Post(Frame(Http2FrameType.Ping, 0, 0, stackalloc byte[8]));
-        }
-    }
-
-    /// <summary>
-    /// Gathers small pieces of a frame into one write; a large piece goes to the socket from where it is, after as
-    /// much of its start as ends the gathered write on a page boundary. The kernel copies each write into its socket
-    /// pages after the bytes written before it, so the large piece's bulk then lands page-aligned there, which this
-    /// machine kind copies far faster (docs/bench-log/2026-11-28-network-1mb-message-by-message.md, Network 1 MB,
-    /// message by message).
-    /// </summary>
-    private ref struct WriteBatch(Stream transport, byte[] buffer)
-    {
-        private int _used; // the buffer's length is a multiple of PageSize
-
-        public void Add(scoped ReadOnlySpan<byte> piece)
-        {
-            if (piece.Length > buffer.Length - _used)
-            {
-                if (piece.Length > buffer.Length / 2)
-                {
-                    int toPage = -_used & (PageSize - 1);
-                    piece[..toPage].CopyTo(buffer.AsSpan(_used));
-                    _used += toPage;
-                    Flush();
-                    transport.Write(piece[toPage..]);
-                    return;
-                }
-                Flush();
-            }
-            piece.CopyTo(buffer.AsSpan(_used));
-            _used += piece.Length;
-        }
-
-        public void Flush()
-        {
-            if (_used == 0) return;
-            transport.Write(buffer, 0, _used);
-            _used = 0;
+            _writer.PostPing(0, stackalloc byte[8]);
         }
     }
 }
