@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Buffers.Binary;
 using System.Collections.Immutable;
 using Google.Protobuf;
 using Grpc.Core;
@@ -121,10 +122,10 @@ public sealed class GrpcStream : IDisposable
     /// handing messages to the receivers there: for a thread that spins while it waits for a message, which then
     /// needs no wake-up. Plaintext connections only; never blocks for long (at most for the rest of a frame).
     /// </summary>
-    public void Poll() => _connection.Poll();
+    public void Poll() => _connection.Readers.Poll();
 
-    /// <summary><see cref="Poll"/> of several calls, whose connections are asked with one system call (<see cref="Http2Connection.PollAll"/>).</summary>
-    public static void PollAll(ImmutableArray<GrpcStream> calls) => Http2Connection.PollAll(calls);
+    /// <summary><see cref="Poll"/> of several calls, whose connections are asked with one system call (<see cref="Http2Readers.PollAll"/>).</summary>
+    public static void PollAll(ImmutableArray<GrpcStream> calls) => Http2Readers.PollAll(calls);
 
     /// <summary>The connection the call runs on.</summary>
     internal Http2Connection Connection => _connection;
@@ -133,7 +134,7 @@ public sealed class GrpcStream : IDisposable
     public bool ReadingLargePiece => _connection.ReadingLargePiece;
 
     /// <summary>The thread that polled is about to block: the connection's own thread reads it again at once.</summary>
-    public void PollingStopped() => _connection.PollingStopped();
+    public void PollingStopped() => _connection.Readers.PollingStopped();
 
     /// <summary>
     /// Ends this side of the call: a client's end of requests, or a server's OK status; the peer's side may go on.
@@ -153,6 +154,92 @@ public sealed class GrpcStream : IDisposable
     }
 
     private bool IsServer => ServedHere;
+
+    /// <summary>
+    /// Reads <paramref name="length"/> bytes of the call's DATA from <paramref name="frames"/>, cutting them into gRPC
+    /// messages: read whole into a pooled buffer, or for a sink's large message, its head and then the rest straight
+    /// into the sink's memory. On whichever thread reads the connection.
+    /// </summary>
+    internal void ReceiveData(Http2FrameReader frames, int length)
+    {
+        Consumed = 0;
+        while (Consumed < length)
+        {
+            int left = length - Consumed;
+            if (InSink)
+            {
+                if (HeadRead < HeadSize)
+                {
+                    int take = Math.Min(HeadSize - HeadRead, left);
+                    frames.ReadExactly(Head.AsSpan(HeadRead, take));
+                    Consumed += take;
+                    HeadRead += take;
+                    if (HeadRead < HeadSize) return;
+                    var sink = (IGrpcStreamSink)Receiver!;
+                    Body = sink.OnMessageStart(Head, MessageLength);
+                    BodyRead = 0;
+                    if (Body.Length != MessageLength - HeadSize)
+                        throw new InvalidOperationException($"A sink gave {Body.Length} bytes for a message's {MessageLength - HeadSize}.");
+                }
+                else
+                {
+                    int take = Math.Min(Body.Length - BodyRead, left);
+                    frames.ReadExactly(Body.Span.Slice(BodyRead, take));
+                    Consumed += take;
+                    BodyRead += take;
+                }
+                if (HeadRead == HeadSize && BodyRead == Body.Length)
+                {
+                    InSink = false;
+                    Body = default;
+                    ((IGrpcStreamSink)Receiver!).OnMessageEnd();
+                }
+            }
+            else if (Message is null)
+            {
+                int take = Math.Min(5 - PrefixRead, left);
+                frames.ReadExactly(Prefix.AsSpan(PrefixRead, take));
+                Consumed += take;
+                PrefixRead += take;
+                if (PrefixRead < 5) return;
+                PrefixRead = 0;
+                if (Prefix[0] != 0) throw new RpcException(new Status(StatusCode.Unimplemented, "A compressed message: PMPI calls are not compressed."));
+                uint size = BinaryPrimitives.ReadUInt32BigEndian(Prefix.AsSpan(1));
+                if (size > MaxMessageSize)
+                    throw new RpcException(new Status(StatusCode.ResourceExhausted, Receiver is null
+                        ? $"A call's first message may be at most {MaxMessageSize} bytes (it is read before the call is admitted); this one has {size}."
+                        : $"A message of {size} bytes, over the call's limit of {MaxMessageSize}."));
+                MessageLength = (int)size;
+                if (size > HeadSize && Receiver is IGrpcStreamSink)
+                {
+                    InSink = true;
+                    HeadRead = 0;
+                    continue;
+                }
+                Message = ArrayPool<byte>.Shared.Rent((int)size);
+                MessageRead = 0;
+            }
+            else
+            {
+                int take = Math.Min(MessageLength - MessageRead, left);
+                frames.ReadExactly(Message.AsSpan(MessageRead, take));
+                Consumed += take;
+                MessageRead += take;
+            }
+            if (Message is { } message && MessageRead == MessageLength)
+            {
+                Message = null;
+                try
+                {
+                    _connection.Deliver(this, new ReadOnlySequence<byte>(message, 0, MessageLength));
+                }
+                finally
+                {
+                    ArrayPool<byte>.Shared.Return(message);
+                }
+            }
+        }
+    }
 
     // The connection's bookkeeping: send window under its window lock, the rest its reader's (or under its stream lock).
     internal int Id { get; }

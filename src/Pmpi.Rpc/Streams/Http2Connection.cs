@@ -1,7 +1,5 @@
 using System.Buffers;
 using System.Buffers.Binary;
-using System.Collections.Immutable;
-using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text;
 using Grpc.Core;
@@ -12,10 +10,16 @@ namespace Pmpi.Rpc.Streams;
 /// One HTTP/2 connection carrying gRPC duplex calls (<see cref="GrpcStream"/>), either end. A thread of its own
 /// reads it: frames are parsed straight from the socket, and each complete gRPC message is handed to its stream's
 /// receiver on that thread, so a message costs one wake-up between the socket and the application. A thread that
-/// waits for a message may read instead (<see cref="Poll"/>), and then it costs none. Writers write on their own
-/// threads, one frame at a time under a lock, straight to the socket (<see cref="Http2FrameWriter"/>, which also
-/// queues what the reader sends, so that it never blocks on a write).
+/// waits for a message may read instead (<see cref="Http2Readers.Poll"/>), and then it costs none. Writers write on
+/// their own threads, one frame at a time under a lock, straight to the socket (<see cref="Http2FrameWriter"/>,
+/// which also queues what the reader sends, so that it never blocks on a write).
 /// </summary>
+/// <remarks>
+/// Split as Kestrel splits its HTTP/2: this class keeps the stream table, the frames' meaning and the connection's
+/// life (failure, GOAWAY, the watch); <see cref="Http2FrameReader"/> reads bytes into frames,
+/// <see cref="Http2Readers"/> decides which thread does, <see cref="Http2FrameWriter"/> writes frames, and
+/// <see cref="Http2OutputFlowControl"/> and <see cref="Http2InputFlowControl"/> keep the windows.
+/// </remarks>
 internal sealed class Http2Connection : IDisposable
 {
     private static readonly TimeSpan CloseGrace = TimeSpan.FromSeconds(1);
@@ -23,11 +27,9 @@ internal sealed class Http2Connection : IDisposable
 
     private readonly Socket _socket;
     private readonly Stream _transport;
-    private readonly TlsRecordStream? _records; // under _transport when it is TLS
-    private volatile bool _peerSettled; // the peer's first SETTINGS has been read
     private readonly Http2Endpoint _endpoint;
 
-    // The reader thread's alone.
+    // The reading thread's alone (whichever holds Http2Readers' read lock).
     private readonly Http2FrameReader _frames;
     private int _lastPeerStream;
     private Http2InputFlowControl _receiveFlow = new(); // a field, not readonly: it changes in place
@@ -43,17 +45,6 @@ internal sealed class Http2Connection : IDisposable
     private long _lastFrameTicks = System.Environment.TickCount64, _pingSentTicks, _idleSinceTicks = System.Environment.TickCount64;
     private volatile bool _admittedAny;
     private bool _nudged, _refusing; // the watch's alone
-    private readonly Lock _readLock = new(); // whoever reads frames: the reader thread, or a thread polling
-    private volatile Thread? _readingThread;
-    private Thread? _reader;
-    private readonly object _pollers = new(); // where the reader thread waits while a thread polls
-    private long _polledTicks = long.MinValue / 2; // when a thread last polled
-
-    /// <summary>
-    /// How long after a thread last polled the reader thread leaves the connection to polling threads (ms). A polling
-    /// thread that stops without saying so (its wait completed) costs the connection at most this much.
-    /// </summary>
-    private const long PollerGrace = 2;
 
     /// <param name="socket">The connection's socket.</param>
     /// <param name="transport">What frames are read from and written to: the socket's stream, or an SslStream over <paramref name="records"/>.</param>
@@ -63,32 +54,25 @@ internal sealed class Http2Connection : IDisposable
     {
         _socket = socket;
         _transport = transport;
-        _records = records;
         _endpoint = endpoint;
         Peer = socket.RemoteEndPoint?.ToString() ?? "a peer";
         _frames = new Http2FrameReader(socket, transport, records, Peer);
         _sendFlow = new Http2OutputFlowControl(this);
         _writer = new Http2FrameWriter(this, socket, transport, plaintext: records is null, _sendFlow);
+        Readers = new Http2Readers(this, _frames, socket, transport, records);
         _watch = new Timer(static state => ((Http2Connection)state!).Watch(), this, Timeout.Infinite, Timeout.Infinite);
     }
 
     /// <summary>The remote address, for errors and logs.</summary>
     public string Peer { get; }
 
-    private bool IsServer => _endpoint.Admit is not null;
+    internal bool IsServer => _endpoint.Admit is not null;
 
-    /// <summary>
-    /// Whether a waiting thread may read this connection (<see cref="Poll"/>): plaintext, or TLS once the peer's
-    /// first SETTINGS has been read. Before that a TLS 1.3 server's session tickets may come, records that a read of
-    /// the SslStream takes and then waits past for data.
-    /// </summary>
-    private bool Pollable => _records is null ? _transport is NetworkStream : _peerSettled;
+    /// <summary>Who reads the connection: its reader thread, or a thread that polls.</summary>
+    internal Http2Readers Readers { get; }
 
-    /// <summary>
-    /// Whether bytes wait that this end may read without waiting on the network: in the socket, or for TLS, a whole
-    /// record (in the socket or under the SslStream). The reading thread's alone.
-    /// </summary>
-    private bool Arrived() => _records is null ? _socket.Available > 0 : _records.HasWholeRecord();
+    /// <inheritdoc cref="Http2FrameReader.ReadingLargePiece"/>
+    public bool ReadingLargePiece => _frames.ReadingLargePiece;
 
     /// <summary>
     /// Sends the preface and settings. A client also opens its window to <see cref="Http2Endpoint.ConnectionWindow"/>
@@ -108,10 +92,7 @@ internal sealed class Http2Connection : IDisposable
         // A tenth of the shortest deadline watched, so each is kept to within 10 %.
         var interval = (IsServer ? Min(_endpoint.PingDelay, _endpoint.AdmitTimeout) : _endpoint.PingDelay) / 10;
         _watch.Change(interval, interval);
-        var reader = new Thread(Read) { IsBackground = true, Name = $"PMPI HTTP/2 {Peer}" };
-        reader.Start();
-        // Known only once started: a Dispose on another thread joins it, which an unstarted thread refuses.
-        Volatile.Write(ref _reader, reader);
+        Readers.Start();
 
         static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
     }
@@ -147,7 +128,7 @@ internal sealed class Http2Connection : IDisposable
     /// </summary>
     public void Dispose()
     {
-        if (_failure is null && Volatile.Read(ref _reader) is { } reader && reader != Thread.CurrentThread && _writer.TryShutdownSend(ShutdownGrace))
+        if (_failure is null && Readers.Thread is { } reader && reader != Thread.CurrentThread && _writer.TryShutdownSend(ShutdownGrace))
             reader.Join(ShutdownGrace);
         Fail(new RpcException(new Status(StatusCode.Unavailable, $"The connection to {Peer} was closed.")));
     }
@@ -189,205 +170,18 @@ internal sealed class Http2Connection : IDisposable
     /// <summary>Why the connection failed, once it has.</summary>
     internal Exception? Failure => _failure;
 
-    /// <summary>Whether the calling thread is the one reading frames now (which must never block on a write).</summary>
-    internal bool IsReadingThread => Thread.CurrentThread == _readingThread;
+    // ---- Frames read (Http2Readers: on whichever thread reads) ----
 
-    // ---- Reading (the reader thread) ----
-
-    private void Read()
-    {
-        Exception failure;
-        try
-        {
-            lock (_readLock)
-            {
-                if (IsServer)
-                {
-                    Span<byte> preface = stackalloc byte[Http2Frame.Preface.Length];
-                    if (!_frames.TryReadExactly(preface) || !preface.SequenceEqual(Http2Frame.Preface))
-                        throw new Http2ProtocolException(Http2Error.ProtocolError, "The connection did not open with the HTTP/2 preface (PMPI endpoints speak HTTP/2 only).");
-                }
-            }
-            while (true)
-            {
-                if (Pollable && !_frames.Buffered())
-                {
-                    // While a thread polls, it reads what arrives, and this one keeps out of its way rather than wake
-                    // with every message (on a busy node each wake-up takes a core from someone).
-                    long polled = System.Environment.TickCount64 - Volatile.Read(ref _polledTicks);
-                    if (polled < PollerGrace)
-                    {
-                        lock (_pollers) Monitor.Wait(_pollers, (int)(PollerGrace - polled));
-                        continue;
-                    }
-                    // Waits for bytes without taking them, so that a thread polling may still read them first.
-                    _socket.Poll(-1, SelectMode.SelectRead);
-                }
-                lock (_readLock)
-                {
-                    // What woke this thread may have been read already by a polling one; readable with nothing to
-                    // read is the end of the connection, which the read reports.
-                    bool mustRead = !Pollable || _frames.Buffered() || _socket.Available > 0 || _socket.Poll(0, SelectMode.SelectRead);
-                    if (mustRead && !ReadArrived(atLeastOne: true)) break;
-                }
-            }
-            failure = new RpcException(new Status(StatusCode.Unavailable, $"{Peer} closed the connection."));
-        }
-        catch (Exception e)
-        {
-            if (e is Http2ProtocolException protocol) TryGoAway(protocol);
-            failure = e;
-        }
-        Fail(failure);
-    }
-
-    /// <summary>
-    /// Reads what has arrived on the calling thread, if no other thread is reading: for a thread that waits for a
-    /// message and would otherwise be woken by the reader thread. Over TLS it reads only whole records, so it never
-    /// waits on the network for the rest of one (<see cref="TlsRecordStream"/>).
-    /// </summary>
-    public void Poll()
-    {
-        if (!Polling()) return;
-        try
-        {
-            if (_frames.Buffered() || _socket.Available > 0) ReadIfFree();
-        }
-        catch (Exception e)
-        {
-            Failed(e);
-        }
-    }
-
-    /// <summary>
-    /// <see cref="Poll"/> for many connections, asking the kernel about all their sockets in one poll(2)
-    /// (`Socket.Select`) rather than one system call each: a rank's waiting thread polls every peer's
-    /// connection each time round, and a call costs about 0.7 µs here, so 16 peers took 10 µs a round where one
-    /// Select takes 2–4.
-    /// </summary>
-    /// <param name="calls">A rank's calls, in an order that does not change during the call.</param>
-    public static void PollAll(ImmutableArray<GrpcStream> calls)
-    {
-        // A rank whose peers are all on its node polls this with none, millions of times a second.
-        if (calls.IsEmpty) return;
-        if (calls.Length == 1)
-        {
-            calls[0].Connection.Poll();
-            return;
-        }
-        // Per thread: a rank may have several threads waiting at once.
-        var asked = t_asked ??= [];
-        var ready = t_ready ??= [];
-        asked.Clear();
-        ready.Clear();
-        foreach (var call in calls)
-        {
-            var connection = call.Connection;
-            if (!connection.Polling()) continue;
-            if (connection._frames.Buffered()) connection.ReadIfFree();
-            else
-            {
-                asked.Add(connection);
-                ready.Add(connection._socket);
-            }
-        }
-        if (ready.Count == 0) return;
-        try
-        {
-            Socket.Select(ready, null, null, 0);
-        }
-        catch (Exception e) when (e is SocketException or ObjectDisposedException)
-        {
-            // A connection closed meanwhile: each is asked on its own, and the closed one fails as its Poll would.
-            foreach (var connection in asked) connection.Poll();
-            return;
-        }
-        // Select keeps the readable sockets, in the order they were given.
-        int next = 0;
-        foreach (var connection in asked)
-        {
-            if (next < ready.Count && ready[next] == connection._socket)
-            {
-                next++;
-                connection.ReadIfFree();
-            }
-        }
-    }
-
-    [ThreadStatic] private static List<Http2Connection>? t_asked;
-    [ThreadStatic] private static List<Socket>? t_ready;
-
-    /// <summary>Whether a waiting thread may read this connection now; if so, notes that one polls.</summary>
-    private bool Polling()
-    {
-        if (!Pollable || _failure is not null) return false;
-        Volatile.Write(ref _polledTicks, System.Environment.TickCount64);
-        return true;
-    }
-
-    /// <summary>Reads what has arrived unless another thread is reading; the end of the connection is left to the reader thread, which sees it too.</summary>
-    private void ReadIfFree()
-    {
-        try
-        {
-            if (!_readLock.TryEnter()) return;
-            try
-            {
-                ReadArrived(atLeastOne: false);
-            }
-            finally
-            {
-                _readLock.Exit();
-            }
-        }
-        catch (Exception e)
-        {
-            Failed(e);
-        }
-    }
-
-    private void Failed(Exception e)
+    internal void Failed(Exception e)
     {
         if (e is Http2ProtocolException protocol) TryGoAway(protocol);
         Fail(e);
     }
 
-    /// <inheritdoc cref="Http2FrameReader.ReadingLargePiece"/>
-    public bool ReadingLargePiece => _frames.ReadingLargePiece;
-
-    /// <summary>The thread that polled stops (it is about to block): the reader thread reads again at once.</summary>
-    public void PollingStopped()
+    /// <summary>Handles a frame whose header has been read, reading the rest of it.</summary>
+    internal void OnFrame(int length, Http2FrameType type, byte flags, int streamId)
     {
-        Volatile.Write(ref _polledTicks, long.MinValue / 2);
-        lock (_pollers) Monitor.PulseAll(_pollers);
-    }
-
-    /// <summary>Reads frames while any have arrived (and with <paramref name="atLeastOne"/>, one in any case, waiting for it); false at the end of the connection.</summary>
-    private bool ReadArrived(bool atLeastOne)
-    {
-        _readingThread = Thread.CurrentThread;
-        try
-        {
-            Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
-            while (atLeastOne || _frames.HasBufferedBytes || Pollable && Arrived())
-            {
-                atLeastOne = false;
-                if (!_frames.TryReadExactly(header)) return false;
-                var (length, type, flags, streamId) = Http2Frame.ReadHeader(header);
-                if (length > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.FrameSizeError, $"A frame of {length} bytes.");
-                Volatile.Write(ref _lastFrameTicks, System.Environment.TickCount64);
-                OnFrame(length, type, flags, streamId);
-            }
-            return true;
-        }
-        finally
-        {
-            _readingThread = null;
-        }
-    }
-
-    private void OnFrame(int length, Http2FrameType type, byte flags, int streamId)
-    {
+        Volatile.Write(ref _lastFrameTicks, System.Environment.TickCount64);
         switch (type)
         {
             case Http2FrameType.Data:
@@ -456,7 +250,7 @@ internal sealed class Http2Connection : IDisposable
             stream.ReceiveUnacknowledged += frameLength;
             try
             {
-                ReceiveMessages(stream, length);
+                stream.ReceiveData(_frames, length);
             }
             catch (RpcException e)
             {
@@ -476,92 +270,8 @@ internal sealed class Http2Connection : IDisposable
         if ((flags & Http2Frame.EndStream) != 0 && stream is { RemoteEnded: false }) RemoteEnd(stream);
     }
 
-    /// <summary>
-    /// Reads <paramref name="length"/> bytes of a stream's DATA, cutting them into gRPC messages: read whole into a
-    /// pooled buffer, or for a sink's large message, its head and then the rest straight into the sink's memory.
-    /// </summary>
-    private void ReceiveMessages(GrpcStream stream, int length)
-    {
-        stream.Consumed = 0;
-        while (stream.Consumed < length)
-        {
-            int left = length - stream.Consumed;
-            if (stream.InSink)
-            {
-                if (stream.HeadRead < GrpcStream.HeadSize)
-                {
-                    int take = Math.Min(GrpcStream.HeadSize - stream.HeadRead, left);
-                    _frames.ReadExactly(stream.Head.AsSpan(stream.HeadRead, take));
-                    stream.Consumed += take;
-                    stream.HeadRead += take;
-                    if (stream.HeadRead < GrpcStream.HeadSize) return;
-                    var sink = (IGrpcStreamSink)stream.Receiver!;
-                    stream.Body = sink.OnMessageStart(stream.Head, stream.MessageLength);
-                    stream.BodyRead = 0;
-                    if (stream.Body.Length != stream.MessageLength - GrpcStream.HeadSize)
-                        throw new InvalidOperationException($"A sink gave {stream.Body.Length} bytes for a message's {stream.MessageLength - GrpcStream.HeadSize}.");
-                }
-                else
-                {
-                    int take = Math.Min(stream.Body.Length - stream.BodyRead, left);
-                    _frames.ReadExactly(stream.Body.Span.Slice(stream.BodyRead, take));
-                    stream.Consumed += take;
-                    stream.BodyRead += take;
-                }
-                if (stream.HeadRead == GrpcStream.HeadSize && stream.BodyRead == stream.Body.Length)
-                {
-                    stream.InSink = false;
-                    stream.Body = default;
-                    ((IGrpcStreamSink)stream.Receiver!).OnMessageEnd();
-                }
-            }
-            else if (stream.Message is null)
-            {
-                int take = Math.Min(5 - stream.PrefixRead, left);
-                _frames.ReadExactly(stream.Prefix.AsSpan(stream.PrefixRead, take));
-                stream.Consumed += take;
-                stream.PrefixRead += take;
-                if (stream.PrefixRead < 5) return;
-                stream.PrefixRead = 0;
-                if (stream.Prefix[0] != 0) throw new RpcException(new Status(StatusCode.Unimplemented, "A compressed message: PMPI calls are not compressed."));
-                uint size = BinaryPrimitives.ReadUInt32BigEndian(stream.Prefix.AsSpan(1));
-                if (size > stream.MaxMessageSize)
-                    throw new RpcException(new Status(StatusCode.ResourceExhausted, stream.Receiver is null
-                        ? $"A call's first message may be at most {stream.MaxMessageSize} bytes (it is read before the call is admitted); this one has {size}."
-                        : $"A message of {size} bytes, over the call's limit of {stream.MaxMessageSize}."));
-                stream.MessageLength = (int)size;
-                if (size > GrpcStream.HeadSize && stream.Receiver is IGrpcStreamSink)
-                {
-                    stream.InSink = true;
-                    stream.HeadRead = 0;
-                    continue;
-                }
-                stream.Message = ArrayPool<byte>.Shared.Rent((int)size);
-                stream.MessageRead = 0;
-            }
-            else
-            {
-                int take = Math.Min(stream.MessageLength - stream.MessageRead, left);
-                _frames.ReadExactly(stream.Message.AsSpan(stream.MessageRead, take));
-                stream.Consumed += take;
-                stream.MessageRead += take;
-            }
-            if (stream.Message is { } message && stream.MessageRead == stream.MessageLength)
-            {
-                stream.Message = null;
-                try
-                {
-                    Deliver(stream, new ReadOnlySequence<byte>(message, 0, stream.MessageLength));
-                }
-                finally
-                {
-                    ArrayPool<byte>.Shared.Return(message);
-                }
-            }
-        }
-    }
-
-    private void Deliver(GrpcStream stream, ReadOnlySequence<byte> message)
+    /// <summary>A complete message of a call: to its receiver, or if it is a server's call not yet admitted, to admission.</summary>
+    internal void Deliver(GrpcStream stream, ReadOnlySequence<byte> message)
     {
         if (stream.Receiver is { } receiver)
         {
@@ -680,7 +390,7 @@ internal sealed class Http2Connection : IDisposable
             }
         }
         _writer.PostSettingsAcknowledgement();
-        _peerSettled = true;
+        Readers.PeerSettled();
     }
 
     private void OnWindowUpdate(int length, int streamId)
@@ -812,7 +522,7 @@ internal sealed class Http2Connection : IDisposable
     internal RpcException Unavailable(Exception cause) => cause as RpcException
         ?? new RpcException(new Status(StatusCode.Unavailable, $"The connection with {Peer} failed: {cause.Message}"));
 
-    private void TryGoAway(Http2ProtocolException error)
+    internal void TryGoAway(Http2ProtocolException error)
     {
         _writer.PostGoAway(_lastPeerStream, error.Code);
     }

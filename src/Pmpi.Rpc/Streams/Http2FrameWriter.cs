@@ -208,7 +208,7 @@ internal sealed class Http2FrameWriter(Http2Connection connection, Socket socket
     {
         // The reader (a receiver ending its call) must not block on a write: its frame goes through the queue, which
         // every writer empties before its next frame, so it still follows the call's earlier frames.
-        if (connection.IsReadingThread)
+        if (connection.Readers.IsReadingThread)
         {
             connection.ThrowIfEnded(stream);
             Post(frame);
