@@ -172,6 +172,7 @@ internal sealed class Http2Connection : IDisposable
 
     // ---- Frames read (Http2Readers: on whichever thread reads) ----
 
+    /// <summary>Fails the connection for what reading threw; a protocol error tells the peer first (GOAWAY).</summary>
     internal void Failed(Exception e)
     {
         if (e is Http2ProtocolException protocol) TryGoAway(protocol);
