@@ -131,13 +131,7 @@ public sealed class GatewayHost : IAsyncDisposable
     }
 
     /// <summary>Completes when the host is asked to stop: SIGTERM, Ctrl+C, or the service manager.</summary>
-    public async Task WaitForShutdownRequestAsync(CancellationToken cancellationToken = default)
-    {
-        var requested = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        using var stopping = _app.Lifetime.ApplicationStopping.Register(() => requested.TrySetResult());
-        using var cancelled = cancellationToken.Register(() => requested.TrySetCanceled(cancellationToken));
-        await requested.Task.ConfigureAwait(false);
-    }
+    public Task WaitForShutdownRequestAsync(CancellationToken cancellationToken = default) => _app.Lifetime.WaitForStopRequestAsync(cancellationToken);
 
     /// <summary>Stops serving (relayed streams get up to 10 s) and releases the host and its clients.</summary>
     public async ValueTask DisposeAsync()

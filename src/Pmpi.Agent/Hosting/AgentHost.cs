@@ -93,13 +93,7 @@ public sealed class AgentHost : IAsyncDisposable
     /// Completes when the host is asked to stop: SIGTERM, Ctrl+C, the service manager, or
     /// <see cref="IHostApplicationLifetime.StopApplication"/>. The ranks are being killed by then; dispose to finish stopping.
     /// </summary>
-    public async Task WaitForShutdownRequestAsync(CancellationToken cancellationToken = default)
-    {
-        var requested = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        using var stopping = _app.Lifetime.ApplicationStopping.Register(() => requested.TrySetResult());
-        using var cancelled = cancellationToken.Register(() => requested.TrySetCanceled(cancellationToken));
-        await requested.Task.ConfigureAwait(false);
-    }
+    public Task WaitForShutdownRequestAsync(CancellationToken cancellationToken = default) => _app.Lifetime.WaitForStopRequestAsync(cancellationToken);
 
     /// <summary>Kills every rank this agent launched, stops serving (running calls get up to 10 s) and releases the host.</summary>
     public async ValueTask DisposeAsync()
