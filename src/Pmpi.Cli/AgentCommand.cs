@@ -35,6 +35,10 @@ internal static class AgentCommand
         {
             Description = "IP address rank endpoints listen on and advertise, or a host name of this node to resolve to one here.", DefaultValueFactory = _ => defaults.RankBindAddress,
         };
+        var stagingDirectory = new Option<string>("--staging-dir")
+        {
+            Description = "Where to keep the programs jobs ship here (pmpi run --stage), each file once by its hash.", DefaultValueFactory = _ => defaults.StagingDirectory,
+        };
         var stopAtInputEnd = new Option<bool>("--stop-at-input-end")
         {
             Description = "Stop, as on SIGTERM, when standard input ends: for a launcher that ends its agents by closing their input (pmpi run under Slurm), so they also stop if it dies.",
@@ -42,7 +46,7 @@ internal static class AgentCommand
         var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
         var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
         var security = new SecurityOptions();
-        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, gateway, slots, rankAddress, stopAtInputEnd, heartbeatTimeout, registerTimeout };
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, gateway, slots, rankAddress, stagingDirectory, stopAtInputEnd, heartbeatTimeout, registerTimeout };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -65,6 +69,7 @@ internal static class AgentCommand
                     options.Gateway = parse.GetValue(gateway);
                     options.Slots = parse.GetValue(slots);
                     options.RankBindAddress = rankIp;
+                    options.StagingDirectory = Path.GetFullPath(parse.GetValue(stagingDirectory)!);
                     options.Security = rpcSecurity;
                     options.HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout));
                     options.RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout));

@@ -104,7 +104,7 @@ internal static class RunCommand
                     FileName = fileName, ComputationXml = xml, NetworkLinks = networkLinks, Unbound = parse.GetValue(options.BindTo) == "none",
                     ReportBindings = parse.GetValue(options.ReportBindings),
                 };
-                return await RunAsync(request, masterAddress, rpcSecurity, embedded, !parse.GetValue(options.NoTagOutput), describe, cancellationToken).ConfigureAwait(false);
+                return await RunAsync(request, masterAddress, rpcSecurity, embedded, !parse.GetValue(options.NoTagOutput), parse.GetValue(options.Stage), describe, cancellationToken).ConfigureAwait(false);
             }
             catch (OptionsValidationException e)
             {
@@ -115,9 +115,10 @@ internal static class RunCommand
         return command;
     }
 
+    /// <param name="stageAll">Ship every group's program (--stage), not only those marked stage="true" (<see cref="ProgramStaging"/>).</param>
     /// <param name="describe">Puts the master's errors about the computation in the user's terms (see <see cref="RunTarget.Unlocated"/>).</param>
     private static async Task<int> RunAsync(SubmitRequest request, Uri? master, RpcSecurity security, AgentOptions embeddedOptions, bool tagOutput,
-        Func<string, string> describe, CancellationToken cancellationToken)
+        bool stageAll, Func<string, string> describe, CancellationToken cancellationToken)
     {
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
@@ -128,6 +129,11 @@ internal static class RunCommand
         var progress = new ProgressReporter();
         try
         {
+            if (await ProgramStaging.ShipAsync(request, stageAll, channel, interruption.Token).ConfigureAwait(false) is { } stagingError)
+            {
+                await Console.Error.WriteLineAsync(describe(stagingError)).ConfigureAwait(false);
+                return InvalidComputationExitCode;
+            }
             using var call = new Master.MasterClient(channel).Submit(request, cancellationToken: interruption.Token);
             await foreach (var item in call.ResponseStream.ReadAllAsync(interruption.Token).ConfigureAwait(false))
             {

@@ -105,6 +105,11 @@ internal sealed class RunOptions
         Description = "Print the ranks' output as they wrote it, without tags: for output that is data, or a job of one rank.",
     };
 
+    public Option<bool> Stage { get; } = new("--stage")
+    {
+        Description = "Ship each program's directory to the nodes that run it (as stage=\"true\" does for one <ranks> group): by content, checked against its hash and the job's ticket, kept by each agent for later jobs.",
+    };
+
     public SecurityOptions Security { get; } = new();
 
     /// <summary>The `run` command with every option and argument.</summary>
@@ -112,7 +117,7 @@ internal sealed class RunOptions
     {
         var command = new Command("run", "Run a computation file, or a program on many ranks as mpirun does, and stream its output.")
         {
-            Target, ProgramArguments, Ranks, Export, Hosts, HostFile, MapBy, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo, ReportBindings, TagOutput, NoTagOutput,
+            Target, ProgramArguments, Ranks, Export, Hosts, HostFile, MapBy, Master, Oversubscribe, HeartbeatTimeout, RegisterTimeout, ShowRoutes, Links, BindTo, ReportBindings, TagOutput, NoTagOutput, Stage,
         };
         Security.AddTo(command);
         return command;

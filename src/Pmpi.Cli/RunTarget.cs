@@ -55,6 +55,8 @@ internal static class RunTarget
         }
 
         if (ProgramLookup.Find(target) is not { } program) return Refused($"pmpi run: program '{target}' is neither in the current directory nor on PATH.");
+        if (parse.GetValue(options.Stage) && program != Path.GetFullPath(target))
+            return Refused($"pmpi run --stage: '{target}' was found on PATH ({program}); staging ships a program's whole directory, so name a program in a directory of its own (e.g. bin/Release/net10.0/App.dll).");
         // Checked here for this machine's ranks; other hosts' agents check their own.
         if (master is null && hostLists.Length == 0 && hostFile is null && !File.Exists(program)) return Refused($"pmpi run: program '{target}' does not exist (looked for {program}).");
         if (SpmdComputation.ReadExports(exports, out var exportError) is not { } environment) return Refused(exportError!);

@@ -15,6 +15,12 @@ public static class ServicePaths
     /// <summary>Agent.Kill (agent.proto).</summary>
     public const string Kill = "/pmpi.v1.Agent/Kill";
 
+    /// <summary>Agent.MissingFiles (agent.proto).</summary>
+    public const string MissingFiles = "/pmpi.v1.Agent/MissingFiles";
+
+    /// <summary>Agent.Upload (agent.proto).</summary>
+    public const string Upload = "/pmpi.v1.Agent/Upload";
+
     /// <summary>Master.Submit (master.proto).</summary>
     public const string Submit = "/pmpi.v1.Master/Submit";
 

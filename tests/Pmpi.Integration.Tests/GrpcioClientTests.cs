@@ -16,7 +16,7 @@ public sealed class GrpcioClientTests
     {
         // Arrange
         using var generated = new ScratchDirectory();
-        await GrpcioPython.CompileContractAsync(generated.Path, ["pmpi/v1/agent.proto", "pmpi/v1/master.proto"], PmpiCli.Timeout);
+        await GrpcioPython.CompileContractAsync(generated.Path, ["pmpi/v1/agent.proto", "pmpi/v1/master.proto", "pmpi/v1/staging.proto"], PmpiCli.Timeout);
         await using var agent = await AgentProcess.StartAsync("node-a", slots: 3);
 
         // Act

@@ -10,7 +10,7 @@ namespace Pmpi.Integration.Tests;
 public sealed class NodeProgramTests
 {
     /// <summary>What Pmpi.TestRanks.dll needs beside it to run: itself, and every assembly its deps.json names.</summary>
-    private static IEnumerable<string> TestRanksFiles()
+    public static IEnumerable<string> TestRanksFiles()
     {
         string[] own = ["Pmpi.TestRanks.dll", "Pmpi.TestRanks.runtimeconfig.json", "Pmpi.TestRanks.deps.json"];
         using var deps = JsonDocument.Parse(File.ReadAllText(Path.Combine(AppContext.BaseDirectory, "Pmpi.TestRanks.deps.json")));

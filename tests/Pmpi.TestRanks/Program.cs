@@ -47,6 +47,10 @@ Environment.Run(ref args, world =>
         case "args":
             Console.WriteLine($"args: {string.Join(' ', args[1..])}");
             break;
+        case "where":
+            // Which copy of the program runs, and in which directory: a staged rank runs its agent's copy.
+            Console.WriteLine($"where: program={AppContext.BaseDirectory} cwd={System.Environment.CurrentDirectory} sum={world.Allreduce(world.Rank + 1, Operation<int>.Add)}");
+            break;
         case "assemblies":
             // After traffic over the rank's links: what the process loaded, and any of ASP.NET Core by name.
             world.Barrier();

@@ -97,7 +97,15 @@ public sealed record RanksDefinition(
     string? Node,
     string WorkingDirectory,
     ImmutableSortedDictionary<string, string> Environment,
-    SourceLocation Location);
+    SourceLocation Location)
+{
+    /// <summary>
+    /// Whether the program's directory is shipped to the nodes that run it (<c>stage="true"</c>, or <c>pmpi run
+    /// --stage</c> for every group): the ranks then run the agent's copy, in its directory unless
+    /// <see cref="WorkingDirectory"/> is set. Defaults to false: the program is already on every node at its path.
+    /// </summary>
+    public bool Stage { get; init; }
+}
 
 /// <summary>A position in a computation file, 1-based as editors show it.</summary>
 /// <param name="File">The file name as the user gave it.</param>

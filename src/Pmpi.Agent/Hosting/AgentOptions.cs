@@ -74,4 +74,15 @@ public sealed class AgentOptions
     /// Defaults to null: every rank's input is empty, as a daemon's ranks' always is.
     /// </summary>
     public Stream? RankZeroInput { get; set; }
+
+    /// <summary>
+    /// Where the agent keeps the staged programs shipped to it (<c>pmpi run --stage</c>), each file once by its SHA-256.
+    /// Defaults to <c>pmpi/staged</c> in the agent user's local application data (<c>~/.local/share</c> on Linux,
+    /// <c>%LOCALAPPDATA%</c> on Windows); `pmpi run`'s embedded agent uses the same store, so reruns ship nothing again.
+    /// </summary>
+    public string StagingDirectory { get; set; } = Path.Combine(
+        System.Environment.GetFolderPath(System.Environment.SpecialFolder.LocalApplicationData, System.Environment.SpecialFolderOption.DoNotVerify), "pmpi", "staged");
+
+    /// <summary>How long a staged file or program that no launch used stays in <see cref="StagingDirectory"/>. Defaults to 7 days.</summary>
+    public TimeSpan KeepStaged { get; set; } = TimeSpan.FromDays(7);
 }

@@ -10,6 +10,7 @@ using Pmpi.Agent.Internal;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Agent.Master;
 using Pmpi.Agent.Node;
+using Pmpi.Agent.Staging;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Kestrel.Internal;
 using Pmpi.Rpc.V1;
@@ -48,16 +49,21 @@ public static class AgentServiceCollectionExtensions
         services.TryAddSingleton(provider => new CallGuard(provider.GetRequiredService<IOptions<AgentOptions>>().Value.Security!,
             provider.GetRequiredService<RefusalLog>(), provider.GetRequiredService<ILogger<CallGuard>>()));
         services.TryAddSingleton(provider => new AgentMeters(provider.GetRequiredService<IMeterFactory>()));
+        services.TryAddSingleton(provider =>
+        {
+            var options = provider.GetRequiredService<IOptions<AgentOptions>>().Value;
+            return new ProgramCache(options.StagingDirectory, options.KeepStaged);
+        });
         services.TryAddSingleton(provider => new AgentService(provider.GetRequiredService<IOptions<AgentOptions>>().Value,
             provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<AgentMeters>(),
-            provider.GetRequiredService<ILogger<AgentService>>()));
+            provider.GetRequiredService<ProgramCache>(), provider.GetRequiredService<ILogger<AgentService>>()));
         services.TryAddSingleton(provider =>
         {
             // This host is both master (ranks anywhere dial its advertised address) and the agent for computations
             // that name no nodes (the embedded default; dialled from this machine).
             var endpoint = provider.GetRequiredService<AgentEndpoint>();
             return new MasterService(() => endpoint.AdvertisedAddress, () => endpoint.Address, provider.GetRequiredService<RunningJobs>(),
-                provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<IOptions<AgentOptions>>().Value);
+                provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<ProgramCache>(), provider.GetRequiredService<IOptions<AgentOptions>>().Value);
         });
         services.TryAddSingleton<RunningJobs>();
         services.TryAddSingleton<JobControlService>();

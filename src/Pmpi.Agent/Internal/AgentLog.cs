@@ -17,6 +17,8 @@ namespace Pmpi.Agent.Internal;
 /// 8   Insecure       Warning      the agent accepts every caller in cleartext (--insecure)
 /// 9   RankUnresponsive Warning    a rank's runtime stopped sending heartbeats (stopped or frozen)
 /// 10  MasterGone     Warning      a job's Launch call ended before its ranks did (the master ended it, went away or stopped answering pings)
+/// 11  UploadRefused  Warning      a staged file's bytes were not the ones its upload named (wrong hash or length); nothing kept
+/// 12  StagedCleaningFailed Warning the store of staged programs could not be cleaned; tried again at the next staged launch
 /// </code>
 /// </summary>
 internal static partial class AgentLog
@@ -57,4 +59,10 @@ internal static partial class AgentLog
     [LoggerMessage(EventId = 10, EventName = "MasterGone", Level = LogLevel.Warning,
         Message = "Job {JobId}: master {Master} ended the launch or stopped answering; killing its {RankCount} ranks here")]
     public static partial void MasterGone(ILogger logger, string jobId, string master, int rankCount);
+
+    [LoggerMessage(EventId = 11, EventName = "UploadRefused", Level = LogLevel.Warning, Message = "Refused an upload of a staged file: {Reason}")]
+    public static partial void UploadRefused(ILogger logger, string reason);
+
+    [LoggerMessage(EventId = 12, EventName = "StagedCleaningFailed", Level = LogLevel.Warning, Message = "Could not clean the staged programs in {Root}: {Reason}")]
+    public static partial void StagedCleaningFailed(ILogger logger, string root, string reason);
 }

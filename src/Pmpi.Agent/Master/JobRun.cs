@@ -50,6 +50,7 @@ internal sealed class JobRun
     private readonly bool _nodeLocal;   // every rank on one node, linked by shared memory: no rank opens an endpoint
     private readonly bool _reportBindings;
     private readonly JobGateways _gateways;
+    private readonly StagedPrograms _staged;
     // Under _lock, by job rank: what runs each rank, and its entry once registered. Spawns append to both.
     private readonly List<RankAssignment> _assignments;
     private readonly List<RankEntry?> _table;
@@ -66,8 +67,9 @@ internal sealed class JobRun
 
     /// <exception cref="ArgumentException">The master cannot reach a domain of the computation: its own has no gateway.</exception>
     public JobRun(ComputationDefinition computation, Uri master, string masterDomain, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout,
-        TimeSpan registrationTimeout, bool networkLinks = false, bool unbound = false, bool reportBindings = false)
+        TimeSpan registrationTimeout, StagedPrograms staged, bool networkLinks = false, bool unbound = false, bool reportBindings = false)
     {
+        _staged = staged;
         _reportBindings = reportBindings;
         _heartbeatTimeout = heartbeatTimeout;
         _registrationTimeout = registrationTimeout;
@@ -96,6 +98,7 @@ internal sealed class JobRun
             agent.Ranks.AddRange(launch.Select(assignment => assignment.WorldRank));
             ticket.Agents.Add(agent);
         }
+        ticket.Staged.AddRange(staged.Digests);
         _jobTicket = ticket;
         _ticket = JobTickets.Sign(security, ticket);
         Token = JobTickets.JobToken(security, ticket);
@@ -452,6 +455,13 @@ internal sealed class JobRun
         {
             var assignment = ranks[local];
             var launch = new RankLaunch { Rank = assignment.WorldRank, Program = assignment.Group.ProgramPath, WorkingDirectory = assignment.Group.WorkingDirectory };
+            if (_staged.Of(assignment.Group) is { } program)
+            {
+                // Staged by --stage alone, its working directory is this machine's default: the agent's copy instead.
+                (launch.Program, launch.StagedProgram) = (program.Path, program.Digest);
+                if (!assignment.Group.Stage) launch.WorkingDirectory = "";
+                if (!request.Staged.Contains(program.Manifest)) request.Staged.Add(program.Manifest);
+            }
             launch.Arguments.AddRange(assignment.Group.Arguments);
             launch.Environment.Add(assignment.Group.Environment);
             launch.Environment[RankEnvironment.LocalRank] = local.ToString(CultureInfo.InvariantCulture);
@@ -471,6 +481,8 @@ internal sealed class JobRun
             // On abort the agent is asked to kill this node's ranks while the launch is still read: it then reports
             // their exits and ends, so the job finishes only once its ranks are gone.
             using var onEnd = _end.Token.Register(() => Volatile.Write(ref kill, KillAsync(channel, abandon)));
+            // The agent gets the files of its staged programs it lacks before the launch that runs them.
+            await _staged.ShipAsync(channel, ranks.Select(assignment => _staged.Of(assignment.Group)).OfType<StagedPrograms.Program>(), abandon.Token).ConfigureAwait(false);
             using var call = new AgentClient(channel).Launch(request, cancellationToken: abandon.Token);
             await using var events = call.ResponseStream.ReadAllAsync(abandon.Token).GetAsyncEnumerator(abandon.Token);
             while (await NextAsync(events, name).ConfigureAwait(false))

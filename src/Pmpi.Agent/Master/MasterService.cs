@@ -2,6 +2,7 @@ using Grpc.Core;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Internal;
+using Pmpi.Agent.Staging;
 using Pmpi.Rpc.V1;
 
 namespace Pmpi.Agent.Master;
@@ -15,8 +16,10 @@ namespace Pmpi.Agent.Master;
 /// <param name="localAgent">The agent that runs computations declaring no nodes (the embedded default).</param>
 /// <param name="jobs">The jobs running here, which their ranks find by id.</param>
 /// <param name="guard">Authenticates submitters (cluster members) and refuses, logging, whoever is not.</param>
+/// <param name="store">This agent's staged programs, where a submitter uploads the programs its job stages.</param>
 /// <param name="options">The heartbeat and registration timeouts of its jobs, and the local agent's slots.</param>
-internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, RunningJobs jobs, CallGuard guard, AgentOptions options) : Rpc.V1.Master.MasterBase
+internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, RunningJobs jobs, CallGuard guard, ProgramCache store, AgentOptions options)
+    : Rpc.V1.Master.MasterBase
 {
     /// <summary>
     /// What a caller can make the master buffer per call: a computation file (at most 4 Mi characters, 3 bytes each
@@ -43,11 +46,12 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Run
             throw new RpcException(new Status(StatusCode.InvalidArgument, $"{request.FileName}: the computation names nodes, but this master has no cluster credential to reach their agents with: "
                 + "give --credentials DIR (or PMPI_CREDENTIALS), or submit with --master to an agent of the cluster."));
         CheckLocalSlots(computation);
+        var staged = StagedPrograms.Check(computation, request.Staged, store);
         JobRun job;
         try
         {
-            job = new JobRun(computation, address(), options.Domain ?? "", localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, request.NetworkLinks, request.Unbound,
-                request.ReportBindings);
+            job = new JobRun(computation, address(), options.Domain ?? "", localAgent(), guard.Security, options.HeartbeatTimeout, options.RegistrationTimeout, staged,
+                request.NetworkLinks, request.Unbound, request.ReportBindings);
         }
         catch (ArgumentException e)
         {

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Runtime.CompilerServices;
 using System.Threading.Channels;
 using Google.Protobuf;
 using Grpc.Core;
@@ -7,19 +8,24 @@ using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Internal;
 using Pmpi.Agent.Launching;
 using Pmpi.Agent.NodeInfo;
+using Pmpi.Agent.Staging;
 using Pmpi.Rpc;
+using Pmpi.Rpc.Internal;
 using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
+using Pmpi.Rpc.Staging;
 using Pmpi.Rpc.V1;
 using Microsoft.AspNetCore.Http;
 
 namespace Pmpi.Agent.Node;
 
 /// <summary>
-/// The Agent service: describes the node, launches ranks and streams their lives, kills jobs. A Launch call owns
-/// its processes: when it ends for any reason (all exited, Kill, the master gone) none is left running.
+/// The Agent service: describes the node, launches ranks and streams their lives, kills jobs, and keeps the staged
+/// programs shipped to it (<see cref="ProgramCache"/>). A Launch call owns its processes: when it ends for any reason
+/// (all exited, Kill, the master gone) none is left running.
 /// </summary>
-internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, CallGuard guard, AgentMeters meters, ILogger<AgentService> logger)
+internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeInfo, CallGuard guard, AgentMeters meters, ProgramCache staged,
+    ILogger<AgentService> logger)
     : Rpc.V1.Agent.AgentBase
 {
     /// <summary>How long killing waits for the processes to be gone; one stuck in the kernel must not hang the agent.</summary>
@@ -60,6 +66,38 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     public override Task Launch(LaunchRequest request, IServerStreamWriter<LaunchEvent> responseStream, ServerCallContext context) =>
         LaunchAsync(request, responseStream, context);
+
+    public override Task<MissingFilesReply> MissingFiles(StagedProgram request, ServerCallContext context)
+    {
+        if (ProgramManifest.Problem(request) is { } problem) throw new RpcException(new Status(StatusCode.InvalidArgument, $"The staged program is malformed: {problem}."));
+        var reply = new MissingFilesReply();
+        reply.Sha256.AddRange(staged.Missing(request));
+        return Task.FromResult(reply);
+    }
+
+    public override async Task<UploadReply> Upload(IAsyncStreamReader<FileChunk> requestStream, ServerCallContext context)
+    {
+        if (!await requestStream.MoveNext(context.CancellationToken).ConfigureAwait(false))
+            throw new RpcException(new Status(StatusCode.InvalidArgument, "An upload sent no chunk; its first names the file."));
+        var first = requestStream.Current;
+        try
+        {
+            await staged.AddAsync(first.Sha256.Memory, first.Size, Pieces(first, requestStream, context.CancellationToken), context.CancellationToken).ConfigureAwait(false);
+        }
+        catch (InvalidDataException e)
+        {
+            AgentLog.UploadRefused(logger, e.Message);
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"The upload was refused: {e.Message}."));
+        }
+        return new UploadReply();
+    }
+
+    /// <summary>An upload's bytes, as its chunks bring them.</summary>
+    private static async IAsyncEnumerable<ReadOnlyMemory<byte>> Pieces(FileChunk first, IAsyncStreamReader<FileChunk> rest, [EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        yield return first.Data.Memory;
+        while (await rest.MoveNext(cancellationToken).ConfigureAwait(false)) yield return rest.Current.Data.Memory;
+    }
 
     /// <summary>Jobs with ranks on this node now.</summary>
     public int JobCount => _jobs.Values.Select(job => job.JobId).Distinct().Count();
@@ -148,6 +186,7 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             meters.LaunchRefused();
             throw ShuttingDown(request);
         }
+        var stagedDirectories = PlaceStaged(request);
         // Programs are checked where they run, all before any starts: the master's machine may not have them.
         var missing = request.Ranks.Select(rank => RankProcess.WhyNotStartable(rank.Rank, rank.Program, WorkingDirectoryOf(rank))).OfType<string>().ToArray();
         if (missing.Length > 0)
@@ -159,12 +198,13 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         }
         TakeSlots(request);
         var processes = new ConcurrentBag<RankProcess>();
-        if (!_jobs.TryAdd(LaunchKey(request.JobId, request.WorldFirst), new LaunchedJob(request.JobId, token, processes, responses)))
+        if (!_jobs.TryAdd(LaunchKey(request.JobId, request.WorldFirst), new LaunchedJob(request.JobId, token, processes, responses, stagedDirectories)))
         {
             ReleaseSlots(request.Ranks.Count);
             meters.LaunchRefused();
             throw new RpcException(new Status(StatusCode.FailedPrecondition, $"Job {request.JobId} already runs on this node."));
         }
+        if (stagedDirectories.Length > 0) CleanStaged();
         meters.LaunchStarted();
         // Output arrives from many processes; one writer keeps the response stream in order per rank. The queue is
         // bounded: while the master reads slowly, the ranks' pipes are not read and the ranks wait in their writes.
@@ -262,7 +302,8 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
 
     /// <summary>
     /// Checks the launch's ticket (signature, expiry, job, world, this agent as the master dialled it, every
-    /// rank, not used before) and returns the job's token; refuses the call with PERMISSION_DENIED otherwise.
+    /// rank, every staged program, not used before) and returns the job's token; refuses the call with
+    /// PERMISSION_DENIED otherwise.
     /// </summary>
     private string Admit(LaunchRequest request, HttpContext call)
     {
@@ -277,12 +318,56 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         foreach (var rank in request.Ranks)
             if (!mine.Ranks.Contains(rank.Rank) || rank.Rank < ticket.WorldFirst || rank.Rank >= ticket.WorldFirst + ticket.WorldSize)
                 throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not give rank {rank.Rank} to this agent");
+        foreach (var program in request.Staged)
+            if (!ticket.Staged.Contains(ByteString.CopyFrom(ProgramManifest.Digest(program))))
+                throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket does not allow the staged program {Convert.ToHexStringLower(ProgramManifest.Digest(program))} its launch carries");
         long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         foreach (var (launch, expires) in _admitted)
             if (expires < now) _admitted.TryRemove(launch, out _);
         if (!_admitted.TryAdd(LaunchKey(ticket.JobId, ticket.WorldFirst), ticket.ExpiresUnixMs))
             throw guard.Refuse(call, ServicePaths.Launch, StatusCode.PermissionDenied, $"job {ticket.JobId}'s ticket was already used on this agent (a replay)");
         return JobTickets.JobToken(guard.Security, ticket);
+    }
+
+    /// <summary>
+    /// Points the ranks that run a staged program at this agent's copy of it, made from the store (whose files the
+    /// master uploaded before the launch); returns those copies' directories. The ticket allowed each program (Admit).
+    /// </summary>
+    private string[] PlaceStaged(LaunchRequest request)
+    {
+        var programs = new Dictionary<ByteString, (StagedProgram Manifest, string Directory)>();
+        try
+        {
+            foreach (var program in request.Staged) programs[ByteString.CopyFrom(ProgramManifest.Digest(program))] = (program, staged.Materialize(program));
+        }
+        catch (Exception e) when (e is InvalidDataException or IOException or UnauthorizedAccessException)
+        {
+            AgentLog.LaunchFailed(logger, request.JobId, e.Message);
+            meters.LaunchRefused();
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, $"Job {request.JobId}'s staged program cannot run here: {e.Message}; no rank of it was started here."));
+        }
+        foreach (var rank in request.Ranks.Where(rank => !rank.StagedProgram.IsEmpty))
+        {
+            if (!programs.TryGetValue(rank.StagedProgram, out var program) || !program.Manifest.Files.Any(file => file.Path == rank.Program))
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"Rank {rank.Rank} of job {request.JobId} names a staged program or file '{LogText.Printable(rank.Program)}' its launch does not carry."));
+            rank.Program = Path.Combine(program.Directory, rank.Program.Replace('/', Path.DirectorySeparatorChar));
+            if (rank.WorkingDirectory.Length == 0) rank.WorkingDirectory = program.Directory;
+        }
+        return [.. programs.Values.Select(program => program.Directory)];
+    }
+
+    /// <summary>Removes the staged files and programs no launch used for a while, except those of the launches running now.</summary>
+    private void CleanStaged()
+    {
+        try
+        {
+            staged.Clean(DateTime.UtcNow, _jobs.Values.SelectMany(job => job.StagedDirectories).ToHashSet(StringComparer.Ordinal));
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // A store that cannot be cleaned now is cleaned at the next staged launch; this one runs.
+            AgentLog.StagedCleaningFailed(logger, staged.Root, e.Message);
+        }
     }
 
     /// <summary>A launch's key: its job and the first rank of its world, which a job's tickets never share.</summary>
@@ -373,6 +458,9 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
             await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>A launch's ranks on this node, the job token that proves a caller may kill them, and its launch's response stream.</summary>
-    private sealed record LaunchedJob(string JobId, string Token, ConcurrentBag<RankProcess> Processes, SharedStreamWriter<LaunchEvent> Events);
+    /// <summary>
+    /// A launch's ranks on this node, the job token that proves a caller may kill them, its launch's response stream,
+    /// and the directories of the staged programs its ranks run (which cleaning leaves alone).
+    /// </summary>
+    private sealed record LaunchedJob(string JobId, string Token, ConcurrentBag<RankProcess> Processes, SharedStreamWriter<LaunchEvent> Events, string[] StagedDirectories);
 }

@@ -20,7 +20,10 @@ internal sealed class ProgramCache
     private readonly string _files;
     private readonly string _programs;
 
-    /// <param name="root">Where the store lives; created (0700) when missing.</param>
+    /// <summary>The most bytes one staged file may have: an upload is written to disk as it arrives, so this bounds the disk, not memory.</summary>
+    public const long MaxFileSize = 4L << 30;
+
+    /// <param name="root">Where the store lives; created (0700) when a file is first kept.</param>
     /// <param name="keepUnused">How long a file or program no launch used stays.</param>
     public ProgramCache(string root, TimeSpan keepUnused)
     {
@@ -29,7 +32,6 @@ internal sealed class ProgramCache
         KeepUnused = keepUnused;
         _files = Path.Combine(Root, "files");
         _programs = Path.Combine(Root, "programs");
-        foreach (var directory in new[] { Root, _files, _programs }) CreateOwnerOnly(directory);
     }
 
     /// <summary>Where the store lives.</summary>
@@ -38,22 +40,42 @@ internal sealed class ProgramCache
     /// <summary>How long what no launch used stays.</summary>
     public TimeSpan KeepUnused { get; }
 
-    /// <summary>The hashes of <paramref name="manifest"/>'s files that this store does not have, each once.</summary>
+    /// <summary>
+    /// The hashes of <paramref name="manifest"/>'s files that this store does not have, each once. Those it has are
+    /// marked used, so a cleaning between this answer and the launch does not remove them.
+    /// </summary>
     public IReadOnlyList<ByteString> Missing(StagedProgram manifest)
     {
         ArgumentNullException.ThrowIfNull(manifest);
-        return [.. manifest.Files.Select(file => file.Sha256).Distinct().Where(sha256 => !File.Exists(FilePath(sha256.Span)))];
+        var missing = new List<ByteString>();
+        foreach (var sha256 in manifest.Files.Select(file => file.Sha256).Distinct())
+        {
+            var path = FilePath(sha256.Span);
+            try
+            {
+                File.SetLastWriteTimeUtc(path, DateTime.UtcNow);
+            }
+            catch (IOException e) when (e is FileNotFoundException or DirectoryNotFoundException)
+            {
+                missing.Add(sha256);
+            }
+        }
+        return missing;
     }
 
     /// <summary>
-    /// Keeps <paramref name="content"/> as the file whose SHA-256 is <paramref name="sha256"/>, once its bytes are
-    /// seen to be exactly <paramref name="size"/> long and to hash to it; else nothing is kept.
+    /// Keeps <paramref name="content"/> (the file's bytes, in the pieces they arrive in) as the file whose SHA-256 is
+    /// <paramref name="sha256"/>, once its bytes are seen to be exactly <paramref name="size"/> long and to hash to it;
+    /// else nothing is kept.
     /// </summary>
-    /// <exception cref="InvalidDataException">The bytes are not the ones named: the message says how.</exception>
-    public async Task AddAsync(ReadOnlyMemory<byte> sha256, long size, Stream content, CancellationToken cancellationToken)
+    /// <exception cref="InvalidDataException">The bytes are not the ones named, or too many: the message says how.</exception>
+    public async Task AddAsync(ReadOnlyMemory<byte> sha256, long size, IAsyncEnumerable<ReadOnlyMemory<byte>> content, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(content);
         if (sha256.Length != SHA256.HashSizeInBytes) throw new InvalidDataException($"a file's hash has {sha256.Length} bytes, not {SHA256.HashSizeInBytes}");
+        if (size is < 0 or > MaxFileSize) throw new InvalidDataException($"file {Convert.ToHexStringLower(sha256.Span)} states {size} bytes; a staged file has 0 to {MaxFileSize}");
+        CreateOwnerOnly(Root);
+        CreateOwnerOnly(_files);
         var target = FilePath(sha256.Span);
         var partial = $"{target}.{Guid.NewGuid():N}.partial";
         try
@@ -64,14 +86,12 @@ internal sealed class ProgramCache
             if (!OperatingSystem.IsWindows()) create.UnixCreateMode = OwnerReadable;
             await using (var output = new FileStream(partial, create))
             {
-                var buffer = new byte[81920];
-                int read;
-                while ((read = await content.ReadAsync(buffer, cancellationToken).ConfigureAwait(false)) > 0)
+                await foreach (var piece in content.WithCancellation(cancellationToken).ConfigureAwait(false))
                 {
-                    written += read;
+                    written += piece.Length;
                     if (written > size) throw new InvalidDataException($"file {Convert.ToHexStringLower(sha256.Span)} sent more than its {size} bytes");
-                    hash.AppendData(buffer, 0, read);
-                    await output.WriteAsync(buffer.AsMemory(0, read), cancellationToken).ConfigureAwait(false);
+                    hash.AppendData(piece.Span);
+                    await output.WriteAsync(piece, cancellationToken).ConfigureAwait(false);
                 }
             }
             if (written != size) throw new InvalidDataException($"file {Convert.ToHexStringLower(sha256.Span)} ended after {written} of its {size} bytes");
@@ -99,6 +119,8 @@ internal sealed class ProgramCache
         var directory = Path.Combine(_programs, Convert.ToHexStringLower(ProgramManifest.Digest(manifest)));
         if (!Directory.Exists(directory))
         {
+            CreateOwnerOnly(Root);
+            CreateOwnerOnly(_programs);
             var building = $"{directory}.{Guid.NewGuid():N}.partial";
             try
             {
@@ -127,13 +149,13 @@ internal sealed class ProgramCache
         ArgumentNullException.ThrowIfNull(inUse);
         var before = now - KeepUnused;
         int removed = 0;
-        foreach (var program in Directory.EnumerateDirectories(_programs))
+        foreach (var program in Directory.Exists(_programs) ? Directory.EnumerateDirectories(_programs) : [])
         {
             if (inUse.Contains(program) || Directory.GetLastWriteTimeUtc(program) >= before) continue;
             Directory.Delete(program, recursive: true);
             removed++;
         }
-        foreach (var file in Directory.EnumerateFiles(_files))
+        foreach (var file in Directory.Exists(_files) ? Directory.EnumerateFiles(_files) : [])
         {
             if (File.GetLastWriteTimeUtc(file) >= before) continue;
             File.Delete(file);
@@ -141,6 +163,11 @@ internal sealed class ProgramCache
         }
         return removed;
     }
+
+    /// <summary>Opens the kept file whose SHA-256 is <paramref name="sha256"/>, to upload it on (a master ships what its submitter uploaded).</summary>
+    /// <exception cref="FileNotFoundException">This store does not have it.</exception>
+    public Stream Open(ReadOnlySpan<byte> sha256) =>
+        new FileStream(FilePath(sha256), FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 0, FileOptions.Asynchronous);
 
     private string FilePath(ReadOnlySpan<byte> sha256) => Path.Combine(_files, Convert.ToHexStringLower(sha256));
 

@@ -9,7 +9,7 @@ using Pmpi.Rpc.Security;
 namespace Pmpi.Gateway.Internal;
 
 /// <summary>
-/// Relays control calls between domains (<see cref="ControlRoute"/>): a master's Launch and Kill to an agent of
+/// Relays control calls between domains (<see cref="ControlRoute"/>): a master's Launch, Kill and uploads to an agent of
 /// another domain, its RegisterJob and RemoveJob to another domain's gateway, and a rank's Register, Abort, Spawn and
 /// Linked to a master of another domain. Like a rank stream, a call goes from the gateway of the domain it starts in
 /// to the gateway of the domain it ends in, then to its destination; it is relayed only for a job registered here,

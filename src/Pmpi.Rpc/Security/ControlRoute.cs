@@ -5,7 +5,7 @@ namespace Pmpi.Rpc.Security;
 /// <summary>Where a control call dialed to a gateway goes (<see cref="ControlRoute"/>).</summary>
 public enum ControlTarget
 {
-    /// <summary>An agent the job's ticket names, by the host:port the master dials it at: Launch and Kill.</summary>
+    /// <summary>An agent the job's ticket names, by the host:port the master dials it at: Launch and Kill, and the uploads of its staged programs (MissingFiles, Upload).</summary>
     Agent,
 
     /// <summary>The gateway of a domain of the job: RegisterJob and RemoveJob.</summary>
@@ -87,7 +87,7 @@ public static class ControlRoute
     /// <summary>Whether <paramref name="path"/> is a method that <paramref name="target"/> serves; no other is relayed to it.</summary>
     public static bool Serves(ControlTarget target, string path) => target switch
     {
-        ControlTarget.Agent => path is ServicePaths.Launch or ServicePaths.Kill,
+        ControlTarget.Agent => path is ServicePaths.Launch or ServicePaths.Kill or ServicePaths.MissingFiles or ServicePaths.Upload,
         ControlTarget.Gateway => path is ServicePaths.RegisterJob or ServicePaths.RemoveJob,
         _ => path is ServicePaths.Register or ServicePaths.Abort or ServicePaths.Spawn or ServicePaths.Linked,
     };

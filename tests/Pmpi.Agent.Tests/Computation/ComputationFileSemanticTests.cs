@@ -329,6 +329,46 @@ public class ComputationFileSemanticTests
     }
 
     [Fact]
+    public void Parse_StagedGroup_StagedAndRunsInItsCopyUnlessItsOwnWorkdirSaysOtherwise()
+    {
+        // Arrange: the computation's workdir is this machine's; a staged group runs on nodes that may lack it.
+        const string xml = """
+            <computation name="c" workdir="/tmp/shared" xmlns="urn:pmpi:computation:v1">
+              <ranks program="a.dll" stage="true"/>
+              <ranks program="b.dll" stage="true" workdir="/tmp/b"/>
+              <ranks program="c.dll" stage="false"/>
+              <ranks program="d.dll"/>
+            </computation>
+            """;
+
+        // Act
+        var groups = Parse(xml).Ranks;
+
+        // Assert
+        Assert.Equal([true, true, false, false], groups.Select(group => group.Stage));
+        Assert.Equal(["", Path.GetFullPath("/tmp/b"), Path.GetFullPath("/tmp/shared"), Path.GetFullPath("/tmp/shared")], groups.Select(group => group.WorkingDirectory));
+    }
+
+    [Fact]
+    public void Parse_StagedProgramOfTheOtherSystem_PointsAtStageAndSaysItShipsThisMachinesFiles()
+    {
+        // Arrange
+        string program = ForeignPrograms[0];
+        string xml = $"""
+            <computation name="c" xmlns="urn:pmpi:computation:v1">
+              <node name="n" agent="a:1" slots="2"/>
+              <ranks program="{program}" node="n" stage="true"/>
+            </computation>
+            """;
+
+        // Act
+        var exception = Fail(xml, _ => false);
+
+        // Assert
+        AssertSingleError(exception, xml, "stage=", $"program '{program}' is a path on {(OperatingSystem.IsWindows() ? "Unix" : "Windows")} nodes, but a staged program is shipped from this machine's files; stage the program's directory as this machine sees it");
+    }
+
+    [Fact]
     public void Parse_ProgramOfTheOtherSystemNotPinned_PointsAtProgramAndSaysToPinIt()
     {
         // Arrange

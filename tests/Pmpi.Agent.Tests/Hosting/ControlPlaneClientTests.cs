@@ -21,7 +21,7 @@ public sealed class ControlPlaneClientTests
 
     /// <summary>Each method, called once on <paramref name="channel"/>; what it answers is the test's business.</summary>
     public static TheoryData<string> Methods =>
-        ["Agent.GetNodeInfo", "Agent.Launch", "Agent.Kill", "Master.Submit", "JobControl.Register", "JobControl.Abort", "JobControl.Spawn", "JobControl.Linked"];
+        ["Agent.GetNodeInfo", "Agent.Launch", "Agent.Kill", "Agent.MissingFiles", "Agent.Upload", "Master.Submit", "JobControl.Register", "JobControl.Abort", "JobControl.Spawn", "JobControl.Linked"];
 
     private static async Task CallAsync(string method, Grpc.Net.Client.GrpcChannel channel)
     {
@@ -39,6 +39,16 @@ public sealed class ControlPlaneClientTests
                 break;
             case "Agent.Kill":
                 await agent.KillAsync(new KillRequest { JobId = "no-such-job", JobToken = "x" }, deadline: Deadline);
+                break;
+            case "Agent.MissingFiles":
+                await agent.MissingFilesAsync(new StagedProgram(), deadline: Deadline);
+                break;
+            case "Agent.Upload":
+                using (var call = agent.Upload(deadline: Deadline))
+                {
+                    await call.RequestStream.CompleteAsync();
+                    await call.ResponseAsync;
+                }
                 break;
             case "Master.Submit":
                 using (var call = master.Submit(new SubmitRequest { FileName = "empty.json" }, deadline: Deadline))
@@ -63,6 +73,8 @@ public sealed class ControlPlaneClientTests
     [InlineData("Agent.GetNodeInfo", StatusCode.Unauthenticated)]
     [InlineData("Agent.Launch", StatusCode.Unauthenticated)]
     [InlineData("Agent.Kill", StatusCode.Unauthenticated)]
+    [InlineData("Agent.MissingFiles", StatusCode.Unauthenticated)]
+    [InlineData("Agent.Upload", StatusCode.Unauthenticated)]
     [InlineData("Master.Submit", StatusCode.Unauthenticated)]
     [InlineData("JobControl.Register", StatusCode.PermissionDenied)]
     [InlineData("JobControl.Abort", StatusCode.PermissionDenied)]

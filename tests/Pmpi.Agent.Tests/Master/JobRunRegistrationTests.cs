@@ -2,6 +2,7 @@ using Grpc.Core;
 using Pmpi.Agent.Computation;
 using Pmpi.Agent.Hosting;
 using Pmpi.Agent.Master;
+using Pmpi.Agent.Staging;
 using Pmpi.Rpc;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
@@ -106,8 +107,9 @@ public class JobRunRegistrationTests
     private static JobRun NewJob(ComputationDefinition computation)
     {
         var defaults = new AgentOptions();
+        var nothingStaged = StagedPrograms.Check(computation, [], new ProgramCache(defaults.StagingDirectory, defaults.KeepStaged));
         return new JobRun(computation, new Uri("http://127.0.0.1:1"), "", new Uri("http://127.0.0.1:2"), RpcSecurity.ForThisProcess(),
-            defaults.HeartbeatTimeout, defaults.RegistrationTimeout);
+            defaults.HeartbeatTimeout, defaults.RegistrationTimeout, nothingStaged);
     }
 
     private static RegisterRequest Request(JobRun job, int rank, string domain) =>

@@ -118,15 +118,18 @@ internal sealed class AgentProcess : IAsyncDisposable
     /// <summary>
     /// Starts `pmpi agent --port P --slots <paramref name="slots"/>`, its ranks labelled <paramref name="label"/>;
     /// <paramref name="launcher"/> (e.g. prlimit and its flags) runs it when given and must exec it in place;
-    /// <paramref name="domain"/> and <paramref name="gateway"/> are its --domain and --gateway.
+    /// <paramref name="domain"/>, <paramref name="gateway"/> and <paramref name="stagingDirectory"/> are its --domain,
+    /// --gateway and --staging-dir.
     /// </summary>
-    public static async Task<AgentProcess> StartAsync(string label, int slots, IReadOnlyList<string>? launcher = null, string? domain = null, string? gateway = null)
+    public static async Task<AgentProcess> StartAsync(string label, int slots, IReadOnlyList<string>? launcher = null, string? domain = null, string? gateway = null,
+        string? stagingDirectory = null)
     {
         // The port is free when picked but another process may take it before the agent binds: then try another.
         for (int attempt = 1; ; attempt++)
         {
             int port = PmpiCli.FreePort();
-            string[] arguments = ["agent", "--port", $"{port}", "--slots", $"{slots}", .. domain is null ? Array.Empty<string>() : ["--domain", domain], .. gateway is null ? Array.Empty<string>() : ["--gateway", gateway]];
+            string[] arguments = ["agent", "--port", $"{port}", "--slots", $"{slots}", .. domain is null ? Array.Empty<string>() : ["--domain", domain], .. gateway is null ? Array.Empty<string>() : ["--gateway", gateway],
+                .. stagingDirectory is null ? Array.Empty<string>() : ["--staging-dir", stagingDirectory]];
             var environment = new Dictionary<string, string?> { [LabelVariable] = label };
             var process = launcher is null
                 ? PmpiCli.Start(arguments, environment)

@@ -25,7 +25,7 @@ public sealed class GrpcioInteropTests : IAsyncLifetime
     public Task InitializeAsync()
     {
         Directory.CreateDirectory(_generated);
-        return GrpcioPython.CompileContractAsync(_generated, ["pmpi/v1/agent.proto", "pmpi/v1/master.proto", "pmpi/v1/transport.proto"], ScriptTimeout);
+        return GrpcioPython.CompileContractAsync(_generated, ["pmpi/v1/agent.proto", "pmpi/v1/master.proto", "pmpi/v1/staging.proto", "pmpi/v1/transport.proto"], ScriptTimeout);
     }
 
     public Task DisposeAsync()

@@ -203,11 +203,16 @@ internal sealed class ComputationReader(string fileName, Func<string, bool> prog
             arguments.Add(arg.Value);
         }
 
-        // A program on a node of the other system runs in its own directory there unless told otherwise (empty: the agent's choice).
-        string workingDirectory = element.Attribute("workdir") is { } w ? ForeignPath.Resolve(w.Value, baseDirectory) : foreign ? "" : sharedWorkingDirectory;
+        bool stage = element.Attribute("stage") is { } stageAttribute && XmlConvert.ToBoolean(stageAttribute.Value);
+        if (stage && foreign)
+            Error(element.Attribute("stage")!, $"program '{program.Value}' is a path on {ForeignPath.System} nodes, but a staged program is shipped from this machine's files; stage the program's directory as this machine sees it");
+
+        // A program on a node of the other system, or a staged one, runs in its own directory there unless told
+        // otherwise (empty: the agent's choice).
+        string workingDirectory = element.Attribute("workdir") is { } w ? ForeignPath.Resolve(w.Value, baseDirectory) : foreign || stage ? "" : sharedWorkingDirectory;
         var environment = ReadEnvironment(element.Elements(Ns + "env"), sharedEnvironment);
 
-        return new RanksDefinition(index, program.Value, programPath, count, arguments.ToImmutable(), node, workingDirectory, environment, At(element));
+        return new RanksDefinition(index, program.Value, programPath, count, arguments.ToImmutable(), node, workingDirectory, environment, At(element)) { Stage = stage };
     }
 
     private ImmutableSortedDictionary<string, string> ReadEnvironment(IEnumerable<XElement> elements, ImmutableSortedDictionary<string, string> inherited)

@@ -31,6 +31,10 @@ internal sealed class AgentOptionsValidator : IValidateOptions<AgentOptions>
             failures.Add("AgentOptions.Domain is blank: name the domain or leave it unset; see --domain.");
         if (options.Gateway is { } gateway && (options.Domain is null || !Uri.TryCreate($"https://{gateway}", UriKind.Absolute, out var parsed) || parsed.Port <= 0 || parsed.PathAndQuery != "/"))
             failures.Add($"AgentOptions.Gateway '{gateway}' is not host:port of the node's domain's gateway (it needs --domain too); see --gateway.");
+        if (string.IsNullOrWhiteSpace(options.StagingDirectory) || !Path.IsPathFullyQualified(options.StagingDirectory))
+            failures.Add($"AgentOptions.StagingDirectory '{options.StagingDirectory}' is not a full path; see --staging-dir.");
+        if (options.KeepStaged <= TimeSpan.Zero)
+            failures.Add($"AgentOptions.KeepStaged is {options.KeepStaged}: it must be positive.");
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }
