@@ -2,7 +2,6 @@ using System.Collections.Immutable;
 using System.Diagnostics;
 using System.Globalization;
 using System.Security.Cryptography;
-using System.Threading.Channels;
 using Google.Protobuf;
 using Grpc.Core;
 using Grpc.Net.Client;
@@ -36,14 +35,11 @@ internal sealed class JobRun
     private readonly ComputationDefinition _computation;
     private readonly Uri _master;
     private readonly Uri _localAgent;
-    /// <summary>Events queued for the submitter: while it reads slowly, the agents' launch streams are not read either.</summary>
-    private const int EventQueueLength = 64;
-
     private readonly RpcSecurity _security;
     private readonly List<IGrouping<Uri, RankAssignment>> _launches;
     private readonly JobTicket _jobTicket; // the first world's: each spawned world's ticket repeats its job id and nonce
     private readonly (ByteString Ticket, ByteString Signature) _ticket;
-    private readonly Channel<JobEvent> _events = Channel.CreateBounded<JobEvent>(new BoundedChannelOptions(EventQueueLength) { SingleReader = true, FullMode = BoundedChannelFullMode.Wait });
+    private readonly SubmitterFeed _feed = new();
     private readonly TimeSpan _heartbeatTimeout;
     private readonly TimeSpan _registrationTimeout;
     private readonly RankTable _layout; // every rank's place, by job rank; registration adds the endpoints
@@ -54,7 +50,7 @@ internal sealed class JobRun
     // Under _lock, by job rank: what runs each rank, and its entry once registered. Spawns append to both.
     private readonly List<RankAssignment> _assignments;
     private readonly List<RankEntry?> _table;
-    private readonly List<World> _worlds = [];
+    private readonly List<JobWorld> _worlds = [];
     private readonly List<SignedTicket> _spawnedTickets = []; // under _lock: each spawned world's, in its order
     private readonly SemaphoreSlim _registering = new(1, 1); // one registration with the gateways at a time: a later table never gives way to an earlier
     private readonly List<Task> _launchesRunning = [];
@@ -63,7 +59,6 @@ internal sealed class JobRun
     private (int Rank, int Code, string Reason)? _failure;
     private Timer? _registrationDeadline; // under _lock: the first world's, armed at its first registration, null once the job is over
     private int _launched, _registered, _exited;
-    private CancellationToken _submitterGone;
 
     /// <exception cref="ArgumentException">The master cannot reach a domain of the computation: its own has no gateway.</exception>
     public JobRun(ComputationDefinition computation, Uri master, string masterDomain, Uri localAgent, RpcSecurity security, TimeSpan heartbeatTimeout,
@@ -85,7 +80,7 @@ internal sealed class JobRun
         // One node and shared memory between its ranks: no rank needs an endpoint, so none starts a server.
         _nodeLocal = !networkLinks && _layout.Ranks.Select(entry => (entry.Domain, entry.Node)).Distinct().Count() == 1;
         _table = [.. new RankEntry?[computation.WorldSize]];
-        _worlds.Add(new World(0, computation.WorldSize, spawned: null));
+        _worlds.Add(new JobWorld(0, computation.WorldSize, spawned: null));
         Id = $"{computation.Name}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}";
         var masterGateway = computation.Domains.FirstOrDefault(domain => domain.Name == masterDomain)?.Gateway is { } gateway ? $"{security.Scheme}://{gateway}" : "";
         _gateways = JobGateways.For(Id, _layout, master, masterDomain, masterGateway, security);
@@ -118,19 +113,18 @@ internal sealed class JobRun
         }
     }
 
-    private World FirstWorld => _worlds[0];
+    private JobWorld FirstWorld => _worlds[0];
 
     public async Task RunAsync(IServerStreamWriter<JobEvent> responses, CancellationToken submitterGone)
     {
         var clock = Stopwatch.StartNew();
-        _submitterGone = submitterGone;
         using var registration = submitterGone.Register(() => Fail(-1, 1, "the submitter went away"));
         using var timeout = _computation.Timeout is { } limit
             ? new Timer(_ => Fail(-1, TimeoutExitCode, $"the computation's timeout of {limit} passed"), null, limit, Timeout.InfiniteTimeSpan)
             : null;
         using var registrationDeadline = new Timer(_ => FailUnregistered(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         lock (_lock) _registrationDeadline = registrationDeadline;
-        var pump = PumpAsync(responses, submitterGone);
+        var pump = _feed.PumpAsync(responses, submitterGone);
         await ProgressAsync().ConfigureAwait(false);
 
         // The gateways relay only for jobs registered with them: before any rank can dial one.
@@ -152,8 +146,8 @@ internal sealed class JobRun
                 { } f => $"Job {Id} aborted after {clock.Elapsed.TotalSeconds:F2} s (exit code {f.Code}): {Sentence(f.Reason)}",
             },
         };
-        await Publish(new JobEvent { Finished = finished }).ConfigureAwait(false);
-        _events.Writer.TryComplete();
+        await _feed.PublishAsync(new JobEvent { Finished = finished }).ConfigureAwait(false);
+        _feed.Complete();
         await pump.ConfigureAwait(false);
     }
 
@@ -199,10 +193,10 @@ internal sealed class JobRun
     /// Records a rank's registration; returns its world, or null when it had registered already. The first world's
     /// first registration arms its deadline; a rank of the world that exited unregistered then fails the job.
     /// </summary>
-    private World? Record(RankEntry entry)
+    private JobWorld? Record(RankEntry entry)
     {
         bool complete;
-        World world;
+        JobWorld world;
         KeyValuePair<int, string>? left;
         lock (_lock)
         {
@@ -240,7 +234,7 @@ internal sealed class JobRun
         // A node-local job's ranks join through their agents, so a root may ask before its siblings' joins arrive: the
         // first world is complete first (or the job fails, at the latest at its registration deadline).
         await FirstWorld.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
-        World world;
+        JobWorld world;
         RankAssignment root;
         (ByteString Ticket, ByteString Signature) signed;
         var spawned = new List<RankAssignment>();
@@ -267,7 +261,7 @@ internal sealed class JobRun
                 place.Rank = rank;
                 _layout.Ranks.Add(place);
             }
-            world = new World(first, request.Count, new SpawnedWorld { First = first, Size = request.Count, Parents = { request.Parents }, Context = request.Context });
+            world = new JobWorld(first, request.Count, new SpawnedWorld { First = first, Size = request.Count, Parents = { request.Parents }, Context = request.Context });
             _worlds.Add(world);
             var ticket = JobTickets.CreateSpawned(_jobTicket, world.First, world.Size);
             ticket.Agents.Add(new AgentRanks { Agent = AgentOf(root).Authority, Ranks = { spawned.Select(assignment => assignment.WorldRank) } });
@@ -289,7 +283,7 @@ internal sealed class JobRun
     /// <summary>The spawning ranks have linked to a spawned world: its ranks get their table.</summary>
     public void Linked(LinkedRequest request)
     {
-        World? world;
+        JobWorld? world;
         lock (_lock) world = _worlds.Find(candidate => candidate.First == request.WorldFirst && candidate.Spawned is { } spawned && spawned.Parents.Contains(request.Rank));
         if (world is null) throw new RpcException(new Status(StatusCode.NotFound, $"Job {Id} has no world from rank {request.WorldFirst} that rank {request.Rank} spawned."));
         if (!world.Complete.Task.IsCompletedSuccessfully)
@@ -298,13 +292,13 @@ internal sealed class JobRun
     }
 
     /// <summary><see cref="TableFor"/>, taking the lock.</summary>
-    private RankTable TableOf(World world)
+    private RankTable TableOf(JobWorld world)
     {
         lock (_lock) return TableFor(world);
     }
 
     /// <summary>Every rank's entry (a rank still starting has its place and no endpoint), and the spawned world the table is for (under <see cref="_lock"/>).</summary>
-    private RankTable TableFor(World world)
+    private RankTable TableFor(JobWorld world)
     {
         var table = new RankTable { Reach = { _layout.Reach }, NetworkLinks = _layout.NetworkLinks, Unbound = _layout.Unbound, Spawned = world.Spawned };
         table.Ranks.AddRange(_table.Select((entry, rank) => entry ?? _layout.Ranks[rank]));
@@ -315,7 +309,7 @@ internal sealed class JobRun
     /// Hands a world's complete table out, once the gateways (if any) know every endpoint in their domains: to the
     /// first world's ranks, or to a spawned world's root.
     /// </summary>
-    private async Task PublishTableAsync(World world)
+    private async Task PublishTableAsync(JobWorld world)
     {
         if (await RegisterWithGatewaysAsync(world).ConfigureAwait(false) is { } refused) Fail(-1, 1, refused);
         else (world.Spawned is null ? world.Released : world.Complete).TrySetResult(TableOf(world));
@@ -325,7 +319,7 @@ internal sealed class JobRun
     /// Registers the job's table as it stands, with every spawned world's ticket, with its gateways (none: nothing to
     /// do); why one refused, or null.
     /// </summary>
-    private async Task<string?> RegisterWithGatewaysAsync(World world)
+    private async Task<string?> RegisterWithGatewaysAsync(JobWorld world)
     {
         if (_gateways.IsEmpty) return null;
         try
@@ -353,7 +347,7 @@ internal sealed class JobRun
     private void FailUnregistered() => FailUnregistered(FirstWorld);
 
     /// <summary>Ends the job when ranks of <paramref name="world"/> are still missing at its registration deadline, naming them.</summary>
-    private void FailUnregistered(World world)
+    private void FailUnregistered(JobWorld world)
     {
         int[] missing;
         lock (_lock) missing = [.. Enumerable.Range(world.First, world.Size).Where(rank => _table[rank] is null)];
@@ -378,7 +372,7 @@ internal sealed class JobRun
     }
 
     /// <summary>The world a job rank belongs to (under <see cref="_lock"/>).</summary>
-    private World WorldOf(int rank) => _worlds.Last(candidate => candidate.First <= rank);
+    private JobWorld WorldOf(int rank) => _worlds.Last(candidate => candidate.First <= rank);
 
     private bool IsRegistered(int rank)
     {
@@ -390,7 +384,7 @@ internal sealed class JobRun
     /// <summary>Ends the job because of <paramref name="rank"/> (-1: not a rank); the first failure is the one reported.</summary>
     public void Fail(int rank, int code, string reason)
     {
-        World[] worlds;
+        JobWorld[] worlds;
         lock (_lock)
         {
             if (_failure is not null || _end.IsCancellationRequested) return;
@@ -429,7 +423,7 @@ internal sealed class JobRun
         }
     }
 
-    private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks, World world, (ByteString Ticket, ByteString Signature) ticket)
+    private async Task LaunchAsync(Uri agent, IReadOnlyList<RankAssignment> ranks, JobWorld world, (ByteString Ticket, ByteString Signature) ticket)
     {
         RankEntry place;
         lock (_lock) place = _layout.Ranks[ranks[0].WorldRank];
@@ -495,7 +489,7 @@ internal sealed class JobRun
                         await ProgressAsync().ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Output:
-                        await Publish(new JobEvent { Output = item.Output }).ConfigureAwait(false);
+                        await _feed.PublishAsync(new JobEvent { Output = item.Output }).ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Joined:
                         await JoinedAsync(item.Joined.Rank, name).ConfigureAwait(false);
@@ -510,7 +504,7 @@ internal sealed class JobRun
                             Fail(exited.Rank, 1, $"its process exited with code 0 on {name} before registering with the master (a rank program must call Pmpi.Environment.Run)");
                         else if (exited.HasFinalized && !exited.Finalized)
                             Fail(exited.Rank, 1, $"its process exited with code 0 on {name} without finalizing PMPI (Environment.Run returning, or its Environment disposed), so the ranks still running could wait for it forever");
-                        await Publish(new JobEvent { Exited = exited }).ConfigureAwait(false);
+                        await _feed.PublishAsync(new JobEvent { Exited = exited }).ConfigureAwait(false);
                         break;
                     case LaunchEvent.BodyOneofCase.Unresponsive:
                         var frozen = item.Unresponsive;
@@ -576,59 +570,7 @@ internal sealed class JobRun
     private ValueTask ProgressAsync()
     {
         var progress = new Progress { JobId = Id, Size = Size, Launched = Volatile.Read(ref _launched), Registered = Volatile.Read(ref _registered), Exited = Volatile.Read(ref _exited) };
-        return Publish(new JobEvent { Progress = progress });
-    }
-
-    /// <summary>Queues an event for the submitter, waiting while it reads slowly; dropped once the submitter is gone.</summary>
-    private async ValueTask Publish(JobEvent item)
-    {
-        try
-        {
-            await _events.Writer.WriteAsync(item, _submitterGone).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is OperationCanceledException or ChannelClosedException)
-        {
-            // Nobody reads any more; the job is being aborted because of it.
-        }
-    }
-
-    private async Task PumpAsync(IServerStreamWriter<JobEvent> responses, CancellationToken cancellationToken)
-    {
-        try
-        {
-            await foreach (var item in _events.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
-                await responses.WriteAsync(item, cancellationToken).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is OperationCanceledException or RpcException or IOException or InvalidOperationException)
-        {
-            // The submitter is gone (a write after its call ended is an InvalidOperationException); the job is being
-            // aborted because of it.
-        }
-    }
-
-    /// <summary>
-    /// One world of the job, its first or one that its ranks spawned: the job ranks from <paramref name="first"/>. Its
-    /// ranks get the table (<see cref="Released"/>) once all have registered (<see cref="Complete"/>) and, for a
-    /// spawned world, its parents have linked to them.
-    /// </summary>
-    private sealed class World(int first, int size, SpawnedWorld? spawned)
-    {
-        public int First => first;
-
-        public int Size => size;
-
-        /// <summary>What the world's table tells its ranks and parents; null for the first world.</summary>
-        public SpawnedWorld? Spawned => spawned;
-
-        /// <summary>Ranks of the world registered so far (under the job's lock).</summary>
-        public int Registered { get; set; }
-
-        /// <summary>Ranks that exited with code 0 before any rank of the world registered, with their agent's name (under the job's lock).</summary>
-        public Dictionary<int, string> LeftUnregistered { get; } = [];
-
-        public TaskCompletionSource<RankTable> Complete { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public TaskCompletionSource<RankTable> Released { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        return _feed.PublishAsync(new JobEvent { Progress = progress });
     }
 
     /// <summary>A failure's reason as the summary's last sentence: one full stop, whether the reason brought its own.</summary>
