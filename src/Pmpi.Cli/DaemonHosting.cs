@@ -8,6 +8,7 @@ using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 using Pmpi.Agent.Hosting;
 using Pmpi.Gateway;
+using Pmpi.Rpc.Kestrel;
 
 namespace Pmpi.Cli;
 
@@ -17,8 +18,8 @@ namespace Pmpi.Cli;
 /// </summary>
 internal static class DaemonHosting
 {
-    /// <summary>The meters a daemon exports: its own, and Kestrel's (connections, TLS handshakes, refusals by the server).</summary>
-    private static readonly string[] ExportedMeters = [AgentHost.MeterName, GatewayCounters.MeterName, "Microsoft.AspNetCore.Server.Kestrel"];
+    /// <summary>The meters a daemon exports: its own, its refusals, and Kestrel's (connections, TLS handshakes).</summary>
+    private static readonly string[] ExportedMeters = [AgentHost.MeterName, GatewayCounters.MeterName, KestrelGrpcExtensions.RefusalsMeterName, "Microsoft.AspNetCore.Server.Kestrel"];
 
     /// <summary>Configures the host of the daemon named <paramref name="service"/> (its OpenTelemetry service name unless OTEL_SERVICE_NAME says otherwise).</summary>
     public static Action<IHostApplicationBuilder> For(string service) => host =>

@@ -14,6 +14,12 @@ namespace Pmpi.Rpc.Kestrel;
 public static class KestrelGrpcExtensions
 {
     /// <summary>
+    /// The meter on which a daemon counts what it refused (<c>pmpi.daemon.refusals</c>: calls without the credential,
+    /// connections beyond the limits, TLS handshakes), by kind: no caller-chosen text, so its series stay few.
+    /// </summary>
+    public const string RefusalsMeterName = "Pmpi.Daemon";
+
+    /// <summary>
     /// Lifts the limits that would cut long-lived or idle streams and applies <paramref name="limits"/>
     /// (<see cref="RpcServerLimits.Default"/> when null): MaxRequestBodySize (30 MB by default) and the minimum
     /// request/response data rates are removed, since an MPI stream may rightly idle for hours; the time to send

@@ -1,3 +1,4 @@
+using System.Diagnostics.Metrics;
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -13,7 +14,9 @@ namespace Pmpi.Rpc.Kestrel.Internal;
 /// from 10.0.0.5 in the last 10 s"). A kind never holds what a caller chose (a path, a job id): each new one would
 /// be a line. Calls refused by the services, connections refused by the limits and TLS handshakes refused by the
 /// listener go through the one instance a host registers (<see cref="TryAddTo"/>). Memory is bounded: at most
-/// <c>maxWindows</c> peer-and-kind windows are open; a new one beyond them closes (and reports) the oldest.
+/// <c>maxWindows</c> peer-and-kind windows are open; a new one beyond them closes (and reports) the oldest. Every
+/// refusal, logged or not, also counts on the meter <see cref="KestrelGrpcExtensions.RefusalsMeterName"/>
+/// (<c>pmpi.daemon.refusals</c>, by <c>pmpi.refusal.kind</c>), which dotnet-counters shows and the daemons export.
 /// </summary>
 internal sealed class RefusalLog : IDisposable
 {
@@ -33,12 +36,14 @@ internal sealed class RefusalLog : IDisposable
     private readonly Dictionary<(IPAddress Peer, string Kind), LinkedListNode<Window>> _windows = [];
     private readonly LinkedList<Window> _byStart = []; // oldest first: windows open in time order and never move
     private readonly Lock _lock = new();
+    private readonly Counter<long>? _refusals;
 
     /// <param name="loggers">Where the summaries and Pmpi.Rpc's own refusals go (category <see cref="Category"/>).</param>
     /// <param name="time">The clock; the system's when null.</param>
     /// <param name="interval">How long one window lasts; <see cref="DefaultInterval"/> when null.</param>
     /// <param name="maxWindows">Windows open at once.</param>
-    public RefusalLog(ILoggerFactory loggers, TimeProvider? time = null, TimeSpan? interval = null, int maxWindows = DefaultMaxWindows)
+    /// <param name="meter">Where refusals are counted; nowhere when null.</param>
+    public RefusalLog(ILoggerFactory loggers, TimeProvider? time = null, TimeSpan? interval = null, int maxWindows = DefaultMaxWindows, Meter? meter = null)
     {
         ArgumentNullException.ThrowIfNull(loggers);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxWindows);
@@ -46,6 +51,8 @@ internal sealed class RefusalLog : IDisposable
         _time = time ?? TimeProvider.System;
         _interval = interval ?? DefaultInterval;
         _maxWindows = maxWindows;
+        _refusals = meter?.CreateCounter<long>("pmpi.daemon.refusals", "{refusal}",
+            "Calls, connections and TLS handshakes the daemon refused, by pmpi.refusal.kind (e.g. \"calls (Unauthenticated)\", \"TLS handshakes\")");
         // Armed only while a window is open, so an idle daemon runs no timer.
         _timer = _time.CreateTimer(_ => CloseEndedWindows(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
@@ -55,7 +62,8 @@ internal sealed class RefusalLog : IDisposable
 
     /// <summary>Registers the host's one instance, unless there is one already.</summary>
     public static void TryAddTo(IServiceCollection services) =>
-        services.TryAddSingleton(provider => new RefusalLog(provider.GetRequiredService<ILoggerFactory>()));
+        services.TryAddSingleton(provider => new RefusalLog(provider.GetRequiredService<ILoggerFactory>(),
+            meter: provider.GetRequiredService<IMeterFactory>().Create(KestrelGrpcExtensions.RefusalsMeterName)));
 
     /// <summary>
     /// Counts a refusal of <paramref name="kind"/> (a plural noun phrase: "calls (Unauthenticated)", "TLS
@@ -65,6 +73,7 @@ internal sealed class RefusalLog : IDisposable
     public bool ShouldLog(IPAddress? peer, string kind)
     {
         ArgumentNullException.ThrowIfNull(kind);
+        _refusals?.Add(1, new KeyValuePair<string, object?>("pmpi.refusal.kind", kind));
         peer = peer is null ? IPAddress.None : peer.IsIPv4MappedToIPv6 ? peer.MapToIPv4() : peer;
         List<Window>? ended = null;
         lock (_lock)

@@ -15,6 +15,7 @@ using Pmpi.Agent.Node;
 using Pmpi.Agent.NodeInfo;
 using Pmpi.Agent.Tests.NodeInfo;
 using Pmpi.Rpc.Client;
+using Pmpi.Rpc.Kestrel;
 using Pmpi.Rpc.Security;
 using Pmpi.Rpc.V1;
 using AgentClient = Pmpi.Rpc.V1.Agent.AgentClient;
@@ -285,15 +286,31 @@ public class AgentHostTests
     }
 
     [Fact]
-    public async Task CallRefused_OneCallerRefusedFiftyTimes_OneLineInFullAndTheRestCounted()
+    public async Task CallRefused_OneCallerRefusedFiftyTimes_OneLineInFullTheRestCountedAndEveryOneMetered()
     {
-        // Arrange: an agent whose log is kept, and a caller without the run's secret.
+        // Arrange: an agent whose log is kept and whose refusal meter is read (its own: other tests' agents run in
+        // this process), and a caller without the run's secret.
         var log = new RecordingLoggerProvider();
         var host = await AgentHost.StartAsync(options =>
         {
             options.Port = 0;
             options.Security = Security;
         }, builder => builder.Logging.AddProvider(log)).WaitAsync(Timeout);
+        var meters = host.Services.GetRequiredService<IMeterFactory>();
+        long metered = 0;
+        using var listener = new MeterListener
+        {
+            InstrumentPublished = (instrument, listener) =>
+            {
+                if (instrument.Meter.Scope == meters && instrument.Meter.Name == KestrelGrpcExtensions.RefusalsMeterName) listener.EnableMeasurementEvents(instrument);
+            },
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            if (instrument.Name == "pmpi.daemon.refusals" && tags.ToArray().Any(tag => tag.Key == "pmpi.refusal.kind" && tag.Value as string == "/pmpi.v1.Agent/GetNodeInfo calls (Unauthenticated)"))
+                Interlocked.Add(ref metered, value);
+        });
+        listener.Start();
         using var stranger = RpcChannels.For(host.Address, RpcSecurity.ForThisProcess());
 
         // Act
@@ -308,6 +325,7 @@ public class AgentHostTests
         // Assert
         Assert.Single(log.Lines, line => line.Event == "CallRefused");
         Assert.Contains(log.Lines, line => line.Event == "RefusalsSummarized" && line.Message == "Refused 49 more /pmpi.v1.Agent/GetNodeInfo calls (Unauthenticated) from 127.0.0.1 in the last 10 s");
+        Assert.Equal(50, Interlocked.Read(ref metered));
     }
 
     [Fact]
