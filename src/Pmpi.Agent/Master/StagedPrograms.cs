@@ -59,14 +59,20 @@ internal sealed class StagedPrograms
     public async Task ShipAsync(GrpcChannel agent, IEnumerable<Program> programs, CancellationToken cancellationToken)
     {
         var client = new Rpc.V1.Agent.AgentClient(agent);
+        foreach (var program in programs.Distinct())
+            await ProgramUpload.ShipAsync(client, program.Manifest, OpenStored, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>This master's copy of a staged file, to upload; a copy gone from its store fails the launch saying so.</summary>
+    private Stream OpenStored(ByteString sha256)
+    {
         try
         {
-            foreach (var program in programs.Distinct())
-                await ProgramUpload.ShipAsync(client, program.Manifest, sha256 => _store.Open(sha256.Span), cancellationToken).ConfigureAwait(false);
+            return _store.Open(sha256.Span);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            throw new RpcException(new Status(StatusCode.FailedPrecondition, $"shipping a staged program failed: this master's copy of a file could not be read ({e.Message})"));
+            throw new RpcException(new Status(StatusCode.FailedPrecondition, $"this master's copy of staged file {Convert.ToHexStringLower(sha256.Span)} could not be read: {e.Message}"));
         }
     }
 

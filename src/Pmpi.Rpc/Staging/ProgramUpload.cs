@@ -44,7 +44,16 @@ public static class ProgramUpload
                 while ((read = await content.ReadAsync(buffer, cancellationToken).ConfigureAwait(false)) > 0 || first)
                 {
                     chunk.Data = ByteString.CopyFrom(buffer, 0, read);
-                    await call.RequestStream.WriteAsync(chunk, cancellationToken).ConfigureAwait(false);
+                    try
+                    {
+                        await call.RequestStream.WriteAsync(chunk, cancellationToken).ConfigureAwait(false);
+                    }
+                    catch (Exception e) when (e is IOException or InvalidOperationException)
+                    {
+                        // The agent ended the call (a refusal, or it went away): its status says why.
+                        await call.ResponseAsync.ConfigureAwait(false);
+                        throw;
+                    }
                     (chunk, first) = (new FileChunk(), false);
                 }
             }
