@@ -56,7 +56,9 @@ Environment.Run(ref args, world =>
             world.Barrier();
             var loaded = AppDomain.CurrentDomain.GetAssemblies().Select(assembly => assembly.GetName().Name ?? "").ToArray();
             var aspNetCore = loaded.Where(name => name.StartsWith("Microsoft.AspNetCore", StringComparison.Ordinal)).ToArray();
-            Console.WriteLine($"assemblies: {loaded.Length} loaded, ASP.NET Core: {(aspNetCore.Length == 0 ? "none" : string.Join(' ', aspNetCore))}");
+            var client = loaded.Where(name => name.StartsWith("Grpc.", StringComparison.Ordinal) || name == "System.Net.Http").Order(StringComparer.Ordinal).ToArray();
+            Console.WriteLine($"assemblies: {loaded.Length} loaded, ASP.NET Core: {(aspNetCore.Length == 0 ? "none" : string.Join(' ', aspNetCore))}, "
+                + $"gRPC client and HTTP: {(client.Length == 0 ? "none" : string.Join(' ', client))}");
             break;
         case "cores":
             // The processors each of the rank's threads may run on (Linux), distinct lists joined by ' | '.

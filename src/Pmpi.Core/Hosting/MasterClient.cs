@@ -18,13 +18,11 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
     private static readonly TimeSpan RegistrationTimeout = TimeSpan.FromMinutes(2);
     private static readonly TimeSpan AbortTimeout = TimeSpan.FromSeconds(5);
 
-    // Made at the first call: a rank of a node-local job may never call, and then loads no HTTP stack. A master of
-    // another domain is reached through this rank's gateway, the call stating its route.
-    private readonly Lazy<GrpcChannel> _channel = new(() => identity.MasterGateway is { } gateway
-        ? RpcChannels.For(gateway, identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
-        : RpcChannels.For(identity.MasterUri, identity.MasterSecurity));
+    // Made at the first call: a rank of a node-local job may never call, and then loads neither gRPC for .NET nor an
+    // HTTP stack. No field or constructor here names their types, so not even their assemblies are loaded until then.
+    private Line? _line;
 
-    private JobControl.JobControlClient Client => new(_channel.Value);
+    private JobControl.JobControlClient Client => LazyInitializer.EnsureInitialized(ref _line, () => new Line(identity)).Client;
 
     /// <summary>How errors name the master: its address, and the gateway it is reached through.</summary>
     private string MasterName => identity.MasterGateway is { } gateway ? $"the master at {identity.Master} (through the gateway at {gateway})" : $"the master at {identity.Master}";
@@ -123,8 +121,20 @@ internal sealed class MasterClient(RankIdentity identity) : IJobControl, IDispos
         }
     }
 
-    public void Dispose()
+    public void Dispose() => _line?.Dispose();
+
+    /// <summary>
+    /// The channel to the master, through this rank's gateway when the master serves another domain (the call then
+    /// states its route).
+    /// </summary>
+    private sealed class Line(RankIdentity identity) : IDisposable
     {
-        if (_channel.IsValueCreated) _channel.Value.Dispose();
+        private readonly GrpcChannel _channel = identity.MasterGateway is { } gateway
+            ? RpcChannels.For(gateway, identity.MasterSecurity, metadata: ControlRoute.ToMaster(identity.JobToken, identity.JobId, identity.Rank))
+            : RpcChannels.For(identity.MasterUri, identity.MasterSecurity);
+
+        public JobControl.JobControlClient Client => new(_channel);
+
+        public void Dispose() => _channel.Dispose();
     }
 }
