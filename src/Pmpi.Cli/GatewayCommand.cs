@@ -46,6 +46,11 @@ internal static class GatewayCommand
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
+            // A relayed rank stream's read continues on the socket engine's own thread, which writes the bytes on at
+            // once, instead of waking a thread-pool thread for it at each hop: through a gateway pair a 1 B message
+            // took 164 µs with the hop and 51 µs without (bench-log/2026-11-30-gateway-inline-completions.md). The
+            // relay's continuations never block. Read once, when the socket engine starts: before any socket here.
+            System.Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1");
             if (security.Resolve(parse, Name, fallback: null, out var error) is not { } rpcSecurity)
             {
                 await Console.Error.WriteLineAsync(error).ConfigureAwait(false);
