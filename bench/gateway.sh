@@ -15,8 +15,9 @@
 # direct bandwidth at 1 MB and up. --h2c runs every daemon with --insecure (cleartext, loopback only); the relayed
 # streams carry no TLS of the gateways' either way, only their control calls do. For scale, each round also runs bench/native/relay_pingpong.c directly and through two
 # relay processes that forward bytes and nothing else, copying them or splicing them inside the kernel: what any
-# relay pair costs on this machine. Needs a C compiler (cc). Every child runs under `timeout`; every process started
-# here is killed on exit.
+# relay pair costs on this machine. After the rounds, each gateway's CPU time per relayed message (at 1 B) and per
+# relayed megabyte (at 4 MB). Needs a C compiler (cc). Every child runs under `timeout`; every process started here is
+# killed on exit.
 set -euo pipefail
 
 quick=0
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
     --h2c) h2c=1 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gateway.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -82,10 +83,12 @@ agent_b=$(start agent-b "pmpi agent listening" dotnet "$pmpi_dll" agent --port 0
 gateway_a=$(start gateway-a "pmpi gateway listening" dotnet "$pmpi_dll" gateway --domain a --bind 127.0.0.1 --port 0 "${security[@]}")
 gateway_b=$(start gateway-b "pmpi gateway listening" dotnet "$pmpi_dll" gateway --domain b --bind 127.0.0.1 --port 0 "${security[@]}")
 
-# computation ROUTE: rank 0 in domain a, rank 1 in domain b; "direct" declares the domains reachable both ways.
+# computation ROUTE [SIZE...]: rank 0 in domain a, rank 1 in domain b; "direct" declares the domains reachable both
+# ways. With sizes, the ping-pong runs those (each once, in full, even with --quick) instead of its sweep.
 computation() {
-  local reach_a="" reach_b=""
-  [[ "$1" == direct ]] && reach_a=' reachable="b"' && reach_b=' reachable="a"'
+  local route="$1" reach_a="" reach_b="" size sizes_args=""; shift
+  [[ "$route" == direct ]] && reach_a=' reachable="b"' && reach_b=' reachable="a"'
+  if [[ $# -gt 0 ]]; then sizes_args="<arg>--sizes</arg>"; for size in "$@"; do sizes_args+="<arg>$size</arg>"; done; fi
   cat <<XML
 <computation name="gateway-bench" xmlns="urn:pmpi:computation:v1">
   <domain name="a" gateway="127.0.0.1:$gateway_a"$reach_a/>
@@ -93,7 +96,7 @@ computation() {
   <node name="a1" agent="127.0.0.1:$agent_a" domain="a" slots="1"/>
   <node name="b1" agent="127.0.0.1:$agent_b" domain="b" slots="1"/>
   <ranks program="$bench_dll" count="2">
-    <arg>pingpong</arg><arg>--device</arg><arg>grpc</arg><arg>--jit-warmup</arg>$([[ -n "$quick_flag" ]] && echo "<arg>--quick</arg>")
+    <arg>pingpong</arg><arg>--device</arg><arg>grpc</arg><arg>--jit-warmup</arg>$([[ -n "$quick_flag" && -z "$sizes_args" ]] && echo "<arg>--quick</arg>")$sizes_args
     <arg>--timeout</arg><arg>$child_timeout</arg>
   </ranks>
 </computation>
@@ -119,19 +122,42 @@ for ((round = 1; round <= rounds; round++)); do
   if (( round % 2 )); then run direct; run gateways; floor direct; floor relayed; floor spliced
   else floor spliced; floor relayed; floor direct; run gateways; run direct; fi
 done
+
+# What relaying costs the gateways: the pair's CPU time (utime + stime of both processes) over a run of one size
+# repeated three times, less that over a run of it once, divided by what the two extra passes relayed. The job's start,
+# the JIT warm-up and the streams' setup are in both runs and cancel out. 1 B gives the cost of a message, 4 MB that
+# of a byte.
+cpu_ticks() {
+  local name total=0
+  for name in gateway-a gateway-b; do
+    total=$((total + $(awk '{ print $14 + $15 }' "/proc/$(pgrep -P "$(cat "$work/$name.pid")")/stat")))
+  done
+  echo "$total"
+}
+cpu_sizes=(1 4194304)
+for size in "${cpu_sizes[@]}"; do
+  for passes in 1 3; do
+    computation gateways $(for ((p = 0; p < passes; p++)); do echo "$size"; done) >"$work/cpu.xml"
+    echo "gateway.sh: gateway CPU, $size B x $passes" >&2
+    before=$(cpu_ticks)
+    timeout "$child_timeout" dotnet "$pmpi_dll" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/cpu.xml" >"$work/cpu-$size-$passes" 2>"$work/cpu-$size-$passes.err" \
+      || { tail -5 "$work/cpu-$size-$passes.err" >&2; echo "gateway.sh: the CPU run of $size B x $passes failed." >&2; }
+    echo "$(( $(cpu_ticks) - before ))" >"$work/cpu-$size-$passes.ticks"
+  done
+done
 dotnet "$pmpi_dll" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
 
 echo "# bench/gateway.sh, $rounds rounds$([[ $quick -eq 1 ]] && echo ", --quick")$([[ $h2c -eq 1 ]] && echo ", --h2c"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-python3 - "$work" "$rounds" <<'PY'
+python3 - "$work" "$rounds" "$(getconf CLK_TCK)" "${cpu_sizes[@]}" <<'PY'
 import statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, rounds, ticks_per_second, cpu_sizes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), [int(size) for size in sys.argv[4:]]
 def load(route, r):
     rows = {}
     try:
         for line in open(f"{work}/{route}.{r}"):
             parts = line.strip().removeprefix("[0] ").split("\t")
-            if len(parts) == 3 and parts[0].isdigit():
-                rows[int(parts[0])] = (float(parts[1]), float(parts[2]))
+            if len(parts) >= 3 and parts[0].isdigit():
+                rows[int(parts[0])] = tuple(float(part) for part in parts[1:])
     except FileNotFoundError:
         pass
     return rows
@@ -158,4 +184,57 @@ print("For scale, the floor of any relay pair here: bench/native/relay_pingpong.
 table("native-direct", "native-relayed", ("TCP direct", "TCP relayed"))
 print("The same through two relays that splice the bytes on inside the kernel (no framing, TLS or checks possible)\n")
 table("native-direct", "native-spliced", ("TCP direct", "TCP spliced"))
+def against_floor():
+    """Issue 52's goals: the gateway pair beside the copying relay pair of the same rounds."""
+    pairs = [(load("gateways", r), load("native-relayed", r)) for r in range(1, rounds + 1)]
+    pairs = [(g, c) for g, c in pairs if g and c]
+    print("The gateway pair beside the copying relay pair of the same rounds (goals: latency ≤ 1.5× from 1 B to 1 KB, bandwidth ≥ 0.7× from 1 MB)\n")
+    print("| size | gateways half RTT µs | copying relays half RTT µs | latency ratio | bandwidth ratio | goal |")
+    print("|---|---|---|---|---|---|")
+    for size in sorted(pairs[0][0]) if pairs else []:
+        both = [(g[size], c[size]) for g, c in pairs if size in g and size in c]
+        lat = [g[0] / c[0] for g, c in both]
+        bw = [c[0] / g[0] for g, c in both]
+        label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB" if size >= 1024 else f"{size} B"
+        goal = ""
+        if size <= 1024:
+            goal = f"latency ≤ 1.5×: {'met' if statistics.median(lat) <= 1.5 else 'missed'} ({sum(x <= 1.5 for x in lat)} of {len(lat)} rounds)"
+        elif size >= 1 << 20:
+            goal = f"bandwidth ≥ 0.7×: {'met' if statistics.median(bw) >= 0.7 else 'missed'} ({sum(x >= 0.7 for x in bw)} of {len(bw)} rounds)"
+        print(f"| {label} | {statistics.median(g[0] for g, _ in both):.1f} | {statistics.median(c[0] for _, c in both):.1f} | {span(lat)} | {span(bw)} | {goal} |")
+    print()
+against_floor()
+def iterations(size):  # PingPongBenchmark.IterationsFor, in full, and its warm-up tenth
+    iterations = 20000 if size <= 8192 else 5000 if size <= 65536 else 200
+    return iterations + iterations // 10
+def relay_cpu(mode, size):  # a C relay's CPU per message (relay_pingpong's fourth column), median over the rounds
+    values = [rows[size][2] for rows in (load(f"native-{mode}", r) for r in range(1, rounds + 1)) if size in rows and len(rows[size]) > 2]
+    return statistics.median(values) if values else float("nan")
+print("What relaying costs: each gateway's CPU time (the pair's over a run of one size three times, less once, over what the two extra\n"
+      "passes relayed: each round trip is two messages, each through both gateways), beside each C relay's in the rounds above\n"
+      "(relay_pingpong.c: its one thread's CPU time over the timed loop); per message at 1 B, per MB relayed (and the rate that makes\n"
+      "on one core) at 4 MB\n")
+print("| size | relayed | each gateway | each copying C relay | each splicing C relay |")
+print("|---|---|---|---|---|")
+for size in cpu_sizes:
+    try:
+        ticks = [int(open(f"{work}/cpu-{size}-{passes}.ticks").read()) for passes in (1, 3)]
+        done = all(open(f"{work}/cpu-{size}-{passes}").read().strip() for passes in (1, 3))
+    except (FileNotFoundError, ValueError):
+        done = False
+    label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size} B"
+    if not done:
+        print(f"| {label} | the runs failed | | | |")
+        continue
+    messages = 2 * 2 * iterations(size)
+    seconds = (ticks[1] - ticks[0]) / ticks_per_second / 2  # each gateway's share
+    relays = [relay_cpu(mode, size) / 1e6 for mode in ("relayed", "spliced")]  # seconds a message
+    if size < 1 << 20:
+        cells = [f"{per_message * 1e6:.1f} µs a message" for per_message in [seconds / messages, *relays]]
+        print(f"| {label} | {messages:,} messages | {' | '.join(cells)} |")
+    else:
+        megabytes = size / 1e6
+        cells = [f"{per_mb * 1e3:.2f} ms a MB ({1 / per_mb:,.0f} MB/s)" for per_mb in [seconds / (messages * megabytes), *(relay / megabytes for relay in relays)]]
+        print(f"| {label} | {messages * megabytes / 1e3:,.1f} GB | {' | '.join(cells)} |")
+print()
 PY

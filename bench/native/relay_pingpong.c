@@ -4,7 +4,8 @@
  * write it on ("relayed", what any relay that looks at the bytes must do at least) or move them from socket to
  * socket inside the kernel with splice(2) ("spliced": no copy through the relay, so no framing, TLS or checks are
  * possible); no framing, no TLS, no checks either way. One line per size, "size<TAB>half_rtt_us<TAB>MB/s", with
- * pingpong.c's sizes, iterations and warm-up.
+ * pingpong.c's sizes, iterations and warm-up; relayed or spliced, a fourth column: the CPU time each relay spent
+ * per message in the timed loop (µs, from /proc/PID/schedstat: one thread each), what a relay costs at the least.
  * Usage: relay_pingpong direct|relayed|spliced [--quick]   (--quick: a tenth of the iterations) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -91,6 +92,17 @@ static pid_t child(void) {
   return pid;
 }
 
+/* The CPU time a single-threaded process has spent, in ns (its thread's first schedstat field). */
+static long long cpu_ns(pid_t pid) {
+  char path[64];
+  long long ns = 0;
+  snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
+  FILE *file = fopen(path, "r");
+  if (file == NULL || fscanf(file, "%lld", &ns) != 1) fail("schedstat");
+  fclose(file);
+  return ns;
+}
+
 /* Moves what arrived on `from` to `to` through a pipe, inside the kernel; 0 once `from` closed. */
 static ssize_t splice_on(int from, int to, int pipe_ends[2]) {
   ssize_t k = splice(from, NULL, pipe_ends[1], NULL, RELAY_BLOCK, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
@@ -143,11 +155,12 @@ int main(int argc, char **argv) {
   int port, listener = listen_loopback(&port);
   if (child() == 0) echo(listener, quick, buffer);
   close(listener);
+  pid_t relays[2];
   if (relayed) {
     /* The pinger dials relay 1, which dials relay 2, which dials the echo: three TCP hops instead of one. */
     for (int hop = 0; hop < 2; hop++) {
       int relay_port, relay_listener = listen_loopback(&relay_port);
-      if (child() == 0) relay(relay_listener, port, spliced);
+      if ((relays[hop] = child()) == 0) relay(relay_listener, port, spliced);
       close(relay_listener);
       port = relay_port;
     }
@@ -160,6 +173,7 @@ int main(int argc, char **argv) {
       read_exactly(fd, buffer, n);
     }
     struct timespec start, end;
+    long long relays_before = relayed ? cpu_ns(relays[0]) + cpu_ns(relays[1]) : 0;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (int i = 0; i < iters; i++) {
       write_all(fd, buffer, n);
@@ -168,7 +182,13 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &end);
     double seconds = (end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9;
     double half_rtt_us = seconds / iters / 2 * 1e6;
-    printf("%d\t%.2f\t%.2f\n", n, half_rtt_us, n / half_rtt_us);
+    if (relayed) {
+      /* Each round trip is two messages, each through both relays. */
+      double relay_us = (cpu_ns(relays[0]) + cpu_ns(relays[1]) - relays_before) / 1e3 / 2 / (2.0 * iters);
+      printf("%d\t%.2f\t%.2f\t%.2f\n", n, half_rtt_us, n / half_rtt_us, relay_us);
+    } else {
+      printf("%d\t%.2f\t%.2f\n", n, half_rtt_us, n / half_rtt_us);
+    }
     fflush(stdout);
   }
   close(fd);
