@@ -72,6 +72,37 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
         Assert.True(double.Parse(summary.Groups["error"].Value, CultureInfo.InvariantCulture) <= 1e-9, summary.Value);
     }
 
+    [WineFact]
+    public async Task Run_WindowsBuildStagedFromLinux_ItsRanksRunTheWindowsAgentsCopy()
+    {
+        // Arrange: the Windows build of the rank program, named by its path on this machine and staged; the Windows
+        // agent keeps its store in the fixture's directory, where its ranks' paths can be told apart.
+        var store = Path.Combine(windows.Root, "store");
+        await using var agents = await Agents.StartAsync(windows, windowsSlots: 2, "--staging-dir", WindowsBuild.WindowsPath(store));
+        var file = await WriteComputation("staged", agents, $"""
+              <ranks program="{Beside("Pmpi.TestRanks.dll")}" count="2" node="linux" args="where"/>
+              <ranks program="{windows.TestRanksOnLinux}" count="2" node="windows" args="where" stage="true"/>
+            """);
+
+        // Act
+        await using var run = Pmpi("run", "--master", agents.Linux, "--insecure", file);
+        int code = await run.WaitForExitAsync(Timeout);
+
+        // Assert: the Linux ranks ran the program where it is; the Windows ranks their agent's copy, in that directory.
+        Assert.True(code == 0, $"pmpi run exited with {code}.\n{run.Transcript}\n{agents.Transcripts}");
+        var where = run.Stdout.Where(line => line.Contains("] where: ", StringComparison.Ordinal)).ToDictionary(
+            line => int.Parse(line[1..line.IndexOf(']', StringComparison.Ordinal)], CultureInfo.InvariantCulture), line => line);
+        Assert.Equal([0, 1, 2, 3], where.Keys.Order());
+        Assert.Contains($"program={AppContext.BaseDirectory} ", where[0], StringComparison.Ordinal);
+        var copy = WindowsBuild.WindowsPath(Path.Combine(store, "programs")) + "\\";
+        foreach (int rank in new[] { 2, 3 })
+        {
+            Assert.Contains($"program={copy}", where[rank], StringComparison.Ordinal);
+            Assert.Contains($" cwd={copy}", where[rank], StringComparison.Ordinal);
+        }
+        Assert.EndsWith(" sum=10", where[3], StringComparison.Ordinal);
+    }
+
     /// <summary>A computation on the two agents' nodes: "linux" with 2 slots, "windows" with as many as its agent has.</summary>
     private async Task<string> WriteComputation(string name, Agents agents, string ranks)
     {
@@ -110,11 +141,11 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
         public int WindowsSlots { get; private set; }
         public string Transcripts => $"--- Linux agent ---\n{_linux.Transcript}\n--- Windows agent ---\n{_windows.Transcript}";
 
-        public static async Task<Agents> StartAsync(WindowsBuild windows, int windowsSlots)
+        public static async Task<Agents> StartAsync(WindowsBuild windows, int windowsSlots, params string[] windowsOptions)
         {
             var agents = new Agents { WindowsSlots = windowsSlots };
             agents._linux = Pmpi("agent", "--port", "0", "--slots", "2", "--insecure");
-            agents._windows = windows.Start("agent", "--port", "0", "--slots", $"{windowsSlots}", "--insecure");
+            agents._windows = windows.Start(["agent", "--port", "0", "--slots", $"{windowsSlots}", "--insecure", .. windowsOptions]);
             try
             {
                 agents.Linux = await ListeningAddress(agents._linux);

@@ -24,7 +24,10 @@ public sealed class WindowsBuild : IAsyncLifetime
     public string Pmpi => Path.Combine(Root, "pmpi", "pmpi.exe");
 
     /// <summary>Pmpi.TestRanks.exe, as the Windows programs see it.</summary>
-    public string TestRanks => WindowsPath(Path.Combine(Root, "ranks", "Pmpi.TestRanks.exe"));
+    public string TestRanks => WindowsPath(TestRanksOnLinux);
+
+    /// <summary>Pmpi.TestRanks.exe, as a Linux path: what a Linux submitter stages.</summary>
+    public string TestRanksOnLinux => Path.Combine(Root, "ranks", "Pmpi.TestRanks.exe");
 
     /// <summary>Why the Windows build cannot run here, or null.</summary>
     public static string? Unavailable() =>
