@@ -50,19 +50,22 @@ cleanup() {
 trap cleanup EXIT
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
 
-echo "gateway.sh: building bench/Pmpi.Bench and the pmpi CLI (Release)" >&2
-for project in bench/Pmpi.Bench src/Pmpi.Cli; do
-  timeout 600 dotnet build "$repo/$project" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
-    || { cat "$work/build.log" >&2; echo "gateway.sh: building $project failed." >&2; exit 1; }
-done
+# The daemons run as they are deployed (deploy/README.md: the CLI's linux-x64 publish is a Native AOT executable), as
+# in bench/run.sh: a JIT-compiled gateway spends its first minute compiling ASP.NET Core's and YARP's code again at
+# tier 1, on the cores the relayed ping-pong needs.
+echo "gateway.sh: building bench/Pmpi.Bench and publishing the pmpi CLI (Release, Native AOT)" >&2
+timeout 600 dotnet build "$repo/bench/Pmpi.Bench" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; echo "gateway.sh: building bench/Pmpi.Bench failed." >&2; exit 1; }
+timeout 900 dotnet publish "$repo/src/Pmpi.Cli" -c Release -r linux-x64 -o "$work/cli" -v quiet -nologo >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; echo "gateway.sh: publishing src/Pmpi.Cli failed." >&2; exit 1; }
 command -v cc >/dev/null || { echo "gateway.sh: cc not found. Install a C compiler first: apt-get install -y gcc" >&2; exit 1; }
 timeout 120 cc -O2 -o "$work/relay_pingpong" "$repo/bench/native/relay_pingpong.c"
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
-pmpi_dll="$repo/src/Pmpi.Cli/bin/Release/net10.0/pmpi.dll"
+pmpi="$work/cli/pmpi"
 if [[ $h2c -eq 1 ]]; then
   security=(--insecure)
 else
-  dotnet "$pmpi_dll" cluster init --dir "$work/cluster" >/dev/null
+  "$pmpi" cluster init --dir "$work/cluster" >/dev/null
   security=(--credentials "$work/cluster")
 fi
 
@@ -78,10 +81,10 @@ start() {
   done
   cat "$work/$name.err" >&2; echo "gateway.sh: $name did not start." >&2; exit 1
 }
-agent_a=$(start agent-a "pmpi agent listening" dotnet "$pmpi_dll" agent --port 0 --slots 1 --domain a "${security[@]}")
-agent_b=$(start agent-b "pmpi agent listening" dotnet "$pmpi_dll" agent --port 0 --slots 1 --domain b "${security[@]}")
-gateway_a=$(start gateway-a "pmpi gateway listening" dotnet "$pmpi_dll" gateway --domain a --bind 127.0.0.1 --port 0 "${security[@]}")
-gateway_b=$(start gateway-b "pmpi gateway listening" dotnet "$pmpi_dll" gateway --domain b --bind 127.0.0.1 --port 0 "${security[@]}")
+agent_a=$(start agent-a "pmpi agent listening" "$pmpi" agent --port 0 --slots 1 --domain a "${security[@]}")
+agent_b=$(start agent-b "pmpi agent listening" "$pmpi" agent --port 0 --slots 1 --domain b "${security[@]}")
+gateway_a=$(start gateway-a "pmpi gateway listening" "$pmpi" gateway --domain a --bind 127.0.0.1 --port 0 "${security[@]}")
+gateway_b=$(start gateway-b "pmpi gateway listening" "$pmpi" gateway --domain b --bind 127.0.0.1 --port 0 "${security[@]}")
 
 # computation ROUTE [SIZE...]: rank 0 in domain a, rank 1 in domain b; "direct" declares the domains reachable both
 # ways. With sizes, the ping-pong runs those (each once, in full, even with --quick) instead of its sweep.
@@ -108,7 +111,7 @@ computation gateways >"$work/gateways.xml"
 run() {
   local route="$1"
   echo "gateway.sh: [round $round/$rounds] $route" >&2
-  timeout "$child_timeout" dotnet "$pmpi_dll" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/$route.xml" \
+  timeout "$child_timeout" "$pmpi" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/$route.xml" \
     >"$work/$route.$round" 2>"$work/$route.$round.err" \
     || { tail -5 "$work/$route.$round.err" >&2; echo "gateway.sh: $route in round $round failed." >&2; : >"$work/$route.$round"; }
 }
@@ -140,12 +143,12 @@ for size in "${cpu_sizes[@]}"; do
     computation gateways $(for ((p = 0; p < passes; p++)); do echo "$size"; done) >"$work/cpu.xml"
     echo "gateway.sh: gateway CPU, $size B x $passes" >&2
     before=$(cpu_ticks)
-    timeout "$child_timeout" dotnet "$pmpi_dll" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/cpu.xml" >"$work/cpu-$size-$passes" 2>"$work/cpu-$size-$passes.err" \
+    timeout "$child_timeout" "$pmpi" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/cpu.xml" >"$work/cpu-$size-$passes" 2>"$work/cpu-$size-$passes.err" \
       || { tail -5 "$work/cpu-$size-$passes.err" >&2; echo "gateway.sh: the CPU run of $size B x $passes failed." >&2; }
     echo "$(( $(cpu_ticks) - before ))" >"$work/cpu-$size-$passes.ticks"
   done
 done
-dotnet "$pmpi_dll" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
+"$pmpi" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
 
 echo "# bench/gateway.sh, $rounds rounds$([[ $quick -eq 1 ]] && echo ", --quick")$([[ $h2c -eq 1 ]] && echo ", --h2c"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 python3 - "$work" "$rounds" "$(getconf CLK_TCK)" "${cpu_sizes[@]}" <<'PY'
