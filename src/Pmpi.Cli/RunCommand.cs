@@ -127,6 +127,7 @@ internal static class RunCommand
         var address = master ?? embedded!.Address;
         using var channel = RpcChannels.For(address, security, liveness);
         var progress = new ProgressReporter();
+        var output = new RankOutputWriter(tagOutput);
         try
         {
             if (await ProgramStaging.ShipAsync(request, stageAll, channel, interruption.Token).ConfigureAwait(false) is { } stagingError)
@@ -143,12 +144,7 @@ internal static class RunCommand
                         progress.Report(item.Progress);
                         break;
                     case JobEvent.BodyOneofCase.Output:
-                        // Tagged, a piece of a line longer than the agent's cap prints as a line of its own; untagged,
-                        // the pieces join again, as the rank wrote them.
-                        var writer = item.Output.IsError ? Console.Error : Console.Out;
-                        if (tagOutput) await writer.WriteLineAsync($"[{item.Output.Rank}] {item.Output.Line}").ConfigureAwait(false);
-                        else if (item.Output.Continues) await writer.WriteAsync(item.Output.Line).ConfigureAwait(false);
-                        else await writer.WriteLineAsync(item.Output.Line).ConfigureAwait(false);
+                        await output.WriteAsync(item.Output).ConfigureAwait(false);
                         break;
                     case JobEvent.BodyOneofCase.Exited when item.Exited.Killed:
                         await Console.Error.WriteLineAsync($"pmpi: rank {item.Exited.Rank} was killed (the job is aborting)").ConfigureAwait(false);
@@ -157,6 +153,7 @@ internal static class RunCommand
                         await Console.Error.WriteLineAsync($"pmpi: rank {item.Exited.Rank} exited with code {item.Exited.ExitCode}").ConfigureAwait(false);
                         break;
                     case JobEvent.BodyOneofCase.Finished:
+                        await output.EndAsync().ConfigureAwait(false);
                         await Console.Error.WriteLineAsync($"pmpi: {item.Finished.Summary}").ConfigureAwait(false);
                         // The embedded agent stops on the signal too, and may report the job it ended first, even before
                         // this process's own handler has noted the signal (the host's handler may run first).
@@ -164,6 +161,7 @@ internal static class RunCommand
                         return interruption.Signal is { } signal ? await InterruptedAsync(signal).ConfigureAwait(false) : item.Finished.ExitCode;
                 }
             }
+            await output.EndAsync().ConfigureAwait(false);
             await Console.Error.WriteLineAsync("pmpi: the master ended the job without a result.").ConfigureAwait(false);
             return 1;
         }
