@@ -83,7 +83,11 @@ public sealed class GatewayHost : IAsyncDisposable
         builder.Services.AddSingleton<IConnectionListenerFactory, RelayingListenerFactory>();
         builder.Services.AddSingleton<ControlRelay>();
         builder.Services.AddSingleton<GatewayService>();
-        builder.Services.AddGrpcHealthAndReflection([.. GatewayReflection.Descriptor.Services])
+        builder.Services.AddDaemonGrpc([.. GatewayReflection.Descriptor.Services])
+            .AddMethodTable<GatewayService>(Rpc.V1.Gateway.Descriptor, table => table
+                .Unary<RegisterJobRequest, RegisterJobReply>("RegisterJob", (gateway, request, context) => gateway.RegisterJob(request, context))
+                .Unary<RemoveJobRequest, RemoveJobReply>("RemoveJob", (gateway, request, context) => gateway.RemoveJob(request, context))
+                .Unary<GetStatusRequest, GatewayStatus>("GetStatus", (gateway, request, context) => gateway.GetStatus(request, context)))
             .AddServiceOptions<GatewayService>(service => service.MaxReceiveMessageSize = GatewayService.MaxRequestSize);
         configureHost?.Invoke(builder);
         var app = builder.Build();

@@ -41,7 +41,20 @@ public static class AgentServiceCollectionExtensions
         services.TryAddSingleton<AgentEndpoint>();
         // One count of refusals for the calls and the listener (connections, TLS handshakes), which finds it here.
         RefusalLog.TryAddTo(services);
-        services.AddGrpcHealthAndReflection([.. AgentReflection.Descriptor.Services, .. MasterReflection.Descriptor.Services])
+        services.AddDaemonGrpc([.. AgentReflection.Descriptor.Services, .. MasterReflection.Descriptor.Services])
+            .AddMethodTable<AgentService>(Rpc.V1.Agent.Descriptor, table => table
+                .Unary<NodeInfoRequest, Rpc.V1.NodeInfo>("GetNodeInfo", (agent, request, context) => agent.GetNodeInfo(request, context))
+                .ServerStreaming<LaunchRequest, LaunchEvent>("Launch", (agent, request, events, context) => agent.Launch(request, events, context))
+                .Unary<KillRequest, KillReply>("Kill", (agent, request, context) => agent.Kill(request, context))
+                .Unary<StagedProgram, MissingFilesReply>("MissingFiles", (agent, request, context) => agent.MissingFiles(request, context))
+                .ClientStreaming<FileChunk, UploadReply>("Upload", (agent, chunks, context) => agent.Upload(chunks, context)))
+            .AddMethodTable<MasterService>(Rpc.V1.Master.Descriptor, table => table
+                .ServerStreaming<SubmitRequest, JobEvent>("Submit", (master, request, events, context) => master.Submit(request, events, context)))
+            .AddMethodTable<JobControlService>(JobControl.Descriptor, table => table
+                .Unary<RegisterRequest, RankTable>("Register", (control, request, context) => control.Register(request, context))
+                .Unary<AbortRequest, AbortReply>("Abort", (control, request, context) => control.Abort(request, context))
+                .Unary<SpawnRequest, RankTable>("Spawn", (control, request, context) => control.Spawn(request, context))
+                .Unary<LinkedRequest, LinkedReply>("Linked", (control, request, context) => control.Linked(request, context)))
             .AddServiceOptions<AgentService>(service => service.MaxReceiveMessageSize = AgentService.MaxRequestSize)
             .AddServiceOptions<MasterService>(service => service.MaxReceiveMessageSize = MasterService.MaxRequestSize)
             .AddServiceOptions<JobControlService>(service => service.MaxReceiveMessageSize = JobControlService.MaxRequestSize);
