@@ -39,6 +39,10 @@ internal static class AgentCommand
         {
             Description = "Where to keep the programs jobs ship here (pmpi run --stage), each file once by its hash.", DefaultValueFactory = _ => defaults.StagingDirectory,
         };
+        var stagingLimit = new Option<double>("--staging-limit")
+        {
+            Description = "The most GiB of staged files to keep; the least recently used go first to make room for new ones.", DefaultValueFactory = _ => defaults.StagingLimit / (double)(1L << 30),
+        };
         var stopAtInputEnd = new Option<bool>("--stop-at-input-end")
         {
             Description = "Stop, as on SIGTERM, when standard input ends: for a launcher that ends its agents by closing their input (pmpi run under Slurm), so they also stop if it dies.",
@@ -46,7 +50,7 @@ internal static class AgentCommand
         var heartbeatTimeout = LivenessOptions.HeartbeatTimeout(defaults);
         var registerTimeout = LivenessOptions.RegisterTimeout(defaults);
         var security = new SecurityOptions();
-        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, gateway, slots, rankAddress, stagingDirectory, stopAtInputEnd, heartbeatTimeout, registerTimeout };
+        var command = new Command(Name, "Run this node's agent.") { port, bind, domain, gateway, slots, rankAddress, stagingDirectory, stagingLimit, stopAtInputEnd, heartbeatTimeout, registerTimeout };
         security.AddTo(command);
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -70,6 +74,7 @@ internal static class AgentCommand
                     options.Slots = parse.GetValue(slots);
                     options.RankBindAddress = rankIp;
                     options.StagingDirectory = Path.GetFullPath(parse.GetValue(stagingDirectory)!);
+                    options.StagingLimit = (long)(parse.GetValue(stagingLimit) * (1L << 30));
                     options.Security = rpcSecurity;
                     options.HeartbeatTimeout = TimeSpan.FromSeconds(parse.GetValue(heartbeatTimeout));
                     options.RegistrationTimeout = TimeSpan.FromSeconds(parse.GetValue(registerTimeout));

@@ -49,11 +49,11 @@ internal static class ProgramStaging
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
-                return $"{group.Location}: cannot stage program '{group.Program}': {e.Message}";
+                return $"{group.Location}: error: cannot stage program '{group.Program}': {e.Message}";
             }
             catch (RpcException e) when (e.StatusCode != StatusCode.Cancelled)
             {
-                return $"{group.Location}: staging program '{group.Program}' failed: {e.StatusCode}: {e.Status.Detail}";
+                return $"{group.Location}: error: staging program '{group.Program}' failed: {e.StatusCode}: {e.Status.Detail}";
             }
         }
         return null;

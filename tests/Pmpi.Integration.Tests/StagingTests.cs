@@ -176,4 +176,27 @@ public sealed class StagingTests
         Assert.True(run.Stderr.Any(line => line.Contains("staged-missing.xml(", StringComparison.Ordinal) && line.Contains($"cannot stage program '{missing}'", StringComparison.Ordinal)),
             $"pmpi run did not name the file, the group and the program.\n{run.Transcript}");
     }
+
+    [Fact]
+    public async Task Run_StagedProgramLargerThanTheAgentsLimit_RefusedNamingTheLimitAndRunsNothing()
+    {
+        // Arrange: an agent that keeps at most 1 MiB of staged files; the test ranks' directory holds more.
+        using var scratch = new ScratchDirectory();
+        var program = CopyTestRanks(Path.Combine(scratch.Path, "program"));
+        var store = Path.Combine(scratch.Path, "store");
+        await using var node = await AgentProcess.StartAsync("node-a", slots: 2, stagingDirectory: store, stagingLimitGib: "0.0009765625");
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", node.Endpoint, "--stage", "-n", "2", program, "hello"],
+            new Dictionary<string, string?> { ["XDG_DATA_HOME"] = Path.Combine(scratch.Path, "submitter-data") });
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: refused in the command line's terms, before any upload landed or any rank ran.
+        Assert.True(code == 2, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.True(run.Stderr.Any(line => line.StartsWith($"pmpi run: staging program '{program}' failed: ResourceExhausted: ", StringComparison.Ordinal)
+            && line.Contains("this agent keeps at most 1 MiB of staged files (pmpi agent --staging-limit)", StringComparison.Ordinal)),
+            $"pmpi run did not name the program and the limit.\n{run.Transcript}");
+        Assert.Empty(RankHello.All(run.Stdout));
+        Assert.False(Directory.Exists(Path.Combine(store, "files")) && Directory.EnumerateFiles(Path.Combine(store, "files")).Any(), "a file was kept");
+    }
 }

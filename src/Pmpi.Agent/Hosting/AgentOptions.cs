@@ -85,4 +85,11 @@ public sealed class AgentOptions
 
     /// <summary>How long a staged file or program that no launch used stays in <see cref="StagingDirectory"/>. Defaults to 7 days.</summary>
     public TimeSpan KeepStaged { get; set; } = TimeSpan.FromDays(7);
+
+    /// <summary>
+    /// The most bytes of staged files the agent keeps in <see cref="StagingDirectory"/>; the least recently used go
+    /// first to make room, none that a running job's program holds, and what still does not fit is refused naming the
+    /// limit. Defaults to 10 GiB.
+    /// </summary>
+    public long StagingLimit { get; set; } = 10L << 30;
 }

@@ -65,7 +65,7 @@ public static class AgentServiceCollectionExtensions
         services.TryAddSingleton(provider =>
         {
             var options = provider.GetRequiredService<IOptions<AgentOptions>>().Value;
-            return new ProgramCache(options.StagingDirectory, options.KeepStaged);
+            return new ProgramCache(options.StagingDirectory, options.KeepStaged, options.StagingLimit);
         });
         services.TryAddSingleton(provider => new AgentService(provider.GetRequiredService<IOptions<AgentOptions>>().Value,
             provider.GetRequiredService<INodeInfoProvider>(), provider.GetRequiredService<CallGuard>(), provider.GetRequiredService<AgentMeters>(),

@@ -17,7 +17,7 @@ namespace Pmpi.Agent.Internal;
 /// 8   Insecure       Warning      the agent accepts every caller in cleartext (--insecure)
 /// 9   RankUnresponsive Warning    a rank's runtime stopped sending heartbeats (stopped or frozen)
 /// 10  MasterGone     Warning      a job's Launch call ended before its ranks did (the master ended it, went away or stopped answering pings)
-/// 11  UploadRefused  Warning      a staged file's bytes were not the ones its upload named (wrong hash or length); nothing kept
+/// 11  UploadRefused  Warning      a staged file's bytes were not the ones its upload named (wrong hash or length), or did not fit under the staging limit; nothing kept
 /// 12  StagedCleaningFailed Warning the store of staged programs could not be cleaned; tried again at the next staged launch
 /// </code>
 /// </summary>

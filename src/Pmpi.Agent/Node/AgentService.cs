@@ -71,7 +71,16 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     {
         if (ProgramManifest.Problem(request) is { } problem) throw new RpcException(new Status(StatusCode.InvalidArgument, $"The staged program is malformed: {problem}."));
         var reply = new MissingFilesReply();
-        reply.Sha256.AddRange(staged.Missing(request));
+        try
+        {
+            var missing = staged.Missing(request);
+            staged.MakeRoomFor(request, missing, StagedInUse());
+            reply.Sha256.AddRange(missing);
+        }
+        catch (StagingFullException e)
+        {
+            throw StagingFull(e);
+        }
         return Task.FromResult(reply);
     }
 
@@ -82,7 +91,11 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         var first = requestStream.Current;
         try
         {
-            await staged.AddAsync(first.Sha256.Memory, first.Size, Pieces(first, requestStream, context.CancellationToken), context.CancellationToken).ConfigureAwait(false);
+            await staged.AddAsync(first.Sha256.Memory, first.Size, Pieces(first, requestStream, context.CancellationToken), StagedInUse(), context.CancellationToken).ConfigureAwait(false);
+        }
+        catch (StagingFullException e)
+        {
+            throw StagingFull(e);
         }
         catch (InvalidDataException e)
         {
@@ -361,13 +374,22 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
     {
         try
         {
-            staged.Clean(DateTime.UtcNow, _jobs.Values.SelectMany(job => job.StagedDirectories).ToHashSet(StringComparer.Ordinal));
+            staged.Clean(DateTime.UtcNow, StagedInUse());
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
             // A store that cannot be cleaned now is cleaned at the next staged launch; this one runs.
             AgentLog.StagedCleaningFailed(logger, staged.Root, e.Message);
         }
+    }
+
+    /// <summary>The staged program directories of the launches running here.</summary>
+    private HashSet<string> StagedInUse() => _jobs.Values.SelectMany(job => job.StagedDirectories).ToHashSet(StringComparer.Ordinal);
+
+    private RpcException StagingFull(StagingFullException e)
+    {
+        AgentLog.UploadRefused(logger, e.Message);
+        return new RpcException(new Status(StatusCode.ResourceExhausted, $"The staged program does not fit on this node: {e.Message}."));
     }
 
     /// <summary>A launch's key: its job and the first rank of its world, which a job's tickets never share.</summary>

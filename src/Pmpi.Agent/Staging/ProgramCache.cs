@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Security.Cryptography;
 using Google.Protobuf;
 using Pmpi.Rpc.Staging;
@@ -9,27 +10,39 @@ namespace Pmpi.Agent.Staging;
 /// An agent's store of staged programs (<c>pmpi run --stage</c>). Each file is kept once, under its SHA-256
 /// (<c>files/</c>), and only after its bytes were checked against that hash, so what a job ships twice, or two jobs
 /// share, crosses the network once. A launch gets its program's directory (<c>programs/&lt;digest&gt;/</c>) made from
-/// those files; what no launch has used for <see cref="KeepUnused"/> is removed. Everything in it is the agent
-/// user's alone (directories 0700), like the ranks it launches.
+/// those files, hard links to them where the file system has them (copies elsewhere); what no launch has used for
+/// <see cref="KeepUnused"/> is removed, and the files never take more than <see cref="Limit"/> bytes: to make room
+/// for new ones the least recently used go first, and none that a running launch's program holds. Everything in it is
+/// the agent user's alone (directories 0700, files read-only), like the ranks it launches.
 /// </summary>
 internal sealed class ProgramCache
 {
     private const UnixFileMode OwnerOnlyDirectory = UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute;
     private const UnixFileMode OwnerReadable = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+    private const UnixFileMode OwnerReadOnly = UnixFileMode.UserRead;
+    private const UnixFileMode OwnerExecutable = UnixFileMode.UserRead | UnixFileMode.UserExecute;
 
     private readonly string _files;
     private readonly string _programs;
+    // The hashes of each program directory's files, for the programs made since this agent started: all a running
+    // launch can be using, since ranks do not outlive their agent.
+    private readonly ConcurrentDictionary<string, ByteString[]> _programFiles = new(StringComparer.Ordinal);
+    private readonly Lock _room = new();
+    private long _arriving; // bytes of uploads being written, counted before they are kept
 
     /// <summary>The most bytes one staged file may have: an upload is written to disk as it arrives, so this bounds the disk, not memory.</summary>
     public const long MaxFileSize = 4L << 30;
 
     /// <param name="root">Where the store lives; created (0700) when a file is first kept.</param>
     /// <param name="keepUnused">How long a file or program no launch used stays.</param>
-    public ProgramCache(string root, TimeSpan keepUnused)
+    /// <param name="limit">The most bytes the kept files may take.</param>
+    public ProgramCache(string root, TimeSpan keepUnused, long limit)
     {
         ArgumentNullException.ThrowIfNull(root);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         Root = Path.GetFullPath(root);
         KeepUnused = keepUnused;
+        Limit = limit;
         _files = Path.Combine(Root, "files");
         _programs = Path.Combine(Root, "programs");
     }
@@ -39,6 +52,9 @@ internal sealed class ProgramCache
 
     /// <summary>How long what no launch used stays.</summary>
     public TimeSpan KeepUnused { get; }
+
+    /// <summary>The most bytes the kept files may take (the program directories, links to them, take none of their own).</summary>
+    public long Limit { get; }
 
     /// <summary>
     /// The hashes of <paramref name="manifest"/>'s files that this store does not have, each once. Those it has are
@@ -64,16 +80,45 @@ internal sealed class ProgramCache
     }
 
     /// <summary>
+    /// Makes room for the files of <paramref name="manifest"/> that are <paramref name="missing"/>, before they are
+    /// uploaded, so that a program that cannot fit is refused before its first byte, keeping its files that are here.
+    /// </summary>
+    /// <param name="manifest">The program to be shipped.</param>
+    /// <param name="missing">Its files this store lacks (<see cref="Missing"/>).</param>
+    /// <param name="inUse">The program directories of running launches, whose files stay.</param>
+    /// <exception cref="StagingFullException">The missing files do not fit beside the files running launches hold.</exception>
+    public void MakeRoomFor(StagedProgram manifest, IReadOnlyCollection<ByteString> missing, IReadOnlySet<string> inUse)
+    {
+        ArgumentNullException.ThrowIfNull(manifest);
+        ArgumentNullException.ThrowIfNull(missing);
+        var needed = manifest.Files.Where(file => missing.Contains(file.Sha256)).DistinctBy(file => file.Sha256).Sum(file => file.Size);
+        lock (_room) MakeRoom(needed, inUse, manifest.Files.Select(file => file.Sha256).ToHashSet());
+    }
+
+    /// <summary>
     /// Keeps <paramref name="content"/> (the file's bytes, in the pieces they arrive in) as the file whose SHA-256 is
     /// <paramref name="sha256"/>, once its bytes are seen to be exactly <paramref name="size"/> long and to hash to it;
     /// else nothing is kept.
     /// </summary>
+    /// <param name="sha256">The file's SHA-256.</param>
+    /// <param name="size">Its length in bytes.</param>
+    /// <param name="content">Its bytes, in the pieces they arrive in.</param>
+    /// <param name="inUse">The program directories of running launches, whose files stay when room is made.</param>
+    /// <param name="cancellationToken">Abandons the upload; nothing is kept.</param>
     /// <exception cref="InvalidDataException">The bytes are not the ones named, or too many: the message says how.</exception>
-    public async Task AddAsync(ReadOnlyMemory<byte> sha256, long size, IAsyncEnumerable<ReadOnlyMemory<byte>> content, CancellationToken cancellationToken)
+    /// <exception cref="StagingFullException">The file does not fit beside the files running launches hold.</exception>
+    public async Task AddAsync(ReadOnlyMemory<byte> sha256, long size, IAsyncEnumerable<ReadOnlyMemory<byte>> content, IReadOnlySet<string> inUse,
+        CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(content);
+        ArgumentNullException.ThrowIfNull(inUse);
         if (sha256.Length != SHA256.HashSizeInBytes) throw new InvalidDataException($"a file's hash has {sha256.Length} bytes, not {SHA256.HashSizeInBytes}");
         if (size is < 0 or > MaxFileSize) throw new InvalidDataException($"file {Convert.ToHexStringLower(sha256.Span)} states {size} bytes; a staged file has 0 to {MaxFileSize}");
+        lock (_room)
+        {
+            MakeRoom(size, inUse, new HashSet<ByteString> { ByteString.CopyFrom(sha256.Span) });
+            _arriving += size;
+        }
         CreateOwnerOnly(Root);
         CreateOwnerOnly(_files);
         var target = FilePath(sha256.Span);
@@ -98,11 +143,14 @@ internal sealed class ProgramCache
             var actual = hash.GetHashAndReset();
             if (!CryptographicOperations.FixedTimeEquals(actual, sha256.Span))
                 throw new InvalidDataException($"file {Convert.ToHexStringLower(sha256.Span)} has other bytes (their SHA-256 is {Convert.ToHexStringLower(actual)}): it was changed on the way, or is not the file named");
+            // Read-only from now on: a program directory links the same bytes, which its ranks must not change.
+            if (!OperatingSystem.IsWindows()) File.SetUnixFileMode(partial, OwnerReadOnly);
             // Another upload of the same bytes may have landed first; either copy is the file.
             File.Move(partial, target, overwrite: true);
         }
         finally
         {
+            lock (_room) _arriving -= size;
             File.Delete(partial);
         }
     }
@@ -139,6 +187,7 @@ internal sealed class ProgramCache
         }
         MarkUsed(directory);
         foreach (var file in manifest.Files) MarkUsed(FilePath(file.Sha256.Span));
+        _programFiles[directory] = [.. manifest.Files.Select(file => file.Sha256).Distinct()];
         return directory;
     }
 
@@ -152,7 +201,7 @@ internal sealed class ProgramCache
         foreach (var program in Directory.Exists(_programs) ? Directory.EnumerateDirectories(_programs) : [])
         {
             if (inUse.Contains(program) || Directory.GetLastWriteTimeUtc(program) >= before) continue;
-            Directory.Delete(program, recursive: true);
+            RemoveProgram(program);
             removed++;
         }
         foreach (var file in Directory.Exists(_files) ? Directory.EnumerateFiles(_files) : [])
@@ -177,14 +226,62 @@ internal sealed class ProgramCache
         if (!File.Exists(source)) throw new InvalidDataException($"staged file '{file.Path}' ({Convert.ToHexStringLower(file.Sha256.Span)}) was never sent to this agent");
         var target = Path.Combine(directory, file.Path.Replace('/', Path.DirectorySeparatorChar));
         CreateOwnerOnly(Path.GetDirectoryName(target)!);
-        File.Copy(source, target);
-        using (var copied = File.OpenRead(target))
+        if (!FileLinks.TryCreateHardLink(source, target)) File.Copy(source, target);
+        using (var placed = File.OpenRead(target))
         {
-            if (copied.Length != file.Size || !CryptographicOperations.FixedTimeEquals(SHA256.HashData(copied), file.Sha256.Span))
+            if (placed.Length != file.Size || !CryptographicOperations.FixedTimeEquals(SHA256.HashData(placed), file.Sha256.Span))
                 throw new InvalidDataException($"staged file '{file.Path}' is altered in this agent's store ({source}): it is not the file the job shipped");
         }
-        if (!OperatingSystem.IsWindows()) File.SetUnixFileMode(target, file.Executable ? OwnerOnlyDirectory : OwnerReadable);
+        // A link shares its mode with the store's file and every program linking it: executable once any needs it.
+        if (!OperatingSystem.IsWindows() && file.Executable) File.SetUnixFileMode(target, OwnerExecutable);
     }
+
+    /// <summary>
+    /// Removes what it takes for <paramref name="needed"/> more bytes to fit under <see cref="Limit"/> beside what is kept
+    /// and arriving: first every program directory no launch is running (links the next launch makes again, which
+    /// would keep the bytes of removed files on disk), then the least recently used files, none that a running launch's
+    /// program or <paramref name="keep"/> holds. Called under <see cref="_room"/>.
+    /// </summary>
+    /// <exception cref="StagingFullException">Even then the bytes do not fit; nothing more is removed than was.</exception>
+    private void MakeRoom(long needed, IReadOnlySet<string> inUse, IReadOnlySet<ByteString> keep)
+    {
+        var files = Directory.Exists(_files)
+            ? new DirectoryInfo(_files).EnumerateFiles().Where(file => !file.Name.EndsWith(".partial", StringComparison.Ordinal)).ToList()
+            : [];
+        long used = files.Sum(file => file.Length) + _arriving;
+        if (used + needed <= Limit) return;
+        foreach (var program in Directory.Exists(_programs) ? Directory.EnumerateDirectories(_programs) : [])
+        {
+            if (!inUse.Contains(program) && !program.EndsWith(".partial", StringComparison.Ordinal)) RemoveProgram(program);
+        }
+        var held = inUse.SelectMany(program => _programFiles.GetValueOrDefault(program, [])).Select(sha256 => Convert.ToHexStringLower(sha256.Span))
+            .Concat(keep.Select(sha256 => Convert.ToHexStringLower(sha256.Span))).ToHashSet(StringComparer.Ordinal);
+        foreach (var file in files.Where(file => !held.Contains(file.Name)).OrderBy(file => file.LastWriteTimeUtc))
+        {
+            if (used + needed <= Limit) return;
+            long length = file.Length;
+            file.Delete();
+            used -= length;
+        }
+        if (used + needed > Limit)
+        {
+            throw new StagingFullException($"staging needs {Bytes(needed)} more, but this agent keeps at most {Bytes(Limit)} of staged files (pmpi agent --staging-limit) "
+                + $"and {Bytes(used)} of them are held by running jobs or arriving uploads ({Root})");
+        }
+    }
+
+    private void RemoveProgram(string program)
+    {
+        Directory.Delete(program, recursive: true);
+        _programFiles.TryRemove(program, out _);
+    }
+
+    private static string Bytes(long count) => count switch
+    {
+        >= 1L << 30 => $"{count / (double)(1L << 30):0.##} GiB",
+        >= 1L << 20 => $"{count / (double)(1L << 20):0.##} MiB",
+        _ => $"{count:N0} bytes",
+    };
 
     private static void MarkUsed(string path)
     {

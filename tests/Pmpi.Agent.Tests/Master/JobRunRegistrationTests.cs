@@ -107,7 +107,7 @@ public class JobRunRegistrationTests
     private static JobRun NewJob(ComputationDefinition computation)
     {
         var defaults = new AgentOptions();
-        var nothingStaged = StagedPrograms.Check(computation, [], new ProgramCache(defaults.StagingDirectory, defaults.KeepStaged));
+        var nothingStaged = StagedPrograms.Check(computation, [], new ProgramCache(defaults.StagingDirectory, defaults.KeepStaged, defaults.StagingLimit));
         return new JobRun(computation, new Uri("http://127.0.0.1:1"), "", new Uri("http://127.0.0.1:2"), RpcSecurity.ForThisProcess(),
             defaults.HeartbeatTimeout, defaults.RegistrationTimeout, nothingStaged);
     }

@@ -122,14 +122,15 @@ internal sealed class AgentProcess : IAsyncDisposable
     /// --gateway and --staging-dir.
     /// </summary>
     public static async Task<AgentProcess> StartAsync(string label, int slots, IReadOnlyList<string>? launcher = null, string? domain = null, string? gateway = null,
-        string? stagingDirectory = null)
+        string? stagingDirectory = null, string? stagingLimitGib = null)
     {
         // The port is free when picked but another process may take it before the agent binds: then try another.
         for (int attempt = 1; ; attempt++)
         {
             int port = PmpiCli.FreePort();
             string[] arguments = ["agent", "--port", $"{port}", "--slots", $"{slots}", .. domain is null ? Array.Empty<string>() : ["--domain", domain], .. gateway is null ? Array.Empty<string>() : ["--gateway", gateway],
-                .. stagingDirectory is null ? Array.Empty<string>() : ["--staging-dir", stagingDirectory]];
+                .. stagingDirectory is null ? Array.Empty<string>() : ["--staging-dir", stagingDirectory],
+                .. stagingLimitGib is null ? Array.Empty<string>() : ["--staging-limit", stagingLimitGib]];
             var environment = new Dictionary<string, string?> { [LabelVariable] = label };
             var process = launcher is null
                 ? PmpiCli.Start(arguments, environment)

@@ -35,6 +35,8 @@ internal sealed class AgentOptionsValidator : IValidateOptions<AgentOptions>
             failures.Add($"AgentOptions.StagingDirectory '{options.StagingDirectory}' is not a full path; see --staging-dir.");
         if (options.KeepStaged <= TimeSpan.Zero)
             failures.Add($"AgentOptions.KeepStaged is {options.KeepStaged}: it must be positive.");
+        if (options.StagingLimit <= 0)
+            failures.Add($"AgentOptions.StagingLimit is {options.StagingLimit}: it must be positive; see --staging-limit.");
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }
