@@ -199,4 +199,32 @@ public sealed class StagingTests
         Assert.Empty(RankHello.All(run.Stdout));
         Assert.False(Directory.Exists(Path.Combine(store, "files")) && Directory.EnumerateFiles(Path.Combine(store, "files")).Any(), "a file was kept");
     }
+
+    [MountNamespaceFact]
+    public async Task Run_StagedProgramSpawns_ChildrenRunFromTheAgentsCopy()
+    {
+        // Arrange: the agent runs where an empty tmpfs covers the program's directory, so only its staged copy exists
+        // there; three ranks of the staged program, whose root spawns two more of it.
+        using var scratch = new ScratchDirectory();
+        var program = CopyTestRanks(Path.Combine(scratch.Path, "submitter-only"));
+        string[] hidden = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs -o size=1m pmpi-hidden \"$1\" && shift && exec \"$@\"", "sh",
+            Path.GetDirectoryName(program)!];
+        await using var node = await AgentProcess.StartAsync("node-a", slots: 5, launcher: hidden, stagingDirectory: Path.Combine(scratch.Path, "store"));
+
+        // Act
+        await using var run = PmpiCli.Start(["run", "--master", node.Endpoint, "--stage", "-n", "3", program, "spawn", "2"],
+            new Dictionary<string, string?> { ["XDG_DATA_HOME"] = Path.Combine(scratch.Path, "submitter-data") });
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: the children found their program in the agent's copy and talked to their parents.
+        var hellos = RankHello.All(run.Stdout);
+        try
+        {
+            await SpawnTests.AssertSpawnedAsync(run, code, hellos, parents: 3, children: 2);
+        }
+        finally
+        {
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
 }

@@ -219,18 +219,15 @@ internal sealed class JobRun
     /// <summary>
     /// Starts a world of new ranks on the node of the spawn's root (MPI_Comm_spawn), with a ticket of its own that
     /// gives them the job's key; answers with the job's table once they have all registered. Their program, which
-    /// must sit in the directory of one of the computation's programs, runs with the root's group's environment, in
-    /// the root's directory.
+    /// must sit in the directory of one of the computation's programs (or, for a staged root, be a file of its staged
+    /// program, which the spawned ranks run from the same copy), runs with the root's group's environment, in the
+    /// root's directory.
     /// </summary>
     public async Task<RankTable> SpawnAsync(SpawnRequest request, CancellationToken cancellationToken)
     {
         if (request.Count < 1) throw new RpcException(new Status(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn {request.Count} ranks; a spawn starts at least one."));
         if (request.Program.Length == 0) throw new RpcException(new Status(StatusCode.InvalidArgument, $"Rank {request.Rank} asked to spawn ranks without naming their program."));
-        // The job key alone must not run any program on a node: a spawn runs only programs beside the computation's own.
-        var directories = _computation.Ranks.Select(group => Path.GetDirectoryName(group.ProgramPath)).Distinct().ToList();
-        var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
-        if (!Path.IsPathFullyQualified(request.Program) || !directories.Any(directory => string.Equals(directory, Path.GetDirectoryName(Path.GetFullPath(request.Program)), comparison)))
-            throw new RpcException(new Status(StatusCode.PermissionDenied, $"Rank {request.Rank} asked to spawn {request.Program}, which is not in the directory of a program job {Id} runs ({string.Join(", ", directories)}): a job spawns only programs beside its own."));
+        var program = SpawnedProgram(request);
         // A node-local job's ranks join through their agents, so a root may ask before its siblings' joins arrive: the
         // first world is complete first (or the job fails, at the latest at its registration deadline).
         await FirstWorld.Released.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -249,7 +246,7 @@ internal sealed class JobRun
             root = _assignments[request.Rank];
             var group = root.Group with
             {
-                Program = request.Program, ProgramPath = request.Program, Count = request.Count,
+                Program = request.Program, ProgramPath = program, Count = request.Count,
                 Arguments = [.. request.Arguments], WorkingDirectory = request.WorkingDirectory,
             };
             for (int rank = first; rank < first + request.Count; rank++)
@@ -278,6 +275,27 @@ internal sealed class JobRun
         await ProgressAsync().ConfigureAwait(false);
         using var deadline = new Timer(_ => FailUnregistered(world), null, _registrationTimeout, Timeout.InfiniteTimeSpan);
         return await world.Complete.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The path (as the computation names its programs) of the program a spawn asks for. The job key alone must not
+    /// run any program on a node: a spawn runs only programs beside the computation's own, and a staged root (which
+    /// runs from its agent's copy) only files of its staged program.
+    /// </summary>
+    private string SpawnedProgram(SpawnRequest request)
+    {
+        RanksDefinition? rootGroup;
+        lock (_lock) rootGroup = (uint)request.Rank < (uint)_assignments.Count ? _assignments[request.Rank].Group : null;
+        if (rootGroup is not null && _staged.Of(rootGroup) is { } staged)
+        {
+            return (Path.IsPathFullyQualified(request.Program) ? staged.SubmittedPathOf(request.Program) : null)
+                ?? throw new RpcException(new Status(StatusCode.PermissionDenied, $"Rank {request.Rank} asked to spawn {request.Program}, which is not a file of the staged program it runs (shipped from {staged.Directory}): a staged job spawns only programs it shipped."));
+        }
+        var directories = _computation.Ranks.Select(group => Path.GetDirectoryName(group.ProgramPath)).Distinct().ToList();
+        var comparison = OperatingSystem.IsWindows() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
+        if (!Path.IsPathFullyQualified(request.Program) || !directories.Any(directory => string.Equals(directory, Path.GetDirectoryName(Path.GetFullPath(request.Program)), comparison)))
+            throw new RpcException(new Status(StatusCode.PermissionDenied, $"Rank {request.Rank} asked to spawn {request.Program}, which is not in the directory of a program job {Id} runs ({string.Join(", ", directories)}): a job spawns only programs beside its own."));
+        return request.Program;
     }
 
     /// <summary>The spawning ranks have linked to a spawned world: its ranks get their table.</summary>
@@ -452,7 +470,7 @@ internal sealed class JobRun
             if (_staged.Of(assignment.Group) is { } program)
             {
                 // Staged by --stage alone, its working directory is this machine's default: the agent's copy instead.
-                (launch.Program, launch.StagedProgram) = (program.Path, program.Digest);
+                (launch.Program, launch.StagedProgram) = (program.FileOf(assignment.Group.ProgramPath)!, program.Digest);
                 if (!assignment.Group.Stage) launch.WorkingDirectory = "";
                 if (!request.Staged.Contains(program.Manifest)) request.Staged.Add(program.Manifest);
             }

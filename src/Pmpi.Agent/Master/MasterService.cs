@@ -35,7 +35,10 @@ internal sealed class MasterService(Func<Uri> address, Func<Uri> localAgent, Run
         ComputationDefinition computation;
         try
         {
-            computation = ComputationFile.Parse(request.ComputationXml, request.FileName);
+            // A staged program need not be on this node: its ranks run from the copy shipped here, and
+            // StagedPrograms.Check below holds each staged group's program to its shipped files.
+            computation = ComputationFile.Parse(request.ComputationXml, request.FileName, programExists: request.Staged.Count == 0 ? null
+                : path => File.Exists(path) || request.Staged.Values.Any(program => program.Files.Any(file => file.Path == Path.GetFileName(path))));
         }
         catch (ComputationFileException e)
         {

@@ -37,14 +37,14 @@ internal sealed class StagedPrograms
             if ((uint)index >= (uint)computation.Ranks.Length)
                 throw Refused(StatusCode.InvalidArgument, computation.Location, $"the submission ships a program for <ranks> group {index}, but the computation has {computation.Ranks.Length}");
             var group = computation.Ranks[index];
-            var name = Path.GetFileName(group.ProgramPath);
             if (ProgramManifest.Problem(manifest) is { } problem)
                 throw Refused(StatusCode.InvalidArgument, group.Location, $"the staged directory of program '{group.Program}' is malformed: {problem}");
-            if (!manifest.Files.Any(file => file.Path == name))
-                throw Refused(StatusCode.InvalidArgument, group.Location, $"the staged directory of program '{group.Program}' does not hold '{name}'");
+            var program = new Program(manifest, ByteString.CopyFrom(ProgramManifest.Digest(manifest)), Path.GetDirectoryName(group.ProgramPath)!);
+            if (program.FileOf(group.ProgramPath) is null)
+                throw Refused(StatusCode.InvalidArgument, group.Location, $"the staged directory of program '{group.Program}' does not hold '{Path.GetFileName(group.ProgramPath)}'");
             if (store.Missing(manifest) is { Count: > 0 } missing)
                 throw Refused(StatusCode.FailedPrecondition, group.Location, $"{missing.Count} files of the staged directory of program '{group.Program}' were not uploaded to this master before the submission (pmpi run uploads them)");
-            byGroup[index] = new Program(manifest, ByteString.CopyFrom(ProgramManifest.Digest(manifest)), name);
+            byGroup[index] = program;
         }
         if (computation.Ranks.FirstOrDefault(group => group.Stage && !byGroup.ContainsKey(group.Index)) is { } unshipped)
             throw Refused(StatusCode.InvalidArgument, unshipped.Location, $"program '{unshipped.Program}' is to be staged (stage=\"true\"), but the submission ships no files for it: submit with pmpi run, which uploads them");
@@ -79,6 +79,27 @@ internal sealed class StagedPrograms
     private static RpcException Refused(StatusCode code, SourceLocation location, string message) =>
         new(new Status(code, new ComputationFileException([new ComputationFileError(location, message)]).Message));
 
-    /// <summary>A staged program: its files, its digest, and the path of the group's program among them.</summary>
-    public sealed record Program(StagedProgram Manifest, ByteString Digest, string Path);
+    /// <summary>A staged program: its files, its digest, and the directory it was shipped from (the submitter's).</summary>
+    public sealed record Program(StagedProgram Manifest, ByteString Digest, string Directory)
+    {
+        /// <summary>The path among the program's files (with '/') of <paramref name="programPath"/>, a path in <see cref="Directory"/>; null when it is not one of them.</summary>
+        public string? FileOf(string programPath)
+        {
+            var relative = System.IO.Path.GetRelativePath(Directory, programPath).Replace(System.IO.Path.DirectorySeparatorChar, '/');
+            return Manifest.Files.Any(file => file.Path == relative) ? relative : null;
+        }
+
+        /// <summary>
+        /// The path in <see cref="Directory"/> of the file an agent's copy of this program has at <paramref name="copyPath"/>
+        /// (its store's <c>programs/&lt;digest&gt;/</c>, where a staged rank runs); null when it is not one of the program's files.
+        /// </summary>
+        public string? SubmittedPathOf(string copyPath)
+        {
+            var parts = copyPath.Split(['/', '\\']);
+            int digest = Array.LastIndexOf(parts, Convert.ToHexStringLower(Digest.Span));
+            if (digest < 0) return null;
+            var submitted = System.IO.Path.Combine([Directory, .. parts[(digest + 1)..]]);
+            return FileOf(submitted) is null ? null : submitted;
+        }
+    }
 }

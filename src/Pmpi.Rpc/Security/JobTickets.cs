@@ -34,7 +34,7 @@ public static class JobTickets
 
     /// <summary>
     /// A ticket for a world that ranks of <paramref name="job"/>'s job spawned: the job's id and nonce (so the same
-    /// job key), valid for <see cref="Lifetime"/> from now; add the agents' ranks before signing.
+    /// job key) and its staged programs, valid for <see cref="Lifetime"/> from now; add the agents' ranks before signing.
     /// </summary>
     public static JobTicket CreateSpawned(JobTicket job, int worldFirst, int worldSize)
     {
@@ -46,6 +46,8 @@ public static class JobTickets
             WorldSize = worldSize,
             ExpiresUnixMs = (DateTimeOffset.UtcNow + Lifetime).ToUnixTimeMilliseconds(),
             Nonce = job.Nonce,
+            // A staged rank spawns files of its own staged program, which its world's launch carries.
+            Staged = { job.Staged },
         };
     }
 
