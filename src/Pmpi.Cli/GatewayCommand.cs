@@ -117,7 +117,7 @@ internal static class GatewayCommand
                 }
                 catch (Exception e) when (e is RpcException or ArgumentException or UriFormatException)
                 {
-                    await Console.Error.WriteLineAsync($"pmpi gateway status: {gateway}: {(e is RpcException rpc ? $"{rpc.StatusCode}: {rpc.Status.Detail}" : e.Message)}").ConfigureAwait(false);
+                    await Console.Error.WriteLineAsync($"pmpi gateway status: {gateway}: {(e is RpcException rpc ? RpcFailures.Describe(rpc, rpcSecurity.AddressOf(gateway)) : e.Message)}").ConfigureAwait(false);
                     code = 1;
                 }
             }

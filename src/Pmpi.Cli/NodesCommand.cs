@@ -48,7 +48,7 @@ internal static class NodesCommand
                 {
                     failures++;
                     table.AddRow(Markup.Escape(agent), "", "", e.StatusCode is StatusCode.Unauthenticated or StatusCode.PermissionDenied ? "[red]refused[/]" : "[red]unreachable[/]",
-                        "", "", "", Markup.Escape(e.Status.Detail), "", "", "", "", "", "");
+                        "", "", "", Markup.Escape(RpcFailures.Unreached(e, address) ?? e.Status.Detail), "", "", "", "", "", "");
                 }
                 catch (ArgumentException e)
                 {

@@ -2,6 +2,7 @@ using Google.Protobuf;
 using Grpc.Core;
 using Grpc.Net.Client;
 using Pmpi.Agent.Computation;
+using Pmpi.Rpc.Client;
 using Pmpi.Rpc.Staging;
 using Pmpi.Rpc.V1;
 
@@ -19,7 +20,7 @@ internal static class ProgramStaging
     /// <paramref name="stageAll"/>) through <paramref name="master"/> and adds their manifests to the request.
     /// </summary>
     /// <returns>Null, or what stopped it, naming the group's place in the computation file.</returns>
-    public static async Task<string?> ShipAsync(SubmitRequest request, bool stageAll, GrpcChannel master, CancellationToken cancellationToken)
+    public static async Task<string?> ShipAsync(SubmitRequest request, bool stageAll, GrpcChannel master, Uri masterAddress, CancellationToken cancellationToken)
     {
         ComputationDefinition computation;
         try
@@ -53,7 +54,7 @@ internal static class ProgramStaging
             }
             catch (RpcException e) when (e.StatusCode != StatusCode.Cancelled)
             {
-                return $"{group.Location}: error: staging program '{group.Program}' failed: {e.StatusCode}: {e.Status.Detail}";
+                return $"{group.Location}: error: staging program '{group.Program}' failed: {RpcFailures.Describe(e, masterAddress)}";
             }
         }
         return null;

@@ -130,7 +130,7 @@ internal static class RunCommand
         var output = new RankOutputWriter(tagOutput);
         try
         {
-            if (await ProgramStaging.ShipAsync(request, stageAll, channel, interruption.Token).ConfigureAwait(false) is { } stagingError)
+            if (await ProgramStaging.ShipAsync(request, stageAll, channel, address, interruption.Token).ConfigureAwait(false) is { } stagingError)
             {
                 await Console.Error.WriteLineAsync(describe(stagingError)).ConfigureAwait(false);
                 return InvalidComputationExitCode;
@@ -178,7 +178,9 @@ internal static class RunCommand
         }
         catch (RpcException e)
         {
-            await Console.Error.WriteLineAsync($"pmpi: the job failed at master {address}: {e.StatusCode}: {e.Status.Detail}").ConfigureAwait(false);
+            await Console.Error.WriteLineAsync(RpcFailures.Unreached(e, address) is { } why
+                ? $"pmpi: cannot reach the master: {why}."
+                : $"pmpi: the job failed at master {address}: {e.StatusCode}: {e.Status.Detail}").ConfigureAwait(false);
             return 1;
         }
     }

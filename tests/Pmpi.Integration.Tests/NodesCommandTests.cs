@@ -25,7 +25,8 @@ public sealed class NodesCommandTests
         Assert.Contains(" 127.0.0.1 ", row);         // where its ranks listen (pmpi agent's default --rank-address)
         Assert.Contains($" {System.Environment.ProcessorCount} ", row);
         Assert.Contains(" 3 ", row);
-        Assert.Contains(nodes.Stdout, line => line.Contains(unreachable, StringComparison.Ordinal) && line.Contains("unreachable", StringComparison.Ordinal));
+        Assert.Contains(nodes.Stdout, line => line.Contains(unreachable, StringComparison.Ordinal) && line.Contains("unreachable", StringComparison.Ordinal)
+            && line.Contains($"nothing listens at {unreachable} (connection refused)", StringComparison.Ordinal));
         Assert.DoesNotContain('\u001b', table); // no terminal escape codes into a pipe
     }
 

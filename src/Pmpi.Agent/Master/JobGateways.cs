@@ -77,9 +77,11 @@ internal sealed class JobGateways
     public bool IsEmpty => _gateways.Count == 0;
 
     /// <summary>A channel to the agent at <paramref name="agent"/>, of <paramref name="domain"/>: direct, or through the master's gateway.</summary>
-    public GrpcChannel AgentChannel(Uri agent, string domain) => Reaches(_masterDomain, domain)
-        ? RpcChannels.For(agent, _security)
-        : RpcChannels.For(new Uri(_masterGateway), _security, metadata: ControlRoute.ToAgent(_jobId, agent.Authority));
+    public GrpcChannel AgentChannel(Uri agent, string domain) => RpcChannels.For(FirstHopTo(agent, domain), _security,
+        metadata: Reaches(_masterDomain, domain) ? null : ControlRoute.ToAgent(_jobId, agent.Authority));
+
+    /// <summary>What <see cref="AgentChannel"/> dials: the agent, or the master's gateway.</summary>
+    public Uri FirstHopTo(Uri agent, string domain) => Reaches(_masterDomain, domain) ? agent : new Uri(_masterGateway);
 
     /// <summary>How errors name the way to an agent of <paramref name="domain"/>: nothing when dialed directly, else ", via gateways A -> B".</summary>
     public string WayToAgent(string domain) => Reaches(_masterDomain, domain)

@@ -544,7 +544,7 @@ internal sealed class JobRun
         }
         catch (RpcException e)
         {
-            Fail(-1, 1, $"{name} failed: {e.Status.Detail}");
+            Fail(-1, 1, RpcFailures.Unreached(e, _gateways.FirstHopTo(agent, place.Domain)) is { } why ? $"{name} cannot be reached: {why}" : $"{name} failed: {e.Status.Detail}");
         }
         if (Volatile.Read(ref kill) is { } pending) await pending.ConfigureAwait(false);
     }

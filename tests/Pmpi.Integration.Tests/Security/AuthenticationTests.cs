@@ -71,6 +71,23 @@ public sealed class AuthenticationTests(SecurityFixture fixture) : IClassFixture
     }
 
     [Fact]
+    public async Task Run_WithAnotherClustersCredential_SaysTheHandshakeFailedAndNothingRuns()
+    {
+        // Arrange
+        var marker = fixture.NewMarker();
+
+        // Act: a member of the foreign cluster submits to this cluster's agent, as a user with the wrong --credentials would.
+        await using var run = PmpiCli.Start(["run", "--master", fixture.Agent.Endpoint, "--credentials", fixture.ForeignDirectory, "-n", "1", PmpiCli.TestRanksDll, "marker", marker]);
+        int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+
+        // Assert: said in the user's terms, not gRPC's ("Error starting gRPC call. HttpRequestException: ...").
+        Assert.True(code == 1, $"pmpi run exited with {code}.\n{run.Transcript}");
+        Assert.Contains(run.Stderr, line => line.StartsWith($"pmpi: cannot reach the master: the TLS handshake with {fixture.Agent.Endpoint} failed (", StringComparison.Ordinal)
+            && line.EndsWith("it is a daemon of another cluster (its certificate is not signed by this credential's CA), one without TLS (--insecure), or not a PMPI daemon.", StringComparison.Ordinal));
+        Assert.False(File.Exists(marker), "a submission with another cluster's credential ran the marker program");
+    }
+
+    [Fact]
     public async Task Channel_ServerCertificateOfAForeignCa_Refused()
     {
         // Arrange: a member of the foreign cluster calls this cluster's agent: the agent's certificate is not its CA's.

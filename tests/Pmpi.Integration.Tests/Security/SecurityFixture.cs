@@ -18,12 +18,15 @@ public sealed class SecurityFixture : IAsyncLifetime
     /// <summary>A credential of another cluster: its own CA and its own ticket key.</summary>
     internal ClusterCredentials Foreign { get; private set; } = null!;
 
+    /// <summary>Where <see cref="Foreign"/> lives, for `--credentials`.</summary>
+    internal string ForeignDirectory => System.IO.Path.Combine(_scratch.Path, "foreign");
+
     /// <summary>A caller that checks the agent's certificate but presents none: a peer without the credential.</summary>
     internal static RpcSecurity NoCredential => RpcSecurity.TrustingAuthority(TestCluster.Credentials.Authority);
 
     public async Task InitializeAsync()
     {
-        Foreign = ClusterCredentials.Initialize(System.IO.Path.Combine(_scratch.Path, "foreign"), []);
+        Foreign = ClusterCredentials.Initialize(ForeignDirectory, []);
         Agent = await AgentProcess.StartAsync("secured", slots: 4);
     }
 
