@@ -1,4 +1,5 @@
 using System.Reflection;
+using System.Text.Json.Nodes;
 
 namespace Pmpi.Windows.Tests;
 
@@ -109,6 +110,12 @@ public sealed class WindowsBuild : IAsyncLifetime
     /// Publishes the project the test assembly's metadata <paramref name="projectKey"/> names, self-contained for
     /// win-x64, into <paramref name="directory"/> under <see cref="Root"/>; returns that directory as a Linux path.
     /// </summary>
+    /// <remarks>
+    /// Each program runs with dynamic code off, as pmpi.exe and the test ranks are built to: Wine's CLR dies
+    /// ("Internal CLR error (0x80131506)" in DynamicResolver+DestroyScout.Finalize) when a GC finalizes a dynamic
+    /// method, such as the reflection stub a rank emits while .NET makes the EventSource behind its meter. Windows
+    /// itself does not; the examples stay as users build them, and only their published copies here are set so.
+    /// </remarks>
     internal async Task<string> PublishAsync(string projectKey, string directory)
     {
         var project = typeof(WindowsBuild).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>().Single(a => a.Key == projectKey).Value!;
@@ -117,6 +124,13 @@ public sealed class WindowsBuild : IAsyncLifetime
             ["publish", project, "-c", "Release", "-r", "win-x64", "--self-contained", "-o", Path.Combine(Root, directory),
              "--artifacts-path", Path.Combine(Root, "artifacts"), "-nologo"], PublishTimeout);
         Assert.True(code == 0, $"publishing {project} for win-x64 failed (exit {code}):\n{transcript}");
+        foreach (var runtimeConfig in Directory.EnumerateFiles(Path.Combine(Root, directory), "*.runtimeconfig.json"))
+        {
+            var config = JsonNode.Parse(await File.ReadAllTextAsync(runtimeConfig))!;
+            var properties = config["runtimeOptions"]!["configProperties"] ??= new JsonObject();
+            properties["System.Runtime.CompilerServices.RuntimeFeature.IsDynamicCodeSupported"] = false;
+            await File.WriteAllTextAsync(runtimeConfig, config.ToJsonString());
+        }
         return Path.Combine(Root, directory);
     }
 
