@@ -1,3 +1,5 @@
+using Pmpi.Agent.Launching;
+
 namespace Pmpi.Cli;
 
 /// <summary>
@@ -12,21 +14,6 @@ internal static class ProgramLookup
         ArgumentException.ThrowIfNullOrEmpty(name);
         var here = Path.GetFullPath(name);
         if (name.IndexOfAny([Path.DirectorySeparatorChar, Path.AltDirectorySeparatorChar]) >= 0 || File.Exists(here)) return here;
-        string[] extensions = OperatingSystem.IsWindows() && !Path.HasExtension(name)
-            ? (System.Environment.GetEnvironmentVariable("PATHEXT") ?? ".COM;.EXE;.BAT;.CMD").Split(';', StringSplitOptions.RemoveEmptyEntries)
-            : [""];
-        foreach (var directory in (System.Environment.GetEnvironmentVariable("PATH") ?? "").Split(Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries))
-        {
-            foreach (var extension in extensions)
-            {
-                var candidate = Path.Combine(directory, name + extension);
-                if (IsExecutable(candidate)) return Path.GetFullPath(candidate);
-            }
-        }
-        return null;
+        return SearchPath.Find(name);
     }
-
-    /// <summary>A file a shell would run: on Unix, one with an execute bit.</summary>
-    private static bool IsExecutable(string path) =>
-        File.Exists(path) && (OperatingSystem.IsWindows() || (File.GetUnixFileMode(path) & (UnixFileMode.UserExecute | UnixFileMode.GroupExecute | UnixFileMode.OtherExecute)) != 0);
 }

@@ -103,6 +103,28 @@ public sealed partial class MixedSystemsTests(WindowsBuild windows)
         Assert.EndsWith(" sum=10", where[3], StringComparison.Ordinal);
     }
 
+    [WineFact]
+    public async Task Run_PortableAssemblyOnAWindowsNodeWithoutDotnet_RefusedNamingWhatItNeeds()
+    {
+        // Arrange: the portable build of the rank program (the Linux one beside the tests, one IL assembly for both
+        // systems), on both nodes; the Windows node, this Wine prefix, has no .NET runtime to run it with.
+        await using var agents = await Agents.StartAsync(windows, windowsSlots: 2);
+        var portable = Beside("Pmpi.TestRanks.dll");
+        var file = await WriteComputation("portable", agents, $"""
+              <ranks program="{portable}" count="2" node="linux"/>
+              <ranks program="{WindowsBuild.WindowsPath(portable)}" count="2" node="windows"/>
+            """);
+
+        // Act
+        await using var run = Pmpi("run", "--master", agents.Linux, "--insecure", file);
+        int code = await run.WaitForExitAsync(Timeout);
+
+        // Assert: the Windows agent refused the launch, saying what the node lacks and what would run there.
+        Assert.True(code != 0, $"pmpi run exited with {code}.\n{run.Transcript}\n{agents.Transcripts}");
+        Assert.True(run.Stderr.Any(line => line.Contains($"rank 2's program '{WindowsBuild.WindowsPath(portable)}' is a .NET assembly, which the dotnet host runs, and this machine has none", StringComparison.Ordinal)
+            && line.Contains("install the .NET 10 runtime here, or run a self-contained or Native AOT build of the program", StringComparison.Ordinal)), run.Transcript);
+    }
+
     /// <summary>A computation on the two agents' nodes: "linux" with 2 slots, "windows" with as many as its agent has.</summary>
     private async Task<string> WriteComputation(string name, Agents agents, string ranks)
     {

@@ -104,6 +104,8 @@ public sealed class WindowsBuild : IAsyncLifetime
         // No HTML engine: nothing here shows a page, and Wine would offer to download one.
         ["WINEDLLOVERRIDES"] = "mshtml=",
         ["DISPLAY"] = null,
+        // `dotnet test` names its Linux host here; under Wine the path would lead a Windows agent to a Linux executable.
+        ["DOTNET_HOST_PATH"] = null,
     };
 
     /// <summary>

@@ -125,14 +125,22 @@ public sealed class RankProcess : IDisposable
 
     /// <summary>
     /// Why this machine cannot start the rank, or null: a program given by its full path, or the working directory,
-    /// is not here. A program named without a path is left to the search path.
+    /// is not here, or the program is a .NET assembly and no dotnet host is. A program named without a path is left
+    /// to the search path.
     /// </summary>
     public static string? WhyNotStartable(int rank, string program, string workingDirectory)
     {
         if (Path.IsPathFullyQualified(program) && !File.Exists(program)) return $"rank {rank}'s program '{program}' is not on this machine";
         if (!Directory.Exists(workingDirectory)) return $"rank {rank}'s working directory '{workingDirectory}' is not on this machine";
+        if (IsAssembly(program) && DotnetHost is null)
+        {
+            return $"rank {rank}'s program '{program}' is a .NET assembly, which the dotnet host runs, and this machine has none (no dotnet on PATH, "
+                + $"no DOTNET_HOST_PATH): install the .NET {System.Environment.Version.Major} runtime here, or run a self-contained or Native AOT build of the program";
+        }
         return null;
     }
+
+    private static bool IsAssembly(string program) => program.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>
     /// Starts the rank; <paramref name="onOutput"/> receives every line (or piece of a long line) in order per stream,
@@ -151,11 +159,11 @@ public sealed class RankProcess : IDisposable
             RedirectStandardInput = true,
             UseShellExecute = false,
         };
-        bool managed = start.Program.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
+        bool managed = IsAssembly(start.Program);
         // Checked here because a wrapper such as setsid (or the dotnet host) would start, and only then fail to run the program.
         if (WhyNotStartable(start.Rank, start.Program, start.WorkingDirectory) is { } reason) throw new InvalidOperationException(reason);
         var containment = RankContainment.Create($"pmpi-{System.Environment.ProcessId}-rank{start.Rank}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}");
-        (info.FileName, var prefix) = containment.Wrap(managed ? DotnetHost : start.Program);
+        (info.FileName, var prefix) = containment.Wrap(managed ? DotnetHost! : start.Program);
         foreach (var argument in prefix) info.ArgumentList.Add(argument);
         if (managed) info.ArgumentList.Add(start.Program);
         foreach (var argument in start.Arguments) info.ArgumentList.Add(argument);
@@ -186,18 +194,29 @@ public sealed class RankProcess : IDisposable
         }
         try
         {
-            containment.Adopt(process);
+            try
+            {
+                containment.Adopt(process);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // The rank exited already (nothing left to contain), or the cgroup refused it: its session still holds it.
+            }
+            // Without input the pipe closes at once: an open one would keep a reader waiting forever.
+            if (start.Input is { } input) PassInputOnThread(input, process.StandardInput.BaseStream, $"PMPI stdin of process {process.Id}");
+            else process.StandardInput.Close();
+            var stdout = ForwardOnThread(process.StandardOutput, OutputStream.Stdout, onOutput, $"PMPI stdout of process {process.Id}");
+            var stderr = ForwardOnThread(process.StandardError, OutputStream.Stderr, onOutput, $"PMPI stderr of process {process.Id}");
+            return new RankProcess(process, containment, heartbeat, start.HeartbeatTimeout, stdout, stderr);
         }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        catch (InvalidOperationException e)
         {
-            // The rank exited already (nothing left to contain), or the cgroup refused it: its session still holds it.
+            // Started, but not as a process this one can watch (Wine, given a Linux executable, starts it outside Windows).
+            heartbeat?.Dispose();
+            process.Dispose();
+            containment.Dispose();
+            throw new InvalidOperationException($"Rank {start.Rank}: '{info.FileName}' started, but not as a process this agent can watch: {e.Message}", e);
         }
-        // Without input the pipe closes at once: an open one would keep a reader waiting forever.
-        if (start.Input is { } input) PassInputOnThread(input, process.StandardInput.BaseStream, $"PMPI stdin of process {process.Id}");
-        else process.StandardInput.Close();
-        var stdout = ForwardOnThread(process.StandardOutput, OutputStream.Stdout, onOutput, $"PMPI stdout of process {process.Id}");
-        var stderr = ForwardOnThread(process.StandardError, OutputStream.Stderr, onOutput, $"PMPI stderr of process {process.Id}");
-        return new RankProcess(process, containment, heartbeat, start.HeartbeatTimeout, stdout, stderr);
     }
 
     /// <summary>Whether <see cref="Kill"/> found the process still running: its exit code is the kill's, not the program's.</summary>
@@ -378,14 +397,15 @@ public sealed class RankProcess : IDisposable
         return _process.ExitCode;
     }
 
-    /// <summary>The dotnet host that runs this agent, so ranks use the same runtime; "dotnet" from PATH otherwise.</summary>
-    private static string DotnetHost
+    /// <summary>The dotnet host that runs this agent, so ranks use the same runtime; else DOTNET_HOST_PATH's, else dotnet on PATH; null when there is none.</summary>
+    private static string? DotnetHost
     {
         get
         {
             var current = System.Environment.ProcessPath;
             if (current is not null && Path.GetFileNameWithoutExtension(current).Equals("dotnet", StringComparison.OrdinalIgnoreCase)) return current;
-            return System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
+            if (System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } configured && File.Exists(configured)) return configured;
+            return SearchPath.Find("dotnet");
         }
     }
 }
