@@ -16,6 +16,10 @@ public sealed class StagingTests
         return Path.Combine(directory, "Pmpi.TestRanks.dll");
     }
 
+    /// <summary>A launcher that runs an agent in a mount namespace of its own, in which an empty tmpfs covers <paramref name="directory"/>.</summary>
+    private static string[] Hiding(string directory) =>
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs -o size=1m pmpi-hidden \"$1\" && shift && exec \"$@\"", "sh", directory];
+
     /// <summary>Each rank's "where:" line: the directory its program ran from and its working directory, by rank.</summary>
     private static Dictionary<int, (string Program, string WorkingDirectory)> Where(IEnumerable<string> stdout) =>
         stdout.Where(line => line.Contains("] where: ", StringComparison.Ordinal)).ToDictionary(
@@ -35,8 +39,7 @@ public sealed class StagingTests
         // directory; only `pmpi run`, the submitter, sees the program.
         using var scratch = new ScratchDirectory();
         var program = CopyTestRanks(Path.Combine(scratch.Path, "submitter-only"));
-        string[] hidden = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs -o size=1m pmpi-hidden \"$1\" && shift && exec \"$@\"", "sh",
-            Path.GetDirectoryName(program)!];
+        var hidden = Hiding(Path.GetDirectoryName(program)!);
         var storeA = Path.Combine(scratch.Path, "store-a");
         var storeB = Path.Combine(scratch.Path, "store-b");
         await using var nodeA = await AgentProcess.StartAsync("node-a", slots: 2, launcher: hidden, stagingDirectory: storeA);
@@ -207,8 +210,7 @@ public sealed class StagingTests
         // there; three ranks of the staged program, whose root spawns two more of it.
         using var scratch = new ScratchDirectory();
         var program = CopyTestRanks(Path.Combine(scratch.Path, "submitter-only"));
-        string[] hidden = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs -o size=1m pmpi-hidden \"$1\" && shift && exec \"$@\"", "sh",
-            Path.GetDirectoryName(program)!];
+        var hidden = Hiding(Path.GetDirectoryName(program)!);
         await using var node = await AgentProcess.StartAsync("node-a", slots: 5, launcher: hidden, stagingDirectory: Path.Combine(scratch.Path, "store"));
 
         // Act
