@@ -163,7 +163,8 @@ public sealed class RankProcess : IDisposable
         // Checked here because a wrapper such as setsid (or the dotnet host) would start, and only then fail to run the program.
         if (WhyNotStartable(start.Rank, start.Program, start.WorkingDirectory) is { } reason) throw new InvalidOperationException(reason);
         var containment = RankContainment.Create($"pmpi-{System.Environment.ProcessId}-rank{start.Rank}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4))}");
-        (info.FileName, var prefix) = containment.Wrap(managed ? DotnetHost! : start.Program);
+        var executable = managed ? DotnetHost! : start.Program;
+        (info.FileName, var prefix) = containment.Wrap(executable);
         foreach (var argument in prefix) info.ArgumentList.Add(argument);
         if (managed) info.ArgumentList.Add(start.Program);
         foreach (var argument in start.Arguments) info.ArgumentList.Add(argument);
@@ -187,10 +188,7 @@ public sealed class RankProcess : IDisposable
         }
         catch (Exception e) when (e is System.ComponentModel.Win32Exception or InvalidOperationException or IOException)
         {
-            heartbeat?.Dispose();
-            process.Dispose();
-            containment.Dispose();
-            throw new InvalidOperationException($"Rank {start.Rank}: cannot start '{(managed ? DotnetHost : start.Program)}': {e.Message}", e);
+            throw Abandoned($"cannot start '{executable}'", e);
         }
         try
         {
@@ -212,10 +210,16 @@ public sealed class RankProcess : IDisposable
         catch (InvalidOperationException e)
         {
             // Started, but not as a process this one can watch (Wine, given a Linux executable, starts it outside Windows).
+            throw Abandoned($"'{executable}' started, but not as a process this agent can watch", e);
+        }
+
+        // Releases what the start took; the error to throw says what went wrong.
+        InvalidOperationException Abandoned(string what, Exception e)
+        {
             heartbeat?.Dispose();
             process.Dispose();
             containment.Dispose();
-            throw new InvalidOperationException($"Rank {start.Rank}: '{info.FileName}' started, but not as a process this agent can watch: {e.Message}", e);
+            return new InvalidOperationException($"Rank {start.Rank}: {what}: {e.Message}", e);
         }
     }
 
