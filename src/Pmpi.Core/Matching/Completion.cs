@@ -44,13 +44,13 @@ internal class Completion
     /// <summary>
     /// Waits until completed: spins first, polling <paramref name="engine"/>'s <see cref="MatchingEngine.Progress"/>
     /// each time round as its <see cref="MatchingEngine.Spin"/> says, then sleeps on those links a while
-    /// (<see cref="IPolledLinks.SleepOn"/>), then blocks.
+    /// (<see cref="IPolledLinks.SleepOn"/>), then blocks; and tells the spin how the wait went.
     /// </summary>
     public void Wait(MatchingEngine? engine = null)
     {
         if (IsCompleted) return;
         var progress = engine?.Progress;
-        var (spinTicks, yields) = engine?.Spin ?? SpinPolicy.Brief;
+        var (spinTicks, yields) = engine?.Spin.Next ?? SpinPolicy.Brief;
         long start = 0;
         var spinner = new SpinWait();
         for (int spins = 1; !IsCompleted; spins++)
@@ -66,7 +66,7 @@ internal class Completion
             if (progress is not null)
             {
                 progress.Poll();
-                if (IsCompleted) return;
+                if (IsCompleted) break;
                 if (progress.Delivering) break;
             }
             // A small message's answer comes within microseconds: poll it closely; beyond that, back off, so a
@@ -75,14 +75,23 @@ internal class Completion
             else if (spins < CloseSpins) Thread.SpinWait(1);
             else spinner.SpinOnce(sleep1Threshold: -1);
         }
-        if (IsCompleted || progress?.SleepOn(this) == true) return;
-        progress?.Sleeping();
-        lock (this)
+        if (IsCompleted)
         {
-            Volatile.Write(ref _blocked, 1);
-            Interlocked.MemoryBarrier();
-            while (!IsCompleted) Monitor.Wait(this);
+            engine?.Spin.EndedSpinning();
+            return;
         }
+        if (start == 0) start = Stopwatch.GetTimestamp();
+        if (progress?.SleepOn(this) != true)
+        {
+            progress?.Sleeping();
+            lock (this)
+            {
+                Volatile.Write(ref _blocked, 1);
+                Interlocked.MemoryBarrier();
+                while (!IsCompleted) Monitor.Wait(this);
+            }
+        }
+        engine?.Spin.EndedBlocked(Stopwatch.GetTimestamp() - start);
     }
 
     /// <summary>Runs <paramref name="callback"/> once completed (at once if already completed).</summary>

@@ -96,11 +96,8 @@ internal sealed class MatchingEngine
     /// </summary>
     public IPolledLinks? Progress { get; set; }
 
-    /// <summary>
-    /// How a thread waiting for this rank polls <see cref="Progress"/> before it blocks: <see cref="SpinPolicy.Brief"/>
-    /// unless the device knows how many of the job's ranks share the node (<see cref="SpinPolicy.For"/>).
-    /// </summary>
-    public SpinPolicy Spin { get; set; } = SpinPolicy.Brief;
+    /// <summary>How a thread waiting for this rank polls <see cref="Progress"/> before it blocks.</summary>
+    public AdaptiveSpin Spin { get; } = new();
 
     /// <summary>How many messages have arrived for this rank, and how many payload bytes they carried (the rank's meters).</summary>
     public (long Messages, long Bytes) Arrived

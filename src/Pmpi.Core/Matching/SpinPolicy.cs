@@ -15,7 +15,8 @@ namespace Pmpi.Matching;
 /// large ones, whose copying rank the yielding ranks keep interrupting;</item>
 /// <item>where the device does not know the node, it spins briefly (<see cref="Brief"/>).</item>
 /// </list>
-/// Either way a rank waiting longer sleeps and uses no CPU.
+/// Either way a rank waiting longer sleeps and uses no CPU, and a spin that keeps not paying is cut short
+/// (<see cref="AdaptiveSpin"/>).
 /// </summary>
 internal readonly record struct SpinPolicy(long Ticks, bool Yields)
 {

@@ -159,7 +159,7 @@ internal sealed class GrpcDevice : IDevice
             // MPI polls: blocking would cost a wake-up per message.
             Engine.Progress = _sharedMemory.HasLinks ? new PolledTogether(_sharedMemory, _peers.Inbound) : _peers.Inbound;
             var node = Places[Rank];
-            Engine.Spin = SpinPolicy.For(Places.Count(place => place.Node == node.Node && place.Domain == node.Domain));
+            Engine.Spin.Policy = SpinPolicy.For(Places.Count(place => place.Node == node.Node && place.Domain == node.Domain));
         }
 
         static SharedMemoryLink Add(List<SharedMemoryLink> links, SharedMemoryLink link)

@@ -37,7 +37,7 @@ internal sealed class InProcessJob : IThreadedJob, IJobControl
         _links = new Link[size];
         for (int i = 0; i < size; i++)
         {
-            _engines[i] = new MatchingEngine { Spin = SpinPolicy.For(size) }; // every rank a thread of this node
+            _engines[i] = new MatchingEngine { Spin = { Policy = SpinPolicy.For(size) } }; // every rank a thread of this node
             _links[i] = new Link(_engines[i]);
         }
     }
