@@ -122,6 +122,7 @@ internal static class RunCommand
     {
         using var interruption = new Interruption(cancellationToken);
         await using var embedded = master is null ? await AgentHost.StartAsync(IPAddress.Loopback, 0, embeddedOptions, interruption.Token).ConfigureAwait(false) : null;
+        using var jobControl = JobControl.For(embedded);
         // A master that stops answering pings for the heartbeat timeout (stopped or frozen) ends the submission.
         var liveness = new RpcOptions { PingDelay = TimeSpan.FromSeconds(1), PingTimeout = embeddedOptions.HeartbeatTimeout };
         var address = master ?? embedded!.Address;

@@ -95,6 +95,15 @@ public sealed class AgentHost : IAsyncDisposable
     /// </summary>
     public Task WaitForShutdownRequestAsync(CancellationToken cancellationToken = default) => _app.Lifetime.WaitForStopRequestAsync(cancellationToken);
 
+    /// <summary>
+    /// Stops every rank this agent runs where it is (on Linux, SIGSTOP to each rank's process group), their silence not
+    /// taken for a hang, until <see cref="ContinueRanks"/>: how `pmpi run` suspends its job on Ctrl-Z.
+    /// </summary>
+    public void SuspendRanks() => _app.Services.GetRequiredService<Node.AgentService>().SuspendAll();
+
+    /// <summary>Lets the ranks <see cref="SuspendRanks"/> stopped go on.</summary>
+    public void ContinueRanks() => _app.Services.GetRequiredService<Node.AgentService>().ContinueAll();
+
     /// <summary>Kills every rank this agent launched, stops serving (running calls get up to 10 s) and releases the host.</summary>
     public async ValueTask DisposeAsync()
     {

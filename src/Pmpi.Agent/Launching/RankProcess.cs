@@ -74,6 +74,7 @@ public sealed class RankProcess : IDisposable
     private readonly TaskCompletionSource<bool> _joined = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _heartbeatEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _lastHeartbeat;
+    private volatile bool _suspended;
     private bool _reportsFinalize;
     private bool _finalized;
 
@@ -241,6 +242,24 @@ public sealed class RankProcess : IDisposable
         _containment.Kill(_process);
     }
 
+    /// <summary>
+    /// Stops the rank where it is until <see cref="Continue"/> (`pmpi run`'s Ctrl-Z; Linux): its heartbeats' silence
+    /// meanwhile is not taken for a hang.
+    /// </summary>
+    public void Suspend()
+    {
+        _suspended = true;
+        _containment.Suspend(true);
+    }
+
+    /// <summary>Lets a rank <see cref="Suspend"/> stopped go on, its heartbeats' silence counted from now.</summary>
+    public void Continue()
+    {
+        if (Volatile.Read(ref _lastHeartbeat) != 0) Volatile.Write(ref _lastHeartbeat, Stopwatch.GetTimestamp());
+        _containment.Suspend(false);
+        _suspended = false;
+    }
+
     /// <inheritdoc/>
     public void Dispose()
     {
@@ -380,7 +399,7 @@ public sealed class RankProcess : IDisposable
     {
         long last = Volatile.Read(ref _lastHeartbeat);
         // Silence counts only once the runtime has started beating: startup is the registration timeout's concern.
-        if (last == 0 || Exited.IsCompleted) return;
+        if (last == 0 || _suspended || Exited.IsCompleted) return;
         var silence = Stopwatch.GetElapsedTime(last);
         if (silence > timeout && !_process.HasExited) _unresponsive.TrySetResult(silence);
     }

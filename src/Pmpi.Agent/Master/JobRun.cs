@@ -567,23 +567,36 @@ internal sealed class JobRun
     /// <summary>
     /// The next event of an agent's launch. The agent sends a heartbeat every second, so a wait longer than the
     /// heartbeat timeout means the agent is stopped, frozen or cut off: the job fails naming it, and the wait goes
-    /// on until the abort abandons the launch.
+    /// on until the abort abandons the launch. A timeout noticed well after it was due says that this process did not
+    /// run meanwhile (stopped, as `pmpi run` stops itself with its embedded agent on Ctrl-Z, or starved), which proves
+    /// nothing about the agent: the wait starts again.
     /// </summary>
     private async ValueTask<bool> NextAsync(IAsyncEnumerator<LaunchEvent> events, string agent)
     {
         var next = events.MoveNextAsync();
         if (next.IsCompleted) return await next.ConfigureAwait(false);
         var pending = next.AsTask();
-        try
+        while (true)
         {
-            return await pending.WaitAsync(_heartbeatTimeout).ConfigureAwait(false);
-        }
-        catch (TimeoutException)
-        {
-            Fail(-1, 1, $"{agent} sent no heartbeat for {_heartbeatTimeout.TotalSeconds:F0} s: it is stopped, frozen or cut off");
-            return await pending.ConfigureAwait(false);
+            long waiting = Stopwatch.GetTimestamp();
+            try
+            {
+                return await pending.WaitAsync(_heartbeatTimeout).ConfigureAwait(false);
+            }
+            catch (TimeoutException) when (Stopwatch.GetElapsedTime(waiting) > _heartbeatTimeout + LateTimeout)
+            {
+                // This process was not running when the timeout fell due: wait again.
+            }
+            catch (TimeoutException)
+            {
+                Fail(-1, 1, $"{agent} sent no heartbeat for {_heartbeatTimeout.TotalSeconds:F0} s: it is stopped, frozen or cut off");
+                return await pending.ConfigureAwait(false);
+            }
         }
     }
+
+    /// <summary>How late a heartbeat timeout may be noticed before the lateness, not the agent, is taken for the cause.</summary>
+    private static readonly TimeSpan LateTimeout = TimeSpan.FromSeconds(1);
 
     private ValueTask ProgressAsync()
     {

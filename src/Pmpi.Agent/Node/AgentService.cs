@@ -189,6 +189,18 @@ internal sealed class AgentService(AgentOptions options, INodeInfoProvider nodeI
         Task.WhenAll(killed.Select(p => p.Exited)).Wait(KillWait);
     }
 
+    /// <summary>Stops every rank this agent runs where it is, until <see cref="ContinueAll"/>: `pmpi run`'s Ctrl-Z.</summary>
+    public void SuspendAll()
+    {
+        foreach (var process in _jobs.Values.SelectMany(job => job.Processes)) process.Suspend();
+    }
+
+    /// <summary>Lets the ranks <see cref="SuspendAll"/> stopped go on.</summary>
+    public void ContinueAll()
+    {
+        foreach (var process in _jobs.Values.SelectMany(job => job.Processes)) process.Continue();
+    }
+
     private async Task LaunchAsync(LaunchRequest request, IServerStreamWriter<LaunchEvent> stream, ServerCallContext call)
     {
         var responses = new SharedStreamWriter<LaunchEvent>(stream);

@@ -19,7 +19,7 @@ namespace Pmpi.Agent.Launching.Internal;
 /// </summary>
 internal partial class RankContainment : IDisposable
 {
-    private const int SigKill = 9;
+    private const int SigKill = 9, SigCont = 18, SigStop = 19; // Linux
 
     /// <summary>util-linux's setsid, which runs a program in a new session (and process group) in place.</summary>
     private static readonly string? Setsid = OperatingSystem.IsWindows() ? null
@@ -66,6 +66,15 @@ internal partial class RankContainment : IDisposable
         }
         if (_group > 0) _ = KillProcessGroup(-_group, SigKill);
         KillCore();
+    }
+
+    /// <summary>
+    /// Stops the rank's process group where it is (SIGSTOP), or lets it go on (SIGCONT): the rank and what it started
+    /// in its session. Nothing where there is no such group (Windows, which has no job control).
+    /// </summary>
+    public void Suspend(bool suspended)
+    {
+        if (_group > 0) _ = KillProcessGroup(-_group, suspended ? SigStop : SigCont);
     }
 
     public virtual void Dispose()
