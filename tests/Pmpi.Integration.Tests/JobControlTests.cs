@@ -93,11 +93,5 @@ public sealed class JobControlTests
         }
     }
 
-    /// <summary>Whether /proc/PID/stat gives the process's state as T (stopped by a signal).</summary>
-    private static bool IsStopped(int processId)
-    {
-        // "pid (comm) state ...": comm may hold spaces and parentheses, so read after the last ')'.
-        var stat = File.ReadAllText($"/proc/{processId}/stat");
-        return stat.AsSpan(stat.LastIndexOf(')') + 1).TrimStart().StartsWith("T", StringComparison.Ordinal);
-    }
+    private static bool IsStopped(int processId) => RankProcesses.StateOf(processId) == 'T';
 }

@@ -98,17 +98,20 @@ internal static class RankProcesses
         }
     }
 
-    private static bool IsZombie(int pid)
+    private static bool IsZombie(int pid) => StateOf(pid) is 'Z' or null;
+
+    /// <summary>A Linux process's state as /proc/PID/stat gives it (R, S, T stopped, Z zombie, ...), or null when it is gone.</summary>
+    public static char? StateOf(int pid)
     {
         try
         {
-            // /proc/PID/stat: "pid (comm) state ..."; comm may hold spaces and parentheses, so read after the last ')'.
+            // "pid (comm) state ...": comm may hold spaces and parentheses, so read after the last ')'.
             var stat = File.ReadAllText($"/proc/{pid}/stat");
-            return stat.AsSpan(stat.LastIndexOf(')') + 1).TrimStart().StartsWith("Z", StringComparison.Ordinal);
+            return stat.AsSpan(stat.LastIndexOf(')') + 1).TrimStart()[0];
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            return true;
+            return null;
         }
     }
 }
