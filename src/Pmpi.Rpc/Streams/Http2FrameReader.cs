@@ -22,6 +22,7 @@ internal sealed class Http2FrameReader(Socket socket, Stream transport, TlsRecor
 
     private readonly byte[] _readBuffer = new byte[64 * 1024];
     private int _readStart, _readEnd;
+    private volatile int _transportReads;
     private volatile bool _readingLargePiece;
     private readonly HpackDecoder _decoder = new();
     private readonly List<(string Name, string Value)> _headers = [];
@@ -29,6 +30,12 @@ internal sealed class Http2FrameReader(Socket socket, Stream transport, TlsRecor
 
     /// <summary>Whether bytes wait in this end's own buffers (or, for TLS, a record under the SslStream).</summary>
     public bool Buffered() => _readStart < _readEnd || records is { Buffered: > 0 };
+
+    /// <summary>
+    /// How many reads this end has made from its transport: a thread that saw bytes in the socket, and then finds this
+    /// count unchanged under the read lock, knows they are still there to read.
+    /// </summary>
+    public int TransportReads => _transportReads;
 
     /// <summary>Whether bytes wait in the read buffer itself.</summary>
     public bool HasBufferedBytes => _readStart < _readEnd;
@@ -62,6 +69,7 @@ internal sealed class Http2FrameReader(Socket socket, Stream transport, TlsRecor
                     {
                         AwaitMoreOfFrame();
                         read = transport.Read(destination);
+                        _transportReads++;
                     }
                     finally
                     {
@@ -113,6 +121,7 @@ internal sealed class Http2FrameReader(Socket socket, Stream transport, TlsRecor
     {
         _readStart = 0;
         _readEnd = transport.Read(_readBuffer);
+        _transportReads++;
         return _readEnd > 0;
     }
 

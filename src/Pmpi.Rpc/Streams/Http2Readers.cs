@@ -37,10 +37,10 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
     private bool Pollable => _records is null ? _transport is NetworkStream : _peerSettled;
 
     /// <summary>
-    /// Whether bytes wait that this end may read without waiting on the network: in the socket, or for TLS, a whole
-    /// record (in the socket or under the SslStream). The reading thread's alone.
+    /// Whether a whole TLS record waits (in the socket or under the SslStream), which this end may read without
+    /// waiting on the network. The reading thread's alone.
     /// </summary>
-    private bool Arrived() => _records is null ? _socket.Available > 0 : _records.HasWholeRecord();
+    private bool RecordArrived() => _records is not null && Pollable && _records.HasWholeRecord();
 
     /// <summary>The peer's first SETTINGS has been read: a TLS connection may be polled from now on.</summary>
     public void PeerSettled() => _peerSettled = true;
@@ -117,7 +117,8 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
         if (!Polling()) return;
         try
         {
-            if (_frames.Buffered() || _socket.Available > 0) ReadIfFree();
+            int reads = _frames.TransportReads;
+            if (_frames.Buffered() || _socket.Available > 0) ReadIfFree(reads);
         }
         catch (Exception e)
         {
@@ -144,17 +145,20 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
         // Per thread: a rank may have several threads waiting at once.
         var asked = t_asked ??= [];
         var ready = t_ready ??= [];
+        var reads = t_reads ??= [];
         asked.Clear();
         ready.Clear();
+        reads.Clear();
         foreach (var call in calls)
         {
             var readers = call.Connection.Readers;
             if (!readers.Polling()) continue;
-            if (readers._frames.Buffered()) readers.ReadIfFree();
+            if (readers._frames.Buffered()) readers.ReadIfFree(readers._frames.TransportReads);
             else
             {
                 asked.Add(readers);
                 ready.Add(readers._socket);
+                reads.Add(readers._frames.TransportReads);
             }
         }
         if (ready.Count == 0) return;
@@ -170,18 +174,19 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
         }
         // Select keeps the readable sockets, in the order they were given.
         int next = 0;
-        foreach (var readers in asked)
+        for (int i = 0; i < asked.Count; i++)
         {
-            if (next < ready.Count && ready[next] == readers._socket)
+            if (next < ready.Count && ready[next] == asked[i]._socket)
             {
                 next++;
-                readers.ReadIfFree();
+                asked[i].ReadIfFree(reads[i]);
             }
         }
     }
 
     [ThreadStatic] private static List<Http2Readers>? t_asked;
     [ThreadStatic] private static List<Socket>? t_ready;
+    [ThreadStatic] private static List<int>? t_reads;
 
     /// <summary>Whether a waiting thread may read this connection now; if so, notes that one polls.</summary>
     private bool Polling()
@@ -191,15 +196,20 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
         return true;
     }
 
-    /// <summary>Reads what has arrived unless another thread is reading; the end of the connection is left to the reader thread, which sees it too.</summary>
-    private void ReadIfFree()
+    /// <summary>
+    /// Reads what has arrived unless another thread is reading; the end of the connection is left to the reader
+    /// thread, which sees it too. The caller saw bytes in the socket when this end had made
+    /// <paramref name="readsWhenSeen"/> reads: if it still has, they are there, and a plaintext frame is read without
+    /// asking the kernel again (a system call costs as much as the rest of a small message's reading here).
+    /// </summary>
+    private void ReadIfFree(int readsWhenSeen)
     {
         try
         {
             if (!_readLock.TryEnter()) return;
             try
             {
-                ReadArrived(atLeastOne: false);
+                ReadArrived(atLeastOne: _records is null && _frames.TransportReads == readsWhenSeen);
             }
             finally
             {
@@ -219,14 +229,18 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
         lock (_pollers) Monitor.PulseAll(_pollers);
     }
 
-    /// <summary>Reads frames while any have arrived (and with <paramref name="atLeastOne"/>, one in any case, waiting for it); false at the end of the connection.</summary>
+    /// <summary>
+    /// Reads frames while any are buffered or, over TLS, a whole record has arrived (and with
+    /// <paramref name="atLeastOne"/>, one in any case, waiting for it); false at the end of the connection. Plaintext
+    /// bytes left in the socket are for the next poll, which finds them as cheaply as asking here would.
+    /// </summary>
     private bool ReadArrived(bool atLeastOne)
     {
         _readingThread = System.Threading.Thread.CurrentThread;
         try
         {
             Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
-            while (atLeastOne || _frames.HasBufferedBytes || Pollable && Arrived())
+            while (atLeastOne || _frames.HasBufferedBytes || RecordArrived())
             {
                 atLeastOne = false;
                 if (!_frames.TryReadExactly(header)) return false;
