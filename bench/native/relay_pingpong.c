@@ -6,13 +6,18 @@
  * possible); no framing, no TLS, no checks either way. One line per size, "size<TAB>half_rtt_us<TAB>MB/s", with
  * pingpong.c's sizes, iterations and warm-up; relayed or spliced, a fourth column: the CPU time each relay spent
  * per message in the timed loop (µs, from /proc/PID/schedstat: one thread each), what a relay costs at the least.
- * Usage: relay_pingpong direct|relayed|spliced [--quick]   (--quick: a tenth of the iterations) */
+ * "polled": the copying relays, with endpoints that poll for the answer as an MPI rank does (a non-blocking read,
+ * sched_yield, again, for up to 1 ms, then a blocking read) instead of sleeping in read: on a machine whose cores the
+ * endpoints share with the relays, what a relay pair gets beside endpoints that poll, as PMPI's ranks do.
+ * Usage: relay_pingpong direct|relayed|spliced|polled [--quick]   (--quick: a tenth of the iterations) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,9 +73,27 @@ static int accept_one(int listener) {
   return fd;
 }
 
+static int polling_endpoints; /* "polled" */
+
+static long long now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* A polling endpoint's read: non-blocking reads with the core given away between them, for up to 1 ms. */
+static ssize_t read_polling(int fd, char *buffer, int n) {
+  for (long long start = now_ns(); now_ns() - start < 1000000;) {
+    ssize_t k = recv(fd, buffer, n, MSG_DONTWAIT);
+    if (k >= 0 || errno != EAGAIN) return k;
+    sched_yield();
+  }
+  return read(fd, buffer, n);
+}
+
 static void read_exactly(int fd, char *buffer, int n) {
   for (int got = 0; got < n;) {
-    ssize_t k = read(fd, buffer + got, n - got);
+    ssize_t k = polling_endpoints ? read_polling(fd, buffer + got, n - got) : read(fd, buffer + got, n - got);
     if (k <= 0) fail("read");
     got += k;
   }
@@ -146,9 +169,10 @@ static void echo(int listener, int quick, char *buffer) {
 
 int main(int argc, char **argv) {
   int spliced = argc > 1 && strcmp(argv[1], "spliced") == 0;
-  int relayed = spliced || (argc > 1 && strcmp(argv[1], "relayed") == 0), quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+  polling_endpoints = argc > 1 && strcmp(argv[1], "polled") == 0;
+  int relayed = spliced || polling_endpoints || (argc > 1 && strcmp(argv[1], "relayed") == 0), quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
   if (argc < 2 || (!relayed && strcmp(argv[1], "direct") != 0)) {
-    fprintf(stderr, "usage: relay_pingpong direct|relayed|spliced [--quick]\n");
+    fprintf(stderr, "usage: relay_pingpong direct|relayed|spliced|polled [--quick]\n");
     return 2;
   }
   char *buffer = calloc(1, sizes[SIZE_COUNT - 1]);
