@@ -37,10 +37,13 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
     private bool Pollable => _records is null ? _transport is NetworkStream : _peerSettled;
 
     /// <summary>
-    /// Whether a whole TLS record waits (in the socket or under the SslStream), which this end may read without
-    /// waiting on the network. The reading thread's alone.
+    /// Whether a whole TLS record waits (in the socket, looked at as <paramref name="socketBytes"/> says, or under the
+    /// SslStream), which this end may read without waiting on the network. The reading thread's alone.
     /// </summary>
-    private bool RecordArrived() => _records is not null && Pollable && _records.HasWholeRecord();
+    private bool RecordArrived(SocketBytes socketBytes) => _records is not null && Pollable && _records.HasWholeRecord(socketBytes);
+
+    /// <summary>How many reads this end has made from its socket: through the SslStream's record stream, or for plaintext the frame reader's.</summary>
+    private int SocketReads => _records?.SocketReads ?? _frames.TransportReads;
 
     /// <summary>The peer's first SETTINGS has been read: a TLS connection may be polled from now on.</summary>
     public void PeerSettled() => _peerSettled = true;
@@ -117,8 +120,9 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
         if (!Polling()) return;
         try
         {
-            int reads = _frames.TransportReads;
-            if (_frames.Buffered() || _socket.Available > 0) ReadIfFree(reads);
+            int reads = SocketReads;
+            if (_frames.Buffered()) ReadIfFree(readsWhenSeen: null);
+            else if (_socket.Available > 0) ReadIfFree(reads);
         }
         catch (Exception e)
         {
@@ -153,12 +157,12 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
         {
             var readers = call.Connection.Readers;
             if (!readers.Polling()) continue;
-            if (readers._frames.Buffered()) readers.ReadIfFree(readers._frames.TransportReads);
+            if (readers._frames.Buffered()) readers.ReadIfFree(readsWhenSeen: null);
             else
             {
                 asked.Add(readers);
                 ready.Add(readers._socket);
-                reads.Add(readers._frames.TransportReads);
+                reads.Add(readers.SocketReads);
             }
         }
         if (ready.Count == 0) return;
@@ -198,18 +202,20 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
 
     /// <summary>
     /// Reads what has arrived unless another thread is reading; the end of the connection is left to the reader
-    /// thread, which sees it too. The caller saw bytes in the socket when this end had made
-    /// <paramref name="readsWhenSeen"/> reads: if it still has, they are there, and a plaintext frame is read without
-    /// asking the kernel again (a system call costs as much as the rest of a small message's reading here).
+    /// thread, which sees it too. The caller saw bytes in the socket when this end had read it
+    /// <paramref name="readsWhenSeen"/> times (null: it found bytes in this end's buffers): if it still has, they are
+    /// there, and are read without asking the kernel again (a system call costs as much as the rest of a small
+    /// message's reading here).
     /// </summary>
-    private void ReadIfFree(int readsWhenSeen)
+    private void ReadIfFree(int? readsWhenSeen)
     {
         try
         {
             if (!_readLock.TryEnter()) return;
             try
             {
-                ReadArrived(atLeastOne: _records is null && _frames.TransportReads == readsWhenSeen);
+                var socketBytes = readsWhenSeen == SocketReads ? SocketBytes.Waiting : SocketBytes.Unknown;
+                ReadArrived(atLeastOne: _records is null && socketBytes == SocketBytes.Waiting, socketBytes);
             }
             finally
             {
@@ -230,19 +236,21 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
     }
 
     /// <summary>
-    /// Reads frames while any are buffered or, over TLS, a whole record has arrived (and with
-    /// <paramref name="atLeastOne"/>, one in any case, waiting for it); false at the end of the connection. Plaintext
-    /// bytes left in the socket are for the next poll, which finds them as cheaply as asking here would.
+    /// Reads frames while any are buffered or, over TLS, a whole record has arrived, the socket looked at first as
+    /// <paramref name="socketBytes"/> says (and with <paramref name="atLeastOne"/>, one frame in any case, waiting for
+    /// it); false at the end of the connection. Bytes left in the socket after the first frame are for the next poll,
+    /// which finds them as cheaply as asking here would.
     /// </summary>
-    private bool ReadArrived(bool atLeastOne)
+    private bool ReadArrived(bool atLeastOne, SocketBytes socketBytes = SocketBytes.Unasked)
     {
         _readingThread = System.Threading.Thread.CurrentThread;
         try
         {
             Span<byte> header = stackalloc byte[Http2Frame.HeaderSize];
-            while (atLeastOne || _frames.HasBufferedBytes || RecordArrived())
+            while (atLeastOne || _frames.HasBufferedBytes || RecordArrived(socketBytes))
             {
                 atLeastOne = false;
+                socketBytes = SocketBytes.Unasked;
                 if (!_frames.TryReadExactly(header)) return false;
                 var (length, type, flags, streamId) = Http2Frame.ReadHeader(header);
                 if (length > Http2Frame.MaxFrameSize) throw new Http2ProtocolException(Http2Error.FrameSizeError, $"A frame of {length} bytes.");

@@ -19,22 +19,26 @@ internal sealed class TlsRecordStream(Socket socket) : Stream
     private readonly byte[] _buffer = new byte[64 * 1024];
     private int _start, _end;
     private int _recordLeft; // bytes of the record being handed out that are still to hand out
+    private volatile int _socketReads;
 
     /// <summary>Bytes read from the socket and not yet handed to the SslStream (read from any thread: a hint).</summary>
     public int Buffered => Volatile.Read(ref _end) - Volatile.Read(ref _start);
 
+    /// <summary>How many reads this stream has made from its socket (as <see cref="Http2FrameReader.TransportReads"/>).</summary>
+    public int SocketReads => _socketReads;
+
     /// <summary>
     /// Whether a whole record has arrived and none is half handed out, so a read of the SslStream returns without
-    /// waiting on the network. Takes what the socket holds without waiting; the reading thread's alone.
+    /// waiting on the network. Takes what the socket holds first, as <paramref name="socketBytes"/> says, without
+    /// waiting; the reading thread's alone.
     /// </summary>
-    public bool HasWholeRecord()
+    public bool HasWholeRecord(SocketBytes socketBytes)
     {
         if (_recordLeft > 0) return false;
-        int available = socket.Available;
-        if (available > 0)
+        if (socketBytes == SocketBytes.Waiting || socketBytes == SocketBytes.Unknown && socket.Available > 0)
         {
             Compact();
-            if (_end < _buffer.Length) _end += Receive(_buffer.AsSpan(_end, Math.Min(available, _buffer.Length - _end)));
+            if (_end < _buffer.Length) _end += Receive(_buffer.AsSpan(_end));
         }
         return _end - _start >= HeaderSize && _end - _start >= HeaderSize + RecordLength();
     }
@@ -126,11 +130,26 @@ internal sealed class TlsRecordStream(Socket socket) : Stream
     {
         try
         {
-            return socket.Receive(destination);
+            int read = socket.Receive(destination);
+            _socketReads++;
+            return read;
         }
         catch (SocketException e)
         {
             throw new IOException($"Unable to read data from the transport connection: {e.Message}", e);
         }
     }
+}
+
+/// <summary>What a thread about to read knows of the bytes in a connection's socket.</summary>
+internal enum SocketBytes
+{
+    /// <summary>Nothing: it asks the kernel first.</summary>
+    Unknown,
+
+    /// <summary>Some are there (it saw them, and nobody read the socket since): it reads them without asking.</summary>
+    Waiting,
+
+    /// <summary>It leaves the socket to its next poll, which finds them as cheaply as asking now would.</summary>
+    Unasked,
 }

@@ -17,16 +17,16 @@ public sealed class TlsRecordStreamTests
         using var records = new TlsRecordStream(pair.Receiving);
         byte[] first = Record(300, fill: 1), second = Record(20, fill: 2);
         pair.Sending.Send([.. first, .. second]);
-        WaitUntil(() => records.HasWholeRecord());
+        WaitUntil(() => records.HasWholeRecord(SocketBytes.Unknown));
 
         var buffer = new byte[64 * 1024];
         Assert.Equal(first.Length, ReadRecord(records, buffer));
         Assert.Equal(first, buffer[..first.Length]);
         Assert.Equal(second.Length, records.Buffered);
-        Assert.True(records.HasWholeRecord());
+        Assert.True(records.HasWholeRecord(SocketBytes.Unknown));
         Assert.Equal(second.Length, ReadRecord(records, buffer));
         Assert.Equal(second, buffer[..second.Length]);
-        Assert.False(records.HasWholeRecord());
+        Assert.False(records.HasWholeRecord(SocketBytes.Unknown));
     }
 
     [Fact]
@@ -37,13 +37,13 @@ public sealed class TlsRecordStreamTests
         var record = Record(16 * 1024 + 256, fill: 3);
 
         pair.Sending.Send(record[..3]); // not even a header
-        WaitUntil(() => records.Buffered == 3 || records.HasWholeRecord());
-        Assert.False(records.HasWholeRecord());
+        WaitUntil(() => records.Buffered == 3 || records.HasWholeRecord(SocketBytes.Unknown));
+        Assert.False(records.HasWholeRecord(SocketBytes.Unknown));
         pair.Sending.Send(record[3..1000]);
-        WaitUntil(() => records.Buffered == 1000 || records.HasWholeRecord());
-        Assert.False(records.HasWholeRecord());
+        WaitUntil(() => records.Buffered == 1000 || records.HasWholeRecord(SocketBytes.Unknown));
+        Assert.False(records.HasWholeRecord(SocketBytes.Unknown));
         pair.Sending.Send(record[1000..]);
-        WaitUntil(() => records.HasWholeRecord());
+        WaitUntil(() => records.HasWholeRecord(SocketBytes.Unknown));
 
         var buffer = new byte[64 * 1024];
         Assert.Equal(record.Length, ReadRecord(records, buffer));
@@ -64,6 +64,27 @@ public sealed class TlsRecordStreamTests
         while ((last = records.Read(buffer.AsSpan(read))) > 0) read += last;
         Assert.Equal(50, read);
         Assert.Equal(record[..50], buffer[..50]);
+    }
+
+    [Fact]
+    public void HasWholeRecord_AsTheCallerKnowsTheSocket_AsksTakesOrLeavesIt()
+    {
+        using var pair = SocketPair.Open();
+        using var records = new TlsRecordStream(pair.Receiving);
+        var record = Record(40, fill: 5);
+        pair.Sending.Send(record);
+        WaitUntil(() => pair.Receiving.Available == record.Length);
+
+        // Unasked: the socket is left to the next poll, so a record that is only there has not arrived yet.
+        Assert.False(records.HasWholeRecord(SocketBytes.Unasked));
+        Assert.Equal(0, records.SocketReads);
+        // Waiting: the caller saw the bytes; they are read without asking, and the record is whole.
+        Assert.True(records.HasWholeRecord(SocketBytes.Waiting));
+        Assert.Equal(1, records.SocketReads);
+        Assert.Equal(record.Length, records.Buffered);
+        // A record already buffered is whole whatever the socket holds.
+        Assert.True(records.HasWholeRecord(SocketBytes.Unasked));
+        Assert.Equal(1, records.SocketReads);
     }
 
     /// <summary>A record of type application_data, TLS 1.2's version on the wire, and <paramref name="length"/> bytes.</summary>
