@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ping-pong through one gateway pair beside the same two ranks talking directly, in one run on one machine.
 #
-#   bench/gateway.sh [--quick] [--rounds N] [--timeout SECONDS] [--h2c]
+#   bench/gateway.sh [--quick] [--rounds N] [--timeout SECONDS] [--h2c] [--congestion ALGORITHM]
 #
 # Two `pmpi agent` processes serve domains a and b and two `pmpi gateway` processes serve them, all on loopback under
 # one throwaway cluster credential (mutual TLS between the daemons). The two ranks of `Pmpi.Bench pingpong --device
@@ -17,12 +17,17 @@
 # relay processes that forward bytes and nothing else, copying them or splicing them inside the kernel: what any
 # relay pair costs on this machine; and through the copying relays between endpoints that poll for the answer, as
 # PMPI's ranks do, instead of sleeping in read. After the rounds, each gateway's CPU time per relayed message (at 1 B) and per
-# relayed megabyte (at 4 MB). Needs a C compiler (cc). Every child runs under `timeout`; every process started here is
-# killed on exit.
+# relayed megabyte (at 4 MB). Every hop is TCP over loopback under the machine's congestion control, which the report
+# names: BBR, where the machine uses it, paces each hop on loopback (docs/bench-log/2026-11-30-relays-under-bbr.md).
+# --congestion ALGORITHM (root, iproute2) runs the daemons, the ranks and the C programs in a network namespace of
+# their own whose loopback uses that algorithm (cubic, say), leaving the machine's setting alone; the namespace is
+# removed on exit. Needs a C compiler (cc). Every child runs under `timeout`; every process started here is killed on
+# exit.
 set -euo pipefail
 
 quick=0
 h2c=0
+congestion=
 rounds=
 child_timeout=300
 while [[ $# -gt 0 ]]; do
@@ -31,7 +36,8 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="${2:?--rounds needs a number}"; shift ;;
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
     --h2c) h2c=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --congestion) congestion="${2:?--congestion needs an algorithm, such as cubic}"; shift ;;
+    -h|--help) sed -n '2,/^set -e/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gateway.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -41,11 +47,13 @@ quick_flag=$([[ $quick -eq 1 ]] && echo --quick || true)
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="$(mktemp -d)"
+namespace=
 cleanup() {
   # Each daemon's `timeout` wrapper and the daemon under it, by the ids start() recorded.
   local pid
   for pid in $(cat "$work"/*.pid 2>/dev/null); do pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
   sleep 1
+  [[ -n "$namespace" ]] && ip netns delete "$namespace" 2>/dev/null
   [[ -n "${PMPI_BENCH_KEEP:-}" ]] && echo "gateway.sh: kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -62,6 +70,16 @@ timeout 900 dotnet publish "$repo/src/Pmpi.Cli" -c Release -r linux-x64 -o "$wor
 command -v cc >/dev/null || { echo "gateway.sh: cc not found. Install a C compiler first: apt-get install -y gcc" >&2; exit 1; }
 timeout 120 cc -O2 -o "$work/relay_pingpong" "$repo/bench/native/relay_pingpong.c"
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
+# in_namespace COMMAND...: runs COMMAND where the bench's processes run (with --congestion, in their namespace).
+in_namespace=()
+if [[ -n "$congestion" ]]; then
+  namespace="pmpi-gateway-bench-$$"
+  ip netns add "$namespace"
+  ip -n "$namespace" link set lo up
+  in_namespace=(ip netns exec "$namespace")
+  "${in_namespace[@]}" sysctl -qw "net.ipv4.tcp_congestion_control=$congestion" \
+    || { echo "gateway.sh: the kernel has no TCP congestion control '$congestion' (see /proc/sys/net/ipv4/tcp_available_congestion_control)." >&2; exit 1; }
+fi
 pmpi="$work/cli/pmpi"
 if [[ $h2c -eq 1 ]]; then
   security=(--insecure)
@@ -74,7 +92,7 @@ fi
 # Called in a command substitution (a subshell), so it records the daemon's id in a file for cleanup().
 start() {
   local name="$1" line="$2" i; shift 2
-  timeout "$((child_timeout * 2 * rounds + 120))" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  "${in_namespace[@]}" timeout "$((child_timeout * 2 * rounds + 120))" "$@" >"$work/$name.out" 2>"$work/$name.err" &
   echo $! >"$work/$name.pid"
   for ((i = 0; i < 300; i++)); do
     if grep -q "$line" "$work/$name.out"; then grep -o '127.0.0.1:[0-9]*' "$work/$name.out" | head -1 | cut -d: -f2; return; fi
@@ -112,7 +130,7 @@ computation gateways >"$work/gateways.xml"
 run() {
   local route="$1"
   echo "gateway.sh: [round $round/$rounds] $route" >&2
-  timeout "$child_timeout" "$pmpi" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/$route.xml" \
+  "${in_namespace[@]}" timeout "$child_timeout" "$pmpi" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/$route.xml" \
     >"$work/$route.$round" 2>"$work/$route.$round.err" \
     || { tail -5 "$work/$route.$round.err" >&2; echo "gateway.sh: $route in round $round failed." >&2; : >"$work/$route.$round"; }
 }
@@ -120,7 +138,7 @@ run() {
 # polled: copying, between endpoints that poll for the answer as MPI ranks do instead of sleeping in read).
 floor() {
   echo "gateway.sh: [round $round/$rounds] native $1" >&2
-  timeout "$child_timeout" "$work/relay_pingpong" "$1" $quick_flag >"$work/native-$1.$round" 2>"$work/native-$1.$round.err" \
+  "${in_namespace[@]}" timeout "$child_timeout" "$work/relay_pingpong" "$1" $quick_flag >"$work/native-$1.$round" 2>"$work/native-$1.$round.err" \
     || { tail -5 "$work/native-$1.$round.err" >&2; echo "gateway.sh: native $1 in round $round failed." >&2; : >"$work/native-$1.$round"; }
 }
 for ((round = 1; round <= rounds; round++)); do
@@ -145,14 +163,14 @@ for size in "${cpu_sizes[@]}"; do
     computation gateways $(for ((p = 0; p < passes; p++)); do echo "$size"; done) >"$work/cpu.xml"
     echo "gateway.sh: gateway CPU, $size B x $passes" >&2
     before=$(cpu_ticks)
-    timeout "$child_timeout" "$pmpi" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/cpu.xml" >"$work/cpu-$size-$passes" 2>"$work/cpu-$size-$passes.err" \
+    "${in_namespace[@]}" timeout "$child_timeout" "$pmpi" run --master "127.0.0.1:$agent_a" "${security[@]}" "$work/cpu.xml" >"$work/cpu-$size-$passes" 2>"$work/cpu-$size-$passes.err" \
       || { tail -5 "$work/cpu-$size-$passes.err" >&2; echo "gateway.sh: the CPU run of $size B x $passes failed." >&2; }
     echo "$(( $(cpu_ticks) - before ))" >"$work/cpu-$size-$passes.ticks"
   done
 done
-"$pmpi" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
+"${in_namespace[@]}" "$pmpi" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
 
-echo "# bench/gateway.sh, $rounds rounds$([[ $quick -eq 1 ]] && echo ", --quick")$([[ $h2c -eq 1 ]] && echo ", --h2c"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+echo "# bench/gateway.sh, $rounds rounds$([[ $quick -eq 1 ]] && echo ", --quick")$([[ $h2c -eq 1 ]] && echo ", --h2c"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, TCP congestion control $("${in_namespace[@]}" cat /proc/sys/net/ipv4/tcp_congestion_control)$([[ -n "$congestion" ]] && echo " (--congestion: the bench's own network namespace)")"
 python3 - "$work" "$rounds" "$(getconf CLK_TCK)" "${cpu_sizes[@]}" <<'PY'
 import statistics, sys
 work, rounds, ticks_per_second, cpu_sizes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), [int(size) for size in sys.argv[4:]]
