@@ -220,11 +220,9 @@ def against_floor(floor, title, goals):
         bw = [c[0] / g[0] for g, c in both]
         label = f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB" if size >= 1024 else f"{size} B"
         goal = ""
-        if not goals:
-            pass
-        elif size <= 1024:
+        if goals and size <= 1024:
             goal = f"latency ≤ 1.5×: {'met' if statistics.median(lat) <= 1.5 else 'missed'} ({sum(x <= 1.5 for x in lat)} of {len(lat)} rounds)"
-        elif size >= 1 << 20:
+        elif goals and size >= 1 << 20:
             goal = f"bandwidth ≥ 0.7×: {'met' if statistics.median(bw) >= 0.7 else 'missed'} ({sum(x >= 0.7 for x in bw)} of {len(bw)} rounds)"
         print(f"| {label} | {statistics.median(g[0] for g, _ in both):.1f} | {statistics.median(c[0] for _, c in both):.1f} | {span(lat)} | {span(bw)} |{f' {goal} |' if goals else ''}")
     print()
