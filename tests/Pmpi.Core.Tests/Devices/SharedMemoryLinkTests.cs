@@ -8,8 +8,8 @@ using Pmpi.Rpc;
 namespace Pmpi.Tests.Devices;
 
 /// <summary>
-/// The shared-memory link's parts: the byte ring carries any stream across its wrap-around and refuses indices that
-/// make no sense; a link reading records that are not records aborts its rank naming both ranks; and two links of a
+/// The shared-memory link's parts: the byte ring carries any stream across its wrap-around, goes back to its start
+/// once drained, and refuses indices that make no sense; a link reading records that are not records aborts its rank naming both ranks; and two links of a
 /// pair carry messages both ways with synchronous sends acknowledged; a segment's name lasts only until both ranks
 /// mapped it, or its maker ended, or the agent removed what killed ranks left.
 /// </summary>
@@ -86,6 +86,98 @@ public sealed unsafe class SharedMemoryLinkTests
         var error = Assert.Throws<InvalidDataException>(() => consumer.ReadExactly(new byte[1]));
 
         Assert.Contains("tail index is 1000000 bytes", error.Message);
+    }
+
+    [Fact]
+    public void ByteRing_RecordOnceTheConsumerHandedEverythingBack_RewindsToTheRingsStart()
+    {
+        // Arrange: a 64-byte ring (rewinds from 16 bytes into a lap; the consumer hands back every 16 bytes read); 20
+        // bytes written, half read; then the rest read and 20 more written and read.
+        const int capacity = 64;
+        using var ring = new RingMemory(capacity);
+        var memory = ring.Start;
+        using var producer = new ByteRing(memory, capacity, "test-rewind-producer", () => false);
+        using var consumer = new ByteRing(memory, capacity, "test-rewind-consumer", () => false);
+        ref long tail = ref *(long*)(memory + 64);
+        byte[] record = [21, 22, 23, 24, 25, 26, 27, 28];
+        producer.Write(new byte[20]);
+        consumer.ReadExactly(new byte[10]);
+        bool rewoundWhileUnread = producer.TryRewind(0xFF, record.Length);
+        consumer.ReadExactly(new byte[10]);
+        producer.Write(new byte[20]);
+        consumer.ReadExactly(new byte[20]);
+
+        // Act
+        bool tooLong = producer.TryRewind(0xFF, 41); // more than the 40 bytes before the rewind point
+        bool rewound = producer.TryRewind(0xFF, record.Length);
+        producer.Write(record);
+        var marker = new byte[1];
+        consumer.ReadExactly(marker);
+        consumer.SkipToLapEnd();
+        var read = new byte[record.Length];
+        consumer.ReadExactly(read);
+
+        // Assert: the marker where the producer was, the record at the ring's start, published once, read intact.
+        Assert.False(rewoundWhileUnread);
+        Assert.False(tooLong);
+        Assert.True(rewound);
+        Assert.Equal(0xFF, marker[0]);
+        Assert.Equal(record, new ReadOnlySpan<byte>(memory + ByteRing.ControlSize, record.Length).ToArray());
+        Assert.Equal(capacity + record.Length, tail);
+        Assert.Equal(record, read);
+    }
+
+    [Fact]
+    public void ByteRing_RecordsEachReadBeforeTheNext_StayInTheRingsFirstPage()
+    {
+        // Arrange: a 256 KB ring and 10,000 records of 100 bytes, 4 times its size, each read before the next is written,
+        // as the link writes and reads them (a marker of 0xFF, which no record starts with, says the producer rewound).
+        const int capacity = 256 * 1024, length = 100;
+        using var ring = new RingMemory(capacity);
+        var memory = ring.Start;
+        using var producer = new ByteRing(memory, capacity, "test-first-page-producer", () => false);
+        using var consumer = new ByteRing(memory, capacity, "test-first-page-consumer", () => false);
+        var record = new byte[length];
+        var read = new byte[length];
+        int rewinds = 0;
+
+        // Act
+        for (int i = 0; i < 10_000; i++)
+        {
+            record.AsSpan().Fill((byte)(i % 251));
+            if (producer.TryRewind(0xFF, length)) rewinds++;
+            producer.Write(record);
+            consumer.ReadExactly(read.AsSpan(0, 1));
+            if (read[0] == 0xFF)
+            {
+                consumer.SkipToLapEnd();
+                consumer.ReadExactly(read.AsSpan(0, 1));
+            }
+            consumer.ReadExactly(read.AsSpan(1));
+            consumer.Release();
+            Assert.Equal(record, read);
+        }
+
+        // Assert: a rewind every 41 records; nothing written beyond the first page and the record that crosses it.
+        Assert.Equal(10_000 / 41, rewinds);
+        var untouched = new ReadOnlySpan<byte>(memory + ByteRing.ControlSize + producer.RewindFrom + length, capacity - producer.RewindFrom - length);
+        Assert.Equal(-1, untouched.IndexOfAnyExcept((byte)0));
+    }
+
+    [Fact]
+    public void ByteRing_RewindPastWhatTheProducerWrote_RefusedAsCorrupt()
+    {
+        const int capacity = 64;
+        using var ring = new RingMemory(capacity);
+        var memory = ring.Start;
+        using var producer = new ByteRing(memory, capacity, "test-bad-rewind-producer", () => false);
+        using var consumer = new ByteRing(memory, capacity, "test-bad-rewind-consumer", () => false);
+        producer.Write(new byte[20]);
+        consumer.ReadExactly(new byte[10]);
+
+        var error = Assert.Throws<InvalidDataException>(consumer.SkipToLapEnd);
+
+        Assert.Contains("a rewind 54 bytes before the ring's end, past what the peer wrote", error.Message);
     }
 
     [Fact]
@@ -199,6 +291,28 @@ public sealed unsafe class SharedMemoryLinkTests
         Assert.Equal([1, 2, 3], atZero);
         Assert.Equal([9], synchronous);
         Assert.True(SpinWait.SpinUntil(() => ssend.IsCompleted, Timeout), "The synchronous send was not acknowledged once matched.");
+    }
+
+    [Fact]
+    public void Link_SmallMessagesEachReceivedBeforeTheNext_ArriveIntactAcrossTheRingsRewinds()
+    {
+        // Arrange: 10,000 messages of 100 bytes, twice the ring: the sender rewinds to the ring's start every page or so.
+        var (engines, zero, one) = NewPair();
+        using var readerOfZero = Reader(engines[0], zero);
+        using var readerOfOne = Reader(engines[1], one);
+
+        for (int i = 0; i < 10_000; i++)
+        {
+            var bytes = Enumerable.Repeat((byte)(i % 251), 100).ToArray();
+
+            // Act
+            zero.Send(new Envelope(0, 0, i), Payload(bytes), synchronous: false);
+            var received = Receive(engines[1], source: 0, tag: i);
+
+            // Assert
+            Assert.Equal(bytes, received);
+        }
+        Assert.Null(engines[1].AbortReason);
     }
 
     [Fact]

@@ -39,6 +39,7 @@ internal sealed unsafe class ByteRing : IDisposable
     private long _seen; // the other side's index (the head or the tail) as this side last read it
     private long _released; // the consumer's head as it last published it
     private int _rungFor; // the other side's sleeping word when this side last rang its doorbell
+    private long _nextRewindLook; // the producer's position from which it looks again whether it may rewind
 
     /// <param name="start">The control block; the ring follows it.</param>
     /// <param name="capacity">Bytes of the ring, a power of two.</param>
@@ -54,9 +55,13 @@ internal sealed unsafe class ByteRing : IDisposable
         _spaceBell = Doorbell.For(name + "-space");
         _closed = closed;
         _sleeping = sleeping;
+        RewindFrom = Math.Min(4096, capacity / 4);
     }
 
     public int Capacity { get; }
+
+    /// <summary>How far into a lap of the ring the producer writes before it looks whether it may rewind (<see cref="TryRewind"/>): a page.</summary>
+    public int RewindFrom { get; }
 
     private ref long Head => ref *(long*)(_control + HeadOffset);
 
@@ -97,6 +102,41 @@ internal sealed unsafe class ByteRing : IDisposable
         if (Room(bytes.Length) < bytes.Length) return false;
         Write(bytes);
         return true;
+    }
+
+    /// <summary>
+    /// Producer, before a record of <paramref name="length"/> bytes: if this side is <see cref="RewindFrom"/> or more,
+    /// and at least the record, into the ring's lap, and the consumer has handed back everything, writes
+    /// <paramref name="marker"/> (which the consumer answers with <see cref="SkipToLapEnd"/>) and skips the rest of the
+    /// lap without touching it, so the record goes at the ring's start, in one piece (until the consumer skips too,
+    /// the producer has room for only as much as it was into the lap); published with the record. Whether it did. Pairs that exchange messages smaller than a page then
+    /// keep to the ring's first pages, warm in both caches: tmpfs gives a page as it is first written (15 µs each on a
+    /// paravirtualised guest), and a ring lapped in full holds half a megabyte per pair and direction, 2 GB on a node of
+    /// 64 ranks that all talk. The producer looks at the consumer's head at most once per <see cref="RewindFrom"/> bytes.
+    /// </summary>
+    public bool TryRewind(byte marker, long length)
+    {
+        int at = (int)(_position & (Capacity - 1));
+        if (at < RewindFrom || at < length || _position < _nextRewindLook) return false;
+        long head = Volatile.Read(ref Head);
+        if (head != _position)
+        {
+            _nextRewindLook = _position + RewindFrom;
+            return false;
+        }
+        _seen = head;
+        _data[at] = marker;
+        _position += Capacity - at;
+        return true;
+    }
+
+    /// <summary>Consumer, after a rewind's marker: skips to the lap's end, as the producer did.</summary>
+    /// <exception cref="InvalidDataException">The producer has not written that far.</exception>
+    public void SkipToLapEnd()
+    {
+        int rest = (int)(-_position & (Capacity - 1));
+        if (Available(rest) < rest) throw new InvalidDataException($"a rewind {rest} bytes before the ring's end, past what the peer wrote");
+        _position += rest;
     }
 
     /// <summary>Producer: what fits now, reading the consumer's head again only if the last one read leaves less than <paramref name="wanted"/>.</summary>

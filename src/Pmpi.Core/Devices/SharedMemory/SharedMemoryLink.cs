@@ -23,8 +23,9 @@ namespace Pmpi.Devices.SharedMemory;
 internal sealed class SharedMemoryLink : ILink, IDisposable
 {
     // A data record carries its payload; a lent one its payload's address in the sender, acknowledged once copied
-    // (or, synchronous, once matched); an acknowledgement the id of the send it completes.
-    private const byte DataRecord = 1, AckRecord = 2, LentRecord = 3, SynchronousLentRecord = 4;
+    // (or, synchronous, once matched); an acknowledgement the id of the send it completes; a rewind, one byte, says
+    // that the next record is at the ring's start (ByteRing.TryRewind).
+    private const byte DataRecord = 1, AckRecord = 2, LentRecord = 3, SynchronousLentRecord = 4, RewindRecord = 5;
     private const int MaxTypeName = 1024;
     private const int FixedHeader = 1 + 4 + 4 + 4 + 8 + 4 + 1 + 2 + 8; // kind, context, source, tag, ack id, type code, array, name length, payload length
     private const int MaxHeader = FixedHeader + MaxTypeName + 8; // ... type name, lent address
@@ -95,7 +96,11 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         if (ackId != 0) LazyInitializer.EnsureInitialized(ref _awaitingAcks)[ackId] = awaited;
         try
         {
-            lock (_writing) _segment.Outgoing.Write(header[..length], lend ? default : payload.Bytes.Span);
+            lock (_writing)
+            {
+                _segment.Outgoing.TryRewind(RewindRecord, length + (lend ? 0 : payload.Bytes.Length));
+                _segment.Outgoing.Write(header[..length], lend ? default : payload.Bytes.Span);
+            }
         }
         catch (Exception e) when (e is ObjectDisposedException or InvalidDataException)
         {
@@ -226,6 +231,11 @@ internal sealed class SharedMemoryLink : ILink, IDisposable
         Span<byte> header = stackalloc byte[MaxHeader];
         ring.ReadExactly(header[..1]);
         byte kind = header[0];
+        if (kind == RewindRecord)
+        {
+            ring.SkipToLapEnd();
+            return;
+        }
         if (kind == AckRecord)
         {
             ring.ReadExactly(header[..8]);
