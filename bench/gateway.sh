@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ping-pong through one gateway pair beside the same two ranks talking directly, in one run on one machine.
 #
-#   bench/gateway.sh [--quick] [--rounds N] [--timeout SECONDS] [--h2c] [--congestion ALGORITHM]
+#   bench/gateway.sh [--quick] [--rounds N] [--timeout SECONDS] [--h2c] [--congestion ALGORITHM] [--free]
 #
 # Two `pmpi agent` processes serve domains a and b and two `pmpi gateway` processes serve them, all on loopback under
 # one throwaway cluster credential (mutual TLS between the daemons). The two ranks of `Pmpi.Bench pingpong --device
@@ -21,13 +21,18 @@
 # names: BBR, where the machine uses it, paces each hop on loopback (docs/bench-log/2026-11-30-relays-under-bbr.md).
 # --congestion ALGORITHM (root, iproute2) runs the daemons, the ranks and the C programs in a network namespace of
 # their own whose loopback uses that algorithm (cubic, say), leaving the machine's setting alone; the namespace is
-# removed on exit. Needs a C compiler (cc). Every child runs under `timeout`; every process started here is killed on
-# exit.
+# removed on exit. Each domain is one node, and as two machines would, the two nodes have a processor each: agent a
+# runs on the first processor this shell may use and agent b on the second (taskset; a rank alone on its node keeps its
+# agent's processor), and relay_pingpong's two endpoints likewise; the relays, gateways or C, run wherever the
+# scheduler puts them. --free leaves the ranks and endpoints there too, where two ranks may take turns on one core
+# (docs/bench-log/2026-12-01-gateway-bench-placement.md). Needs a C compiler (cc). Every child runs under `timeout`;
+# every process started here is killed on exit.
 set -euo pipefail
 
 quick=0
 h2c=0
 congestion=
+free=0
 rounds=
 child_timeout=300
 while [[ $# -gt 0 ]]; do
@@ -37,6 +42,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) child_timeout="${2:?--timeout needs seconds}"; shift ;;
     --h2c) h2c=1 ;;
     --congestion) congestion="${2:?--congestion needs an algorithm, such as cubic}"; shift ;;
+    --free) free=1 ;;
     -h|--help) sed -n '2,/^set -e/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gateway.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -80,6 +86,13 @@ if [[ -n "$congestion" ]]; then
   "${in_namespace[@]}" sysctl -qw "net.ipv4.tcp_congestion_control=$congestion" \
     || { echo "gateway.sh: the kernel has no TCP congestion control '$congestion' (see /proc/sys/net/ipv4/tcp_available_congestion_control)." >&2; exit 1; }
 fi
+# Each domain's node on a processor of its own (see above): node_a and node_b prefix its agent, floor_cpus its endpoints.
+node_a=() node_b=() floor_cpus=() placement="the ranks and endpoints free"
+processors=($(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'))
+if [[ $free -eq 0 && ${#processors[@]} -ge 2 ]]; then
+  node_a=(taskset -c "${processors[0]}") node_b=(taskset -c "${processors[1]}") floor_cpus=(--cpus "${processors[0]},${processors[1]}")
+  placement="domain a's rank and endpoint on processor ${processors[0]}, domain b's on ${processors[1]}, the relays free"
+fi
 pmpi="$work/cli/pmpi"
 if [[ $h2c -eq 1 ]]; then
   security=(--insecure)
@@ -100,8 +113,8 @@ start() {
   done
   cat "$work/$name.err" >&2; echo "gateway.sh: $name did not start." >&2; exit 1
 }
-agent_a=$(start agent-a "pmpi agent listening" "$pmpi" agent --port 0 --slots 1 --domain a "${security[@]}")
-agent_b=$(start agent-b "pmpi agent listening" "$pmpi" agent --port 0 --slots 1 --domain b "${security[@]}")
+agent_a=$(start agent-a "pmpi agent listening" "${node_a[@]}" "$pmpi" agent --port 0 --slots 1 --domain a "${security[@]}")
+agent_b=$(start agent-b "pmpi agent listening" "${node_b[@]}" "$pmpi" agent --port 0 --slots 1 --domain b "${security[@]}")
 gateway_a=$(start gateway-a "pmpi gateway listening" "$pmpi" gateway --domain a --bind 127.0.0.1 --port 0 "${security[@]}")
 gateway_b=$(start gateway-b "pmpi gateway listening" "$pmpi" gateway --domain b --bind 127.0.0.1 --port 0 "${security[@]}")
 
@@ -138,7 +151,7 @@ run() {
 # polled: copying, between endpoints that poll for the answer as MPI ranks do instead of sleeping in read).
 floor() {
   echo "gateway.sh: [round $round/$rounds] native $1" >&2
-  "${in_namespace[@]}" timeout "$child_timeout" "$work/relay_pingpong" "$1" $quick_flag >"$work/native-$1.$round" 2>"$work/native-$1.$round.err" \
+  "${in_namespace[@]}" timeout "$child_timeout" "$work/relay_pingpong" "$1" $quick_flag "${floor_cpus[@]}" >"$work/native-$1.$round" 2>"$work/native-$1.$round.err" \
     || { tail -5 "$work/native-$1.$round.err" >&2; echo "gateway.sh: native $1 in round $round failed." >&2; : >"$work/native-$1.$round"; }
 }
 for ((round = 1; round <= rounds; round++)); do
@@ -170,7 +183,7 @@ for size in "${cpu_sizes[@]}"; do
 done
 "${in_namespace[@]}" "$pmpi" gateway status "127.0.0.1:$gateway_a" "127.0.0.1:$gateway_b" "${security[@]}" >&2
 
-echo "# bench/gateway.sh, $rounds rounds$([[ $quick -eq 1 ]] && echo ", --quick")$([[ $h2c -eq 1 ]] && echo ", --h2c"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, TCP congestion control $("${in_namespace[@]}" cat /proc/sys/net/ipv4/tcp_congestion_control)$([[ -n "$congestion" ]] && echo " (--congestion: the bench's own network namespace)")"
+echo "# bench/gateway.sh, $rounds rounds$([[ $quick -eq 1 ]] && echo ", --quick")$([[ $h2c -eq 1 ]] && echo ", --h2c"), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, TCP congestion control $("${in_namespace[@]}" cat /proc/sys/net/ipv4/tcp_congestion_control)$([[ -n "$congestion" ]] && echo " (--congestion: the bench's own network namespace)"), $placement"
 python3 - "$work" "$rounds" "$(getconf CLK_TCK)" "${cpu_sizes[@]}" <<'PY'
 import statistics, sys
 work, rounds, ticks_per_second, cpu_sizes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), [int(size) for size in sys.argv[4:]]

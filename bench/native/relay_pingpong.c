@@ -9,7 +9,9 @@
  * "polled": the copying relays, with endpoints that poll for the answer as an MPI rank does (a non-blocking read,
  * sched_yield, again, for up to 1 ms, then a blocking read) instead of sleeping in read: on a machine whose cores the
  * endpoints share with the relays, what a relay pair gets beside endpoints that poll, as PMPI's ranks do.
- * Usage: relay_pingpong direct|relayed|spliced|polled [--quick]   (--quick: a tenth of the iterations) */
+ * --cpus A,B puts the pinging endpoint on processor A and the echoing one on B, as two machines would have them, and
+ * leaves the relays where the scheduler puts them (bench/gateway.sh places PMPI's two ranks alike).
+ * Usage: relay_pingpong direct|relayed|spliced|polled [--quick] [--cpus A,B]   (--quick: a tenth of the iterations) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -74,6 +76,15 @@ static int accept_one(int listener) {
 }
 
 static int polling_endpoints; /* "polled" */
+
+/* Binds the calling process to one processor (a negative one: leaves it where it is). */
+static void bind_to(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) fail("sched_setaffinity");
+}
 
 static long long now_ns(void) {
   struct timespec t;
@@ -155,7 +166,8 @@ static void relay(int listener, int next_port, int spliced) {
   }
 }
 
-static void echo(int listener, int quick, char *buffer) {
+static void echo(int listener, int quick, char *buffer, int cpu) {
+  bind_to(cpu);
   int fd = accept_one(listener);
   for (int s = 0; s < SIZE_COUNT; s++) {
     int iters = iterations_for(sizes[s], quick);
@@ -170,14 +182,20 @@ static void echo(int listener, int quick, char *buffer) {
 int main(int argc, char **argv) {
   int spliced = argc > 1 && strcmp(argv[1], "spliced") == 0;
   polling_endpoints = argc > 1 && strcmp(argv[1], "polled") == 0;
-  int relayed = spliced || polling_endpoints || (argc > 1 && strcmp(argv[1], "relayed") == 0), quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
-  if (argc < 2 || (!relayed && strcmp(argv[1], "direct") != 0)) {
-    fprintf(stderr, "usage: relay_pingpong direct|relayed|spliced|polled [--quick]\n");
+  int relayed = spliced || polling_endpoints || (argc > 1 && strcmp(argv[1], "relayed") == 0), quick = 0, usage = argc < 2;
+  int pinger_cpu = -1, echo_cpu = -1;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--cpus") == 0 && i + 1 < argc && sscanf(argv[++i], "%d,%d", &pinger_cpu, &echo_cpu) == 2) continue;
+    else usage = 1;
+  }
+  if (usage || (!relayed && strcmp(argv[1], "direct") != 0)) {
+    fprintf(stderr, "usage: relay_pingpong direct|relayed|spliced|polled [--quick] [--cpus A,B]\n");
     return 2;
   }
   char *buffer = calloc(1, sizes[SIZE_COUNT - 1]);
   int port, listener = listen_loopback(&port);
-  if (child() == 0) echo(listener, quick, buffer);
+  if (child() == 0) echo(listener, quick, buffer, echo_cpu);
   close(listener);
   pid_t relays[2];
   if (relayed) {
@@ -189,6 +207,7 @@ int main(int argc, char **argv) {
       port = relay_port;
     }
   }
+  bind_to(pinger_cpu); /* after the relays are forked, which stay free */
   int fd = dial_loopback(port);
   for (int s = 0; s < SIZE_COUNT; s++) {
     int n = sizes[s], iters = iterations_for(n, quick);
