@@ -24,10 +24,19 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
     private long _polledTicks = long.MinValue / 2; // when a thread last polled
 
     /// <summary>
-    /// How long after a thread last polled the reader thread leaves the connection to polling threads (ms). A polling
-    /// thread that stops without saying so (its wait completed) costs the connection at most this much.
+    /// How long after a thread last polled the reader thread leaves the connection to polling threads (ms): it sleeps
+    /// that long, then looks again, and while a thread keeps polling, twice as long each time, up to
+    /// <see cref="MaxPollerSlice"/>. A polling thread that stops without saying so (its wait completed) costs the
+    /// connection at most a slice.
     /// </summary>
     private const long PollerGrace = 2;
+
+    /// <summary>
+    /// The longest the reader thread sleeps while a thread polls (ms). Each look is a wake-up on the core of the rank,
+    /// which polls there: at 2 ms slices a ping-pong's reader woke 800 times a second at 25 µs each
+    /// (docs/bench-log/2026-12-01-ranks-waiting-on-the-network.md).
+    /// </summary>
+    private const int MaxPollerSlice = 16;
 
     /// <summary>
     /// Whether a waiting thread may read this connection (<see cref="Poll"/>): plaintext, or TLS once the peer's
@@ -77,18 +86,26 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
                         throw new Http2ProtocolException(Http2Error.ProtocolError, "The connection did not open with the HTTP/2 preface (PMPI endpoints speak HTTP/2 only).");
                 }
             }
+            int slice = (int)PollerGrace;
             while (true)
             {
                 if (Pollable && !_frames.Buffered())
                 {
                     // While a thread polls, it reads what arrives, and this one keeps out of its way rather than wake
-                    // with every message (on a busy node each wake-up takes a core from someone).
-                    long polled = System.Environment.TickCount64 - Volatile.Read(ref _polledTicks);
-                    if (polled < PollerGrace)
+                    // with every message (on a busy node each wake-up takes a core from someone). Looked at under the
+                    // lock that PollingStopped pulses, so a poller that stops meanwhile is not missed for a slice.
+                    bool leftToPoller;
+                    lock (_pollers)
                     {
-                        lock (_pollers) Monitor.Wait(_pollers, (int)(PollerGrace - polled));
+                        leftToPoller = System.Environment.TickCount64 - Volatile.Read(ref _polledTicks) < PollerGrace;
+                        if (leftToPoller) Monitor.Wait(_pollers, slice);
+                    }
+                    if (leftToPoller)
+                    {
+                        slice = Math.Min(2 * slice, MaxPollerSlice);
                         continue;
                     }
+                    slice = (int)PollerGrace;
                     // Waits for bytes without taking them, so that a thread polling may still read them first.
                     _socket.Poll(-1, SelectMode.SelectRead);
                 }
