@@ -29,7 +29,7 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
     /// <see cref="MaxPollerSlice"/>. A polling thread that stops without saying so (its wait completed) costs the
     /// connection at most a slice.
     /// </summary>
-    private const long PollerGrace = 2;
+    private const int PollerGrace = 2;
 
     /// <summary>
     /// The longest the reader thread sleeps while a thread polls (ms). Each look is a wake-up on the core of the rank,
@@ -86,7 +86,7 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
                         throw new Http2ProtocolException(Http2Error.ProtocolError, "The connection did not open with the HTTP/2 preface (PMPI endpoints speak HTTP/2 only).");
                 }
             }
-            int slice = (int)PollerGrace;
+            int slice = PollerGrace;
             while (true)
             {
                 if (Pollable && !_frames.Buffered())
@@ -94,18 +94,16 @@ internal sealed class Http2Readers(Http2Connection connection, Http2FrameReader 
                     // While a thread polls, it reads what arrives, and this one keeps out of its way rather than wake
                     // with every message (on a busy node each wake-up takes a core from someone). Looked at under the
                     // lock that PollingStopped pulses, so a poller that stops meanwhile is not missed for a slice.
-                    bool leftToPoller;
                     lock (_pollers)
                     {
-                        leftToPoller = System.Environment.TickCount64 - Volatile.Read(ref _polledTicks) < PollerGrace;
-                        if (leftToPoller) Monitor.Wait(_pollers, slice);
+                        if (System.Environment.TickCount64 - Volatile.Read(ref _polledTicks) < PollerGrace)
+                        {
+                            Monitor.Wait(_pollers, slice);
+                            slice = Math.Min(2 * slice, MaxPollerSlice);
+                            continue;
+                        }
                     }
-                    if (leftToPoller)
-                    {
-                        slice = Math.Min(2 * slice, MaxPollerSlice);
-                        continue;
-                    }
-                    slice = (int)PollerGrace;
+                    slice = PollerGrace;
                     // Waits for bytes without taking them, so that a thread polling may still read them first.
                     _socket.Poll(-1, SelectMode.SelectRead);
                 }

@@ -109,10 +109,11 @@ internal sealed unsafe class ByteRing : IDisposable
     /// and at least the record, into the ring's lap, and the consumer has handed back everything, writes
     /// <paramref name="marker"/> (which the consumer answers with <see cref="SkipToLapEnd"/>) and skips the rest of the
     /// lap without touching it, so the record goes at the ring's start, in one piece (until the consumer skips too,
-    /// the producer has room for only as much as it was into the lap); published with the record. Whether it did. Pairs that exchange messages smaller than a page then
-    /// keep to the ring's first pages, warm in both caches: tmpfs gives a page as it is first written (15 µs each on a
-    /// paravirtualised guest), and a ring lapped in full holds half a megabyte per pair and direction, 2 GB on a node of
-    /// 64 ranks that all talk. The producer looks at the consumer's head at most once per <see cref="RewindFrom"/> bytes.
+    /// the producer has room for only as much as it was into the lap); published with the record. Whether it did.
+    /// Pairs that exchange messages smaller than a page then keep to the ring's first pages, warm in both caches: tmpfs
+    /// gives a page as it is first written (15 µs each on a paravirtualised guest), and a ring lapped in full holds half
+    /// a megabyte per pair and direction, 2 GB on a node of 64 ranks that all talk. The producer looks at the
+    /// consumer's head at most once per <see cref="RewindFrom"/> bytes.
     /// </summary>
     public bool TryRewind(byte marker, long length)
     {
