@@ -11,6 +11,10 @@
  * endpoints share with the relays, what a relay pair gets beside endpoints that poll, as PMPI's ranks do.
  * --cpus A,B puts the pinging endpoint on processor A and the echoing one on B, as two machines would have them, and
  * leaves the relays where the scheduler puts them (bench/gateway.sh places PMPI's two ranks alike).
+ * Before the timed sweep, one untimed sweep of every size (a tenth of its iterations), as PMPI's ranks run whole
+ * sweeps (--jit-warmup) before theirs is timed: TCP's congestion control treats a connection that has carried only
+ * small messages apart from one that has carried large ones (BBR still in its start-up paces at 2.9 times its
+ * estimate), and the two sides must be timed in the same state (docs/bench-log/2026-12-01-relay-floor-connection-state.md).
  * Usage: relay_pingpong direct|relayed|spliced|polled [--quick] [--cpus A,B]   (--quick: a tenth of the iterations) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -171,6 +175,13 @@ static void echo(int listener, int quick, char *buffer, int cpu) {
   int fd = accept_one(listener);
   for (int s = 0; s < SIZE_COUNT; s++) {
     int iters = iterations_for(sizes[s], quick);
+    for (int i = 0; i < iters / 10; i++) {
+      read_exactly(fd, buffer, sizes[s]);
+      write_all(fd, buffer, sizes[s]);
+    }
+  }
+  for (int s = 0; s < SIZE_COUNT; s++) {
+    int iters = iterations_for(sizes[s], quick);
     for (int i = 0; i < iters + iters / 10; i++) {
       read_exactly(fd, buffer, sizes[s]);
       write_all(fd, buffer, sizes[s]);
@@ -209,6 +220,12 @@ int main(int argc, char **argv) {
   }
   bind_to(pinger_cpu); /* after the relays are forked, which stay free */
   int fd = dial_loopback(port);
+  for (int s = 0; s < SIZE_COUNT; s++) {
+    for (int i = 0; i < iterations_for(sizes[s], quick) / 10; i++) {
+      write_all(fd, buffer, sizes[s]);
+      read_exactly(fd, buffer, sizes[s]);
+    }
+  }
   for (int s = 0; s < SIZE_COUNT; s++) {
     int n = sizes[s], iters = iterations_for(n, quick);
     for (int i = 0; i < iters / 10; i++) {
