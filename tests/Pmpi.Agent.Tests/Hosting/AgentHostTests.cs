@@ -251,6 +251,29 @@ public class AgentHostTests
     }
 
     [LinuxFact]
+    public async Task Submit_RanksWithAProcessorEach_StartWithoutTheTieringDelayUnlessTheirEnvironmentSetsIt()
+    {
+        // Arrange: the ranks print the .NET setting the agent adds; one more rank than processors is oversubscribed.
+        await using var host = await StartOnFreePortAsync();
+        using var channel = ChannelTo(host);
+        static string Ranks(int count, string environment = "") => $"""
+            <computation name="tiering" xmlns="urn:pmpi:computation:v1" oversubscribe="true">
+              <ranks program="/bin/sh" count="{count}"><arg>-c</arg><arg>echo "delay=$DOTNET_TC_CallCountingDelayMs"</arg>{environment}</ranks>
+            </computation>
+            """;
+
+        // Act
+        var alone = await SubmitAsync(channel, Ranks(1));
+        var chosen = await SubmitAsync(channel, Ranks(1, """<env name="DOTNET_TC_CallCountingDelayMs" value="100"/>"""));
+        var oversubscribed = await SubmitAsync(channel, Ranks(System.Environment.ProcessorCount + 1));
+
+        // Assert
+        Assert.Equal(["delay=0"], alone);
+        Assert.Equal(["delay=100"], chosen);
+        Assert.Equal(Enumerable.Repeat("delay=", System.Environment.ProcessorCount + 1), oversubscribed);
+    }
+
+    [LinuxFact]
     public async Task Register_UnknownJobAndRunningJobWithAWrongKey_RefusedAlike()
     {
         // Arrange: a running job whose rank never registers (a shell that sleeps), so the master holds it.
