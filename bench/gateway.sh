@@ -15,8 +15,8 @@
 # direct bandwidth at 1 MB and up. --h2c runs every daemon with --insecure (cleartext, loopback only); the relayed
 # streams carry no TLS of the gateways' either way, only their control calls do. For scale, each round also runs bench/native/relay_pingpong.c directly and through two
 # relay processes that forward bytes and nothing else, copying them or splicing them inside the kernel: what any
-# relay pair costs on this machine, timed after an untimed sweep as the ranks are after theirs; and through the copying relays between endpoints that poll for the answer, as
-# PMPI's ranks do, instead of sleeping in read. After the rounds, each gateway's CPU time per relayed message (at 1 B) and per
+# relay pair costs on this machine, timed after an untimed sweep as the ranks are after theirs; and through the
+# copying relays between endpoints that poll for the answer, as PMPI's ranks do, instead of sleeping in read. After the rounds, each gateway's CPU time per relayed message (at 1 B) and per
 # relayed megabyte (at 4 MB). Every hop is TCP over loopback under the machine's congestion control, which the report
 # names: BBR, where the machine uses it, paces each hop on loopback (docs/bench-log/2026-11-30-relays-under-bbr.md).
 # --congestion ALGORITHM (root, iproute2) runs the daemons, the ranks and the C programs in a network namespace of

@@ -170,16 +170,21 @@ static void relay(int listener, int next_port, int spliced) {
   }
 }
 
+/* The sweep before the timed one: every size, a tenth of its iterations, pinged or echoed. */
+static void untimed_sweep(int fd, int quick, char *buffer, int echoing) {
+  for (int s = 0; s < SIZE_COUNT; s++) {
+    for (int i = 0; i < iterations_for(sizes[s], quick) / 10; i++) {
+      if (echoing) read_exactly(fd, buffer, sizes[s]);
+      write_all(fd, buffer, sizes[s]);
+      if (!echoing) read_exactly(fd, buffer, sizes[s]);
+    }
+  }
+}
+
 static void echo(int listener, int quick, char *buffer, int cpu) {
   bind_to(cpu);
   int fd = accept_one(listener);
-  for (int s = 0; s < SIZE_COUNT; s++) {
-    int iters = iterations_for(sizes[s], quick);
-    for (int i = 0; i < iters / 10; i++) {
-      read_exactly(fd, buffer, sizes[s]);
-      write_all(fd, buffer, sizes[s]);
-    }
-  }
+  untimed_sweep(fd, quick, buffer, 1);
   for (int s = 0; s < SIZE_COUNT; s++) {
     int iters = iterations_for(sizes[s], quick);
     for (int i = 0; i < iters + iters / 10; i++) {
@@ -220,12 +225,7 @@ int main(int argc, char **argv) {
   }
   bind_to(pinger_cpu); /* after the relays are forked, which stay free */
   int fd = dial_loopback(port);
-  for (int s = 0; s < SIZE_COUNT; s++) {
-    for (int i = 0; i < iterations_for(sizes[s], quick) / 10; i++) {
-      write_all(fd, buffer, sizes[s]);
-      read_exactly(fd, buffer, sizes[s]);
-    }
-  }
+  untimed_sweep(fd, quick, buffer, 0);
   for (int s = 0; s < SIZE_COUNT; s++) {
     int n = sizes[s], iters = iterations_for(n, quick);
     for (int i = 0; i < iters / 10; i++) {
