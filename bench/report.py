@@ -10,7 +10,8 @@ that pairs more than once a round (the collectives): pingpong-{sm,tcp,inproc,pro
 faces-{fsharp,vb} (the allreduce lines of collectives-pmpi through the F# and Visual Basic faces, run in the
 same pairs as the collectives), overlap-{ompi,pmpi} with
 "iallreduce<TAB>size<TAB>allreduce_us<TAB>pure_us<TAB>compute_us<TAB>total_us<TAB>overlap_pct" lines,
-launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
+firstmessages-{ompi,pmpi,pmpiaot} with "last_round_trip<TAB>half_rtt_us[<TAB>methods_compiled<TAB>jit_ms]" lines (one
+per window of round trips; pmpiaot: published Native AOT), launch-{ompi,pmpi,pmpiaot}-N (pmpi: the ReadyToRun hello; pmpiaot: the Native AOT one) with a "# wall SECONDS" line
 and one "rank<TAB>size<TAB>rss_kb" line per rank, plus
 `machine` (one line), `load` (the load average before each round), `reclaim` (the CPU ms the kernel's
 memory-reclaim threads had used, before each round and at the end), `placement` (bench/native/placement.c's samples
@@ -57,6 +58,9 @@ NATIVE_TLS_PATH = ("For scale, OpenSSL's own TLS beside plain TCP loopback (benc
 DOTNET_TLS_PATH = ("For scale, .NET's own TLS beside plain sockets: SslStream, two threads over TCP loopback (`Pmpi.Bench tlsfloor`, no MPI)",
                    "tls-dotnet", "tcp-dotnet", [])
 COLLECTIVE_GOALS = {8: 3.0, 1 << 20: 1.5}   # latency PMPI/Open MPI at most
+# A user's first ping-pong (issue 52: "a ping-pong in the rank's first second, no warm-up"): all its round trips
+# together, from the first, at most this many times Open MPI's.
+FIRST_MESSAGES_GOAL = 3.0
 LAUNCH_GOAL_SECONDS, LAUNCH_GOAL_RATIO, RSS_GOAL_MB = 1.5, 3.0, 60
 
 LABELS = {"sm": "Open MPI shared memory", "tcp": "Open MPI TCP", "inproc": "PMPI in-process", "procs": "PMPI shared memory",
@@ -279,6 +283,73 @@ class Report:
                          f"| {medians[4]:.0f} ({min(overlap):.0f}–{max(overlap):.0f}) |")
         self.out()
 
+    def first_messages(self):
+        """A user's first ping-pong, window by window, and all its round trips together: PMPI as built (with what
+        its JIT compiled meanwhile) and published Native AOT, each paired with the same round's Open MPI run."""
+        def windows(lines):
+            """[(last round trip, half round trip µs, methods compiled, JIT ms)] in order; the counts are None
+            where the line has none."""
+            rows = []
+            for line in lines:
+                parts = line.split("\t")
+                if not line.startswith("#") and len(parts) >= 2 and parts[0].isdigit():
+                    counts = (int(parts[2]), float(parts[3])) if len(parts) >= 4 else (None, None)
+                    rows.append((int(parts[0]), float(parts[1])) + counts)
+            return rows
+
+        def with_total(rows):
+            """{window: µs} with "all" added: the mean over every round trip of the windows."""
+            if not rows:
+                return {}
+            figures = {end: t for end, t, _, _ in rows}
+            starts = [0] + [end for end, _, _, _ in rows[:-1]]
+            figures["all"] = sum(t * (end - start) for (end, t, _, _), start in zip(rows, starts)) / rows[-1][0]
+            return figures
+
+        theirs = {rnd: with_total(windows(lines)) for rnd, lines in self.runs.get("firstmessages-ompi", {}).items()}
+        sides = {}
+        compiled = defaultdict(list)
+        for kind in ("pmpi", "pmpiaot"):
+            pairs = defaultdict(list)   # window -> [(PMPI µs, Open MPI µs)]
+            for rnd, lines in self.runs.get(f"firstmessages-{kind}", {}).items():
+                rows = windows(lines)
+                if kind == "pmpi":
+                    for end, _, methods, jit_ms in rows:
+                        if methods is not None:
+                            compiled[end].append((methods, jit_ms))
+                for window, t in with_total(rows).items():
+                    if window in theirs.get(rnd, {}):
+                        pairs[window].append((t, theirs[rnd][window]))
+            sides[kind] = pairs
+        if not sides["pmpi"]:
+            return
+        ends = sorted(w for w in sides["pmpi"] if w != "all")
+        self.out("### A user's first ping-pong: 1 B from the first message after init, no warm-up "
+                 "(bench/Pmpi.Bench.FirstMessages beside bench/native/firstmessages.c)")
+        self.out()
+        self.out("Each row is a window of the program's round trips, its mean half round trip; the last row is all of them. "
+                 "PMPI as `dotnet build` leaves it (JIT-compiled as it runs; beside it, the methods rank 0's JIT compiled "
+                 "during the window and the time it spent, medians) and published Native AOT (nothing compiled at run time).")
+        self.out()
+        self.out("| round trips | Open MPI µs | PMPI µs | PMPI/Open MPI | PMPI compiled (JIT ms) | PMPI Native AOT µs "
+                 "| Native AOT/Open MPI | goal |")
+        self.out("|---|---:|---:|---:|---:|---:|---:|---|")
+        for window, start in zip(ends + ["all"], [0] + ends[:-1] + [0]):
+            label = f"all {ends[-1]:,}" if window == "all" else (f"{window:,}" if window == 1 else f"{start + 1:,}–{window:,}")
+            ours = sides["pmpi"][window]
+            ratios = [p / r for p, r in ours]
+            aot = sides["pmpiaot"].get(window, [])
+            counts = compiled.get(window, [])
+            compiled_text = (f"{statistics.median(m for m, _ in counts):.0f} ({statistics.median(j for _, j in counts):.0f})"
+                             if counts else "")
+            goal = ""
+            if window == "all":
+                goal = f"≤ {FIRST_MESSAGES_GOAL}×: {self.note_goal('a user first ping-pong, all its round trips', ratios, FIRST_MESSAGES_GOAL, True)}"
+            aot_cells = (f"{statistics.median(p for p, _ in aot):.2f} | {spread([p / r for p, r in aot])}" if aot else "– | –")
+            self.out(f"| {label} | {statistics.median(r for _, r in ours):.2f} | {statistics.median(p for p, _ in ours):.2f} "
+                     f"| {spread(ratios)} | {compiled_text} | {aot_cells} | {goal} |")
+        self.out()
+
     def launch(self, pmpi_kind, hello):
         counts = sorted({int(k.rsplit("-", 1)[1]) for k in self.runs if k.startswith(f"launch-{pmpi_kind}-")})
         if not counts:
@@ -428,6 +499,7 @@ def main():
     report.collectives()
     report.faces()
     report.overlap()
+    report.first_messages()
     report.launch("pmpi", "ReadyToRun (bench/Pmpi.Bench.Hello.ReadyToRun)")
     report.launch("pmpiaot", "Native AOT (bench/Pmpi.Bench.Hello)")
     report.out("### Figures that did not reproduce")

@@ -19,6 +19,9 @@
 #   collectives  Allreduce and Bcast by size, 4 ranks: `mpirun -np 4` beside `pmpi run -n 4`, three pairs a round;
 #              beside them in the same pairs, the allreduce through the F# and the Visual Basic face
 #              (bench/Pmpi.Bench.FSharp, bench/Pmpi.Bench.VisualBasic: `Pmpi.Bench faces`)
+#   first messages  a user's first ping-pong, 1 B from the first message after init without warm-up, timed in
+#              windows (round trip 1, 2–10, ... 10,001–100,000), once a round: bench/native/firstmessages.c beside
+#              bench/Pmpi.Bench.FirstMessages as built (IL, what `dotnet build` gives) and published Native AOT
 #   overlap    how much of a nonblocking allreduce hides behind computation, 2 ranks, once a round (osu_iallreduce's
 #              method: bench/native/overlap.c beside `Pmpi.Bench overlap`)
 #   launch     wall time of `mpirun -np N ./hello` beside `pmpi run -n N ... hello`, N = 1 2 4 8 16, and the ranks'
@@ -36,7 +39,7 @@
 # until the JIT has settled (--jit-warmup), so both sides time steady-state code; the same-node ping-pong and the
 # collectives also run without it, as a user's own program runs (the "cold" rows). --rounds N (default 5; --quick: 2)
 # rounds; --quick also runs a tenth of the iterations, N = 1 4 16 and no TLS floors (OpenSSL's, .NET's), and
-# finishes in under 3 minutes once built. --write puts the tables into
+# finishes in minutes once built. --write puts the tables into
 # docs/benchmarks.md between the bench markers and writes the plots beside it. --keep DIR keeps the raw runs in DIR
 # (a new directory), even when the run fails, so `python3 bench/report.py DIR` can redraw the tables later. Every
 # child runs under `timeout`.
@@ -112,11 +115,13 @@ mkdir -p "$runs"
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1
 
 echo "run.sh: building bench/native/*.c, bench/Pmpi.Bench and the pmpi CLI (Release)" >&2
-for program in pingpong collectives overlap hello placement; do
+for program in pingpong collectives overlap hello firstmessages placement; do
   timeout 120 mpicc -O2 -pthread -o "$work/$program" "$repo/bench/native/$program.c"
 done
-timeout 600 dotnet build "$repo/bench/Pmpi.Bench" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
-  || { cat "$work/build.log" >&2; echo "run.sh: building bench/Pmpi.Bench failed." >&2; exit 1; }
+for project in Pmpi.Bench Pmpi.Bench.FirstMessages; do
+  timeout 600 dotnet build "$repo/bench/$project" -c Release -v quiet -nologo >"$work/build.log" 2>&1 \
+    || { cat "$work/build.log" >&2; echo "run.sh: building bench/$project failed." >&2; exit 1; }
+done
 # PMPI runs as it is deployed (deploy/README.md: the CLI's linux-x64 publish is a Native AOT executable); the launch
 # rows run the hello in the two forms the README gives for rank programs, ReadyToRun and Native AOT: compiled ahead of
 # time, as mpicc compiles the C hello. The other rows time steady-state code either way.
@@ -128,6 +133,7 @@ publish() {
 }
 publish bench/Pmpi.Bench.Hello.ReadyToRun hello-r2r
 publish bench/Pmpi.Bench.Hello hello-aot
+publish bench/Pmpi.Bench.FirstMessages firstmessages-aot
 publish src/Pmpi.Cli cli
 bench_dll="$repo/bench/Pmpi.Bench/bin/Release/net10.0/Pmpi.Bench.dll"
 pmpi_cli="$work/published/cli/pmpi"
@@ -260,6 +266,10 @@ coll_pmpi() { run collectives-pmpi "${pmpi[@]}" -n 4 "$bench_dll" -- collectives
 coll_pmpi_cold() { run collectives-pmpi-cold "${pmpi[@]}" -n 4 "$bench_dll" -- collectives --device grpc --ranks 4 $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 coll_fsharp() { run faces-fsharp "${pmpi[@]}" -n 4 "$bench_dll" -- faces --face fsharp --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
 coll_vb() { run faces-vb "${pmpi[@]}" -n 4 "$bench_dll" -- faces --face vb --device grpc --ranks 4 --jit-warmup $quick_flag --sizes $sizes --timeout "$child_timeout"; }
+# A user's first ping-pong, from its first message: as `dotnet build` leaves it (IL), and published Native AOT.
+first_ompi() { run firstmessages-ompi "${ompi[@]}" -np 2 ./firstmessages $quick_flag; }
+first_pmpi() { run firstmessages-pmpi "${pmpi[@]}" -n 2 "$repo/bench/Pmpi.Bench.FirstMessages/bin/Release/net10.0/Pmpi.Bench.FirstMessages.dll" $quick_flag; }
+first_pmpi_aot() { run firstmessages-pmpiaot "${pmpi[@]}" -n 2 "$work/published/firstmessages-aot/Pmpi.Bench.FirstMessages" $quick_flag; }
 overlap_ompi() { run overlap-ompi "${ompi[@]}" -np 2 ./overlap $quick_flag; }
 overlap_pmpi() { run overlap-pmpi "${pmpi[@]}" -n 2 "$bench_dll" -- overlap --device grpc --ranks 2 --jit-warmup $quick_flag --timeout "$child_timeout"; }
 
@@ -292,6 +302,7 @@ for ((round = 1; round <= rounds; round++)); do
   pair=1
   sizes=
   chain overlap_ompi overlap_pmpi
+  chain first_pmpi_aot first_ompi first_pmpi
   # The TLS floors are for scale, with no goal of their own: --quick leaves them out.
   if [[ $quick -eq 0 ]]; then
     chain tcp_native tls_native
