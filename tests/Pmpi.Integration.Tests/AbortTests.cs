@@ -58,6 +58,34 @@ public sealed class AbortTests
     }
 
     [Fact]
+    public async Task Run_RankCallsAbort_JobEndsWithItsCodeAndOneLineNamingTheCall()
+    {
+        // Arrange: rank 1 calls Abort(5) while the others wait for a message.
+        await using var run = PmpiCli.Start(["run", "--oversubscribe", "-n", "3", PmpiCli.TestRanksDll, "abort", "1", "5"]);
+        List<RankHello> hellos = [];
+        try
+        {
+            // Act
+            await run.WaitForLineAsync(line => line == "[1] failing now", PmpiCli.Timeout, "rank 1's last line");
+            int code = await run.WaitForExitAsync(PmpiCli.Timeout);
+            hellos = RankHello.All(run.Stdout);
+
+            // Assert: the abort's code, one line from the rank as MPI_Abort prints, no stack trace, and the job's reason.
+            Assert.True(code == 5, $"pmpi run exited with {code}, expected 5.\n{run.Transcript}");
+            Assert.True(run.Stderr.Contains("[1] Rank 1 called Abort(5)."), $"Rank 1 did not say that it called Abort(5).\n{run.Transcript}");
+            Assert.False(run.Stderr.Any(line => line.StartsWith("[1]    at ", StringComparison.Ordinal)), $"Rank 1 printed a stack trace for its Abort.\n{run.Transcript}");
+            Assert.True(run.Stderr.Any(line => line.Contains("rank 1 failed (exit code 5): Rank 1 called Abort(5).", StringComparison.Ordinal)),
+                $"pmpi run did not name rank 1's Abort as the job's end.\n{run.Transcript}");
+            Assert.Empty(RankProcesses.Survivors(hellos[0].JobId, hellos.Select(h => h.ProcessId)));
+        }
+        finally
+        {
+            hellos = RankHello.All(run.Stdout);
+            if (hellos.Count > 0) RankProcesses.Kill(hellos[0].JobId, hellos.Select(h => h.ProcessId));
+        }
+    }
+
+    [Fact]
     public async Task Run_RankExitsWithCode0WithoutFinalizing_JobFailsAtOnceNamingIt()
     {
         // Arrange: rank 1 ends its process with code 0 mid-run while the others wait for a message from anyone.

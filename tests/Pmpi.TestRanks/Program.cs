@@ -70,6 +70,9 @@ Environment.Run(ref args, world =>
         case "throw":
             Fail(world, failing: Int(args[1]), () => throw new InvalidOperationException("scenario 'throw' fails on purpose"));
             break;
+        case "abort":
+            Fail(world, failing: Int(args[1]), () => world.Abort(Int(args[2])));
+            break;
         case "block":
             world.Barrier();
             Console.WriteLine("blocking");

@@ -97,7 +97,9 @@ internal sealed class RankSession
     public void Fail(Exception error)
     {
         var code = (error as MpiException)?.AbortCode ?? 1;
-        Console.Error.WriteLine($"Rank {_rank} failed: {error}");
+        // An abort's message names its cause (the rank that called Abort, or failed); where it surfaced here adds
+        // nothing, as MPI_Abort prints one line. Any other error keeps its stack trace: it is the program's own bug.
+        Console.Error.WriteLine(error is MpiException { ErrorClass: ErrorClass.Aborted } ? error.Message : $"Rank {_rank} failed: {error}");
         if (error is not MpiException { ErrorClass: ErrorClass.Aborted })
             Runtime.Abort(new MpiException(ErrorClass.Aborted, $"Rank {_rank} failed: {error.Message}", error) { AbortCode = code });
         Console.Out.Flush();
