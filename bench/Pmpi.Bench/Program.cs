@@ -6,7 +6,7 @@
 //                                                   Allreduce and Broadcast latency per size
 //   overlap [--device ...] [--ranks N] [--jit-warmup] [--quick] [--sizes N...]
 //                                                   how much of ImmediateAllreduce hides behind computation
-//   faces --face fsharp|vb [--device ...] [--ranks N] [--jit-warmup] [--quick] [--sizes N...]
+//   faces --face fsharp|vb [--into] [--device ...] [--ranks N] [--jit-warmup] [--quick] [--sizes N...]
 //                                                   Allreduce latency through the F# or Visual Basic face
 //   hello [--device ...] [--ranks N]                           each rank's resident memory after init, for launch timing
 //   linkedarray [--device inprocess|grpc] [--iterations N]   Motor's LinkedArray ping-pong (objects); beside bench/linkedarray.py
@@ -128,17 +128,19 @@ overlap.SetAction(parse =>
 
 var face = new Option<string>("--face") { Description = "The face whose allreduce is timed: fsharp (Mpi.allreduceArray (+)) or vb (Allreduce(values, ReduceOperation.Sum)).", Required = true };
 face.AcceptOnlyFromAmong("fsharp", "vb");
+var into = new Option<bool>("--into") { Description = "Reduce into one array of the caller's (Mpi.allreduceInto; Allreduce(values, ReduceOperation.Sum, result)) instead of a new array each call." };
 var faces = new Command("faces", "Allreduce latency (us) per message size through the F# or Visual Basic face, as the allreduce lines of `collectives`.")
 {
-    face, device, ranks, jitWarmup, quick, timeout, sizes,
+    face, into, device, ranks, jitWarmup, quick, timeout, sizes,
 };
 faces.SetAction(parse =>
 {
     bool warmup = parse.GetValue(jitWarmup), isQuick = parse.GetValue(quick);
     int[] sweep = parse.GetValue(sizes)!;
+    bool intoCallers = parse.GetValue(into);
     Func<Intracommunicator, int, int, double> secondsPerCall = parse.GetValue(face) == "fsharp"
-        ? Pmpi.Bench.FSharp.Allreduce.secondsPerCall
-        : Pmpi.Bench.VisualBasic.Allreduce.SecondsPerCall;
+        ? (world, size, iterations) => Pmpi.Bench.FSharp.Allreduce.secondsPerCall(intoCallers, world, size, iterations)
+        : (world, size, iterations) => Pmpi.Bench.VisualBasic.Allreduce.SecondsPerCall(intoCallers, world, size, iterations);
     return RunJob(parse, parse.GetValue(ranks), (world, _) =>
     {
         void Sweep(TextWriter output, bool quickSweep)
@@ -151,7 +153,7 @@ faces.SetAction(parse =>
             output.Flush();
         }
         int sweeps = warmup ? JitWarmup.Run(() => Sweep(TextWriter.Null, quickSweep: true), MostOverRanks(world)) : 0;
-        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {parse.GetValue(face)} face, {world.Size} ranks{AfterSweeps(sweeps)}: operation\tsize\tus");
+        if (world.Rank == 0) Console.Out.WriteLine($"# PMPI {parse.GetValue(face)} face{(intoCallers ? ", into the caller's array" : "")}, {world.Size} ranks{AfterSweeps(sweeps)}: operation\tsize\tus");
         Sweep(Console.Out, isQuick);
     });
 });

@@ -74,6 +74,31 @@ let ``AllreduceArray_FSharpOperatorsBesideCSharpOperations_OneAlgorithmAndTheSer
         Assert.Equal<float[]>(sum, sums)
         Assert.Equal<float[]>(maximum, maxima))
 
+/// allreduceInto fills the caller's own array on every rank, in place too, and agrees with C#'s ref form: an array of
+/// 2 MB goes by blocks on all four.
+[<Fact>]
+let ``AllreduceInto_OwnArrayInPlaceAndBesideCSharpRef_FilledWithTheSerialResult`` () =
+    let length = 262_144
+    let results =
+        Job.run 4 (fun world ->
+            let values = Array.init length (fun i -> float ((i % 97) * (world.Rank + 1)))
+            let result = if world.Rank = 1 then values else Array.zeroCreate length
+            match world.Rank with
+            | 3 ->
+                let mutable target = result
+                world.Allreduce(values, Pmpi.Operation<float>.Add, &target)
+            | _ -> world |> Mpi.allreduceInto (+) values result
+            result)
+    let sum = Array.init length (fun i -> float ((i % 97) * (1 + 2 + 3 + 4)))
+    Assert.All(results, fun result -> Assert.Equal<float[]>(sum, result))
+
+[<Fact>]
+let ``AllreduceInto_AResultOfAnotherLength_FailsNamingRankAndBothLengths`` () =
+    let error =
+        Assert.ThrowsAny<exn>(fun () ->
+            Job.run 2 (fun world -> world |> Mpi.allreduceInto (+) [| 1; 2; 3 |] (Array.zeroCreate (if Mpi.rank world = 1 then 2 else 4))) |> ignore)
+    Assert.Matches("rank [01]'s result array holds [24] elements; its values, 3", error.ToString())
+
 /// Each F# operator names its predefined operation: ranks passing it beside ranks passing Operation's agree, where a
 /// user's operation beside a predefined one would fail the collective as a mismatch.
 [<Fact>]

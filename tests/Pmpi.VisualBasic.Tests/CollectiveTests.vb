@@ -40,6 +40,45 @@ Public Class CollectiveTests
     End Sub
 
     ''' <summary>
+    ''' Allreduce into a caller's array fills it on every rank, in place too, by name or by lambda: an array of 2 MB goes
+    ''' by blocks on all four.
+    ''' </summary>
+    <Fact>
+    Public Sub Allreduce_IntoOwnArrayInPlaceByNameAndLambda_FilledWithTheSerialResult()
+        Const Length = 262144
+        Dim results = Job.RunRanks(4,
+            Function(world)
+                Dim values = Enumerable.Range(0, Length).Select(Function(i) CDbl((i Mod 97) * (world.Rank + 1))).ToArray()
+                Dim result = If(world.Rank = 1, values, New Double(Length - 1) {})
+                If world.Rank Mod 2 = 0 Then
+                    world.Allreduce(values, ReduceOperation.Sum, result)
+                Else
+                    world.Allreduce(values, Function(a, b) a + b, result)
+                End If
+                Return result
+            End Function)
+
+        Dim expected = Enumerable.Range(0, Length).Select(Function(i) CDbl((i Mod 97) * 10)).ToArray()
+        Assert.All(results, Sub(r) Assert.Equal(expected, r))
+    End Sub
+
+    <Fact>
+    Public Sub Allreduce_IntoAResultOfAnotherLength_FailsNamingRankAndBothLengths()
+        Dim errors = Job.RunRanks(2,
+            Function(world)
+                Try
+                    world.Allreduce(New Integer() {1, 2, 3}, ReduceOperation.Sum, New Integer(If(world.Rank = 1, 1, 3)) {})
+                    Return ""
+                Catch e As MpiException
+                    Return e.Message
+                End Try
+            End Function)
+
+        Assert.Contains("rank 0's result array holds 4 elements; its values, 3", errors(0))
+        Assert.Contains("rank 1's result array holds 2 elements; its values, 3", errors(1))
+    End Sub
+
+    ''' <summary>
     ''' Lambdas name the predefined operations they compute, as Visual Basic compiles them in a debug build too (the
     ''' result through a local): ranks that pass Math.Max or a sum beside ReduceOperation's agree, where an operation
     ''' of the user's would fail the collective as a mismatch.

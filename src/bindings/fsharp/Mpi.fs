@@ -235,8 +235,21 @@ module Mpi =
     let reduceArray root (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) =
         comm.Reduce<'T>(values, operation op, root) |> Option.ofObj
 
-    /// <summary>Arrays combined element by element, on every rank (MPI_Allreduce on a buffer).</summary>
+    /// <summary>Arrays combined element by element, on every rank (MPI_Allreduce on a buffer), in a new array; in a loop over large arrays, <c>allreduceInto</c>.</summary>
     let allreduceArray (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) = comm.Allreduce<'T>(values, operation op)
+
+    /// <summary>
+    /// Arrays combined element by element into <paramref name="result"/>, on every rank (MPI_Allreduce into a buffer):
+    /// nothing is allocated. A new array of 100 KB or more each call, as <c>allreduceArray</c> returns, costs a loop
+    /// more than the reduction itself: .NET collects such arrays in full collections and gives their memory back, so
+    /// every call's array is paged in afresh. <paramref name="result"/> has <paramref name="values"/>' length, or is
+    /// <paramref name="values"/> itself (in place).
+    /// </summary>
+    let allreduceInto (op: 'T -> 'T -> 'T) (values: 'T[]) (result: 'T[]) (comm: Intracommunicator) : unit =
+        if result.Length <> values.Length then
+            raise (MpiException(ErrorClass.InvalidCount, $"Mpi.allreduceInto: rank {comm.Rank}'s result array holds {result.Length} elements; its values, {values.Length}."))
+        let mutable target = result
+        comm.Allreduce<'T>(values, operation op, &target)
 
     /// <summary>The combination of the values of ranks 0 to this one (MPI_Scan).</summary>
     let scan (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) = comm.Scan<'T>(value, operation op)
