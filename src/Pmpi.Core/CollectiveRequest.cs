@@ -5,8 +5,9 @@ using Pmpi.Matching;
 namespace Pmpi;
 
 /// <summary>
-/// A nonblocking collective in progress (MPI_Ibarrier, MPI_Iallreduce, ...): it runs on its own while the program
-/// computes; <see cref="Value"/> is its result, as the blocking collective would return it.
+/// A nonblocking collective in progress (MPI_Ibarrier, MPI_Iallreduce, ...): it runs on the thread that waits for it,
+/// or on its own while the program computes, tests or awaits it (<see cref="CollectiveSequence"/>); <see cref="Value"/>
+/// is its result, as the blocking collective would return it.
 /// </summary>
 public sealed class CollectiveRequest<T> : Request, ISequencedCollective
 {
@@ -14,6 +15,7 @@ public sealed class CollectiveRequest<T> : Request, ISequencedCollective
     private readonly CollectiveSequence _sequence;
     private readonly Func<T> _collective;
     private T _value = default!;
+    private bool _expedited;
 
     internal CollectiveRequest(CollectiveSequence sequence, Func<T> collective)
     {
@@ -42,7 +44,24 @@ public sealed class CollectiveRequest<T> : Request, ISequencedCollective
     }
 
     /// <inheritdoc/>
-    public override CompletedStatus? Test() => _outcome.IsCompleted ? Status() : null;
+    public override CompletedStatus? Test()
+    {
+        if (_outcome.IsCompleted) return Status();
+        Expedite();
+        return _outcome.IsCompleted ? Status() : null;
+    }
+
+    internal override void Expedite()
+    {
+        if (_outcome.IsCompleted) return;
+        if (!_expedited)
+        {
+            _expedited = true;
+            _sequence.Expedite(this);
+        }
+        // The worker shares the rank's processor: a program testing in a loop would hold it from the collective.
+        Thread.Yield();
+    }
 
     /// <summary>Throws: MPI does not allow a collective to be cancelled.</summary>
     public override void Cancel() =>

@@ -71,6 +71,24 @@ public partial class Intracommunicator
         return Sequence.Start(() => Allreduce(values, op));
     }
 
+    /// <summary>
+    /// Starts an element-wise allreduce of arrays into <paramref name="result"/>, an array of <paramref name="values"/>'
+    /// length or <paramref name="values"/> itself (MPI_Iallreduce with a receive buffer): the request's value is
+    /// <paramref name="result"/>, and no array is allocated for it.
+    /// </summary>
+    public CollectiveRequest<T[]> ImmediateAllreduce<T>(T[] values, ReductionOperation<T> op, T[] result)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        ArgumentNullException.ThrowIfNull(op);
+        CheckLength(result, values.Length, nameof(result));
+        return Sequence.Start(() =>
+        {
+            var filled = result;
+            Allreduce(values, op, ref filled);
+            return filled;
+        });
+    }
+
     /// <summary>Starts a gather to <paramref name="root"/> (MPI_Igather); null on other ranks.</summary>
     public CollectiveRequest<T[]?> ImmediateGather<T>(T value, int root)
     {

@@ -69,6 +69,8 @@ public class PersistentRequest : Request
 
     internal override Completion Completion => _active?.Completion ?? Inactive;
 
+    internal override void Expedite() => _active?.Expedite();
+
     /// <summary>Takes what a completed round produced (a send produces nothing).</summary>
     private protected virtual void Completed(Request round)
     {

@@ -26,11 +26,20 @@ public abstract class Request
     /// <summary>Completes when the operation does, without blocking a thread (PMPI addition).</summary>
     public async Task<CompletedStatus> WaitAsync(CancellationToken cancellationToken = default)
     {
+        Expedite();
         await Completion.AsTask().WaitAsync(cancellationToken).ConfigureAwait(false);
         return Wait();
     }
 
     internal abstract Completion Completion { get; }
+
+    /// <summary>
+    /// Tells the operation that the program waits for it without running it (a test, an await, a wait for any of
+    /// several): a nonblocking collective then starts at once on its worker rather than after its grace.
+    /// </summary>
+    internal virtual void Expedite()
+    {
+    }
 
     /// <summary>Rethrows a transport or abort error on the waiting rank's own thread, with its class.</summary>
     internal static void ThrowIfFailed(Completion completion)

@@ -29,7 +29,7 @@ public sealed class RequestList
     /// <summary>Completes every request if all have completed, returning their statuses; otherwise null and nothing changes.</summary>
     public List<CompletedStatus>? TestAll()
     {
-        if (_requests.Any(r => !r.Completion.IsCompleted)) return null;
+        if (ExpeditePending().Count > 0) return null;
         return WaitAll();
     }
 
@@ -39,6 +39,7 @@ public sealed class RequestList
         if (_requests.Count == 0) return null;
         if (TestAny() is { } done) return done;
         using var signal = new ManualResetEventSlim();
+        // On every request: one that completed since the test above signals at once.
         foreach (var request in _requests) request.Completion.OnCompleted(signal.Set);
         signal.Wait();
         return TestAny();
@@ -48,7 +49,11 @@ public sealed class RequestList
     public Request? TestAny()
     {
         int index = _requests.FindIndex(r => r.Completion.IsCompleted);
-        if (index < 0) return null;
+        if (index < 0)
+        {
+            ExpeditePending();
+            return null;
+        }
         var request = _requests[index];
         _requests.RemoveAt(index);
         request.Wait();
@@ -72,6 +77,15 @@ public sealed class RequestList
             _requests.Remove(request);
             request.Wait();
         }
+        ExpeditePending();
         return done;
+    }
+
+    /// <summary>The requests not completed yet, each told that the program waits for it without running it (<see cref="Request.Expedite"/>).</summary>
+    private List<Request> ExpeditePending()
+    {
+        var pending = _requests.Where(r => !r.Completion.IsCompleted).ToList();
+        foreach (var request in pending) request.Expedite();
+        return pending;
     }
 }

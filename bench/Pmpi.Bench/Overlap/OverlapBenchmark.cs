@@ -71,13 +71,13 @@ public static class OverlapBenchmark
                     world.Allreduce(values, Operation<double>.Add, ref result);
                     break;
                 case Mode.Pure:
-                    world.ImmediateAllreduce(values, Operation<double>.Add).Wait();
+                    world.ImmediateAllreduce(values, Operation<double>.Add, result).Wait();
                     break;
                 case Mode.Compute:
                     Compute(work);
                     break;
                 case Mode.Total:
-                    var request = world.ImmediateAllreduce(values, Operation<double>.Add);
+                    var request = world.ImmediateAllreduce(values, Operation<double>.Add, result);
                     Compute(work);
                     request.Wait();
                     break;

@@ -100,6 +100,32 @@ public abstract class NonblockingCollectiveTests(Device device) : DeviceSuite(de
         Assert.True(results.Skip(1).All(r => r.iterations > 0), "The later ranks computed before the allreduce completed.");
     }
 
+    [Theory]
+    [InlineData(2)]
+    [InlineData(4)]
+    public void ImmediateAllreduce_IntoAResultArray_FillsItInPlaceToo_AndItIsTheValue(int size)
+    {
+        var results = Run(size, world =>
+        {
+            var values = Enumerable.Repeat(world.Rank + 1.0, ByBlocks).ToArray();
+            var result = world.Rank == 1 ? values : new double[ByBlocks];
+            var request = world.ImmediateAllreduce(values, Operation<double>.Add, result);
+            return (ReferenceEquals(request.Value, result), result.Distinct().Single());
+        });
+
+        Assert.All(results, r => Assert.Equal((true, size * (size + 1) / 2.0), r));
+    }
+
+    [Fact]
+    public void ImmediateAllreduce_IntoAResultOfAnotherLength_FailsAtTheStartNamingIt()
+    {
+        var errors = Run(2, world =>
+            Assert.Throws<MpiException>(() => world.ImmediateAllreduce(new int[3], Operation<int>.Add, new int[2 + world.Rank * 2])));
+
+        Assert.All(errors, e => Assert.Equal(ErrorClass.InvalidCount, e.ErrorClass));
+        Assert.Contains("'result' must hold 3 elements; it holds 2", errors[0].Message);
+    }
+
     [Fact]
     public void ImmediateCollectives_StartedBeforeABlockingOne_CompleteFirst_AndMatchAnotherRanksBlockingForm()
     {
