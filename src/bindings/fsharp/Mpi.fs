@@ -327,6 +327,10 @@ module Mpi =
     /// <summary>Starts combining arrays element by element on every rank, by blocks when long (MPI_Iallreduce on a buffer).</summary>
     let iallreduceArray (op: 'T -> 'T -> 'T) (values: 'T[]) (comm: Intracommunicator) = pending (comm.ImmediateAllreduce<'T>(values, operation op)) id
 
+    /// <summary>Starts combining arrays element by element into <paramref name="result"/>, as <c>allreduceInto</c> does (MPI_Iallreduce with a receive buffer).</summary>
+    let iallreduceInto (op: 'T -> 'T -> 'T) (values: 'T[]) (result: 'T[]) (comm: Intracommunicator) =
+        pending (comm.ImmediateAllreduce<'T>(values, operation op, result)) ignore
+
     /// <summary>Starts an inclusive scan (MPI_Iscan).</summary>
     let iscan (op: 'T -> 'T -> 'T) (value: 'T) (comm: Intracommunicator) = pending (comm.ImmediateScan<'T>(value, operation op)) id
 

@@ -175,6 +175,18 @@ Public Module CommunicatorExtensions
         Return comm.ImmediateAllreduce(values, OperationOf(combine))
     End Function
 
+    ''' <summary>Starts combining arrays element by element into <paramref name="result"/>, of <paramref name="values"/>' length (MPI_Iallreduce with a receive buffer); the request's value is <paramref name="result"/>.</summary>
+    <Extension>
+    Public Function ImmediateAllreduce(Of T)(comm As Intracommunicator, values As T(), op As ReduceOperation, result As T()) As CollectiveRequest(Of T())
+        Return comm.ImmediateAllreduce(values, OperationOf(Of T)(op), result)
+    End Function
+
+    ''' <summary>The same with an operation of the caller's.</summary>
+    <Extension>
+    Public Function ImmediateAllreduce(Of T)(comm As Intracommunicator, values As T(), combine As Func(Of T, T, T), result As T()) As CollectiveRequest(Of T())
+        Return comm.ImmediateAllreduce(values, OperationOf(combine), result)
+    End Function
+
     ''' <summary>Starts an inclusive scan (MPI_Iscan).</summary>
     <Extension>
     Public Function ImmediateScan(Of T)(comm As Intracommunicator, value As T, op As ReduceOperation) As CollectiveRequest(Of T)
