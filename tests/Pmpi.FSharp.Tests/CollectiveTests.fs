@@ -74,10 +74,10 @@ let ``AllreduceArray_FSharpOperatorsBesideCSharpOperations_OneAlgorithmAndTheSer
         Assert.Equal<float[]>(sum, sums)
         Assert.Equal<float[]>(maximum, maxima))
 
-/// allreduceInto fills the caller's own array on every rank, in place too, and agrees with C#'s ref form: an array of
-/// 2 MB goes by blocks on all four.
+/// allreduceInto and iallreduceInto fill the caller's own array on every rank, in place too, and agree with C#'s ref
+/// form: an array of 2 MB goes by blocks on all four.
 [<Fact>]
-let ``AllreduceInto_OwnArrayInPlaceAndBesideCSharpRef_FilledWithTheSerialResult`` () =
+let ``AllreduceInto_BlockingNonblockingInPlaceAndBesideCSharpRef_FilledWithTheSerialResult`` () =
     let length = 262_144
     let results =
         Job.run 4 (fun world ->
@@ -87,6 +87,7 @@ let ``AllreduceInto_OwnArrayInPlaceAndBesideCSharpRef_FilledWithTheSerialResult`
             | 3 ->
                 let mutable target = result
                 world.Allreduce(values, Pmpi.Operation<float>.Add, &target)
+            | 2 -> (world |> Mpi.iallreduceInto (+) values result).Value
             | _ -> world |> Mpi.allreduceInto (+) values result
             result)
     let sum = Array.init length (fun i -> float ((i % 97) * (1 + 2 + 3 + 4)))

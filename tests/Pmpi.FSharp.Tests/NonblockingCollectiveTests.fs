@@ -92,21 +92,6 @@ let ``IallreduceArray_2MBOfDoublesBesideCSharpRanks_TheSerialSum`` () =
     let expected = Array.init length (fun i -> float ((i % 97) * (1 + 2 + 3 + 4)))
     Assert.All(sums, fun sum -> Assert.Equal<float[]>(expected, sum))
 
-/// iallreduceInto fills the caller's array, in place too, beside C#'s form with a receive buffer: 2 MB go by blocks.
-[<Fact>]
-let ``IallreduceInto_OwnArrayInPlaceAndBesideCSharp_FilledWithTheSerialSum`` () =
-    let length = 262_144
-    let results =
-        Job.run 4 (fun world ->
-            let values = Array.init length (fun i -> float ((i % 97) * (world.Rank + 1)))
-            let result = if world.Rank = 1 then values else Array.zeroCreate length
-            match world.Rank with
-            | 3 -> world.ImmediateAllreduce(values, Pmpi.Operation<float>.Add, result).Wait() |> ignore
-            | _ -> (world |> Mpi.iallreduceInto (+) values result).Value
-            result)
-    let expected = Array.init length (fun i -> float ((i % 97) * (1 + 2 + 3 + 4)))
-    Assert.All(results, fun result -> Assert.Equal<float[]>(expected, result))
-
 /// Each rank starts the allreduce, then computes, looking at the request between steps (by IsCompleted on even ranks,
 /// by the WaitAsync task on odd ones) and making no MPI call: only progress apart from the rank's calls completes
 /// it. Rank 0 starts last, so the others are computing when it joins. Should progress need a call, the loop ends

@@ -40,21 +40,22 @@ Public Class CollectiveTests
     End Sub
 
     ''' <summary>
-    ''' Allreduce into a caller's array fills it on every rank, in place too, by name or by lambda: an array of 2 MB goes
-    ''' by blocks on all four.
+    ''' Allreduce into a caller's array, blocking or not, by name or by lambda, fills it on every rank, in place too (a
+    ''' nonblocking one's value is that array): an array of 2 MB goes by blocks on all four.
     ''' </summary>
     <Fact>
-    Public Sub Allreduce_IntoOwnArrayInPlaceByNameAndLambda_FilledWithTheSerialResult()
+    Public Sub Allreduce_IntoOwnArrayBlockingAndNotByNameAndLambda_FilledWithTheSerialResult()
         Const Length = 262144
         Dim results = Job.RunRanks(4,
             Function(world)
                 Dim values = Enumerable.Range(0, Length).Select(Function(i) CDbl((i Mod 97) * (world.Rank + 1))).ToArray()
                 Dim result = If(world.Rank = 1, values, New Double(Length - 1) {})
-                If world.Rank Mod 2 = 0 Then
-                    world.Allreduce(values, ReduceOperation.Sum, result)
-                Else
-                    world.Allreduce(values, Function(a, b) a + b, result)
-                End If
+                Select Case world.Rank
+                    Case 0 : world.Allreduce(values, ReduceOperation.Sum, result)
+                    Case 1 : world.Allreduce(values, Function(a, b) a + b, result)
+                    Case 2 : Assert.Same(result, world.ImmediateAllreduce(values, ReduceOperation.Sum, result).Value)
+                    Case Else : Assert.Same(result, world.ImmediateAllreduce(values, Function(a, b) a + b, result).Value)
+                End Select
                 Return result
             End Function)
 

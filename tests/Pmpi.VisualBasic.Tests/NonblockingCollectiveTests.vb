@@ -14,26 +14,6 @@ Public Class NonblockingCollectiveTests
         Assert.All(sums, Sub(s) Assert.Equal((10, 10), s))
     End Sub
 
-    ''' <summary>Into a caller's array, by name or by lambda, in place too: the request's value is that array, filled with the serial sum.</summary>
-    <Fact>
-    Public Sub ImmediateAllreduce_IntoOwnArrayByNameAndLambda_ItsValueIsThatArrayFilled()
-        Dim results = Job.RunRanks(4,
-            Function(world)
-                Dim values = Enumerable.Range(0, ByBlocks).Select(Function(i) CDbl((i Mod 97) * (world.Rank + 1))).ToArray()
-                Dim result = If(world.Rank = 1, values, New Double(ByBlocks - 1) {})
-                Dim request = If(world.Rank Mod 2 = 0,
-                    world.ImmediateAllreduce(values, ReduceOperation.Sum, result),
-                    world.ImmediateAllreduce(values, Function(a, b) a + b, result))
-                Return (ReferenceEquals(request.Value, result), result)
-            End Function)
-
-        Dim expected = Enumerable.Range(0, ByBlocks).Select(Function(i) CDbl((i Mod 97) * 10)).ToArray()
-        Assert.All(results, Sub(r)
-                                Assert.True(r.Item1)
-                                Assert.Equal(expected, r.Item2)
-                            End Sub)
-    End Sub
-
     ''' <summary>
     ''' Ranks passing ReduceOperation.Sum, a lambda and a Func variable (which takes the binding's extension rather than
     ''' Pmpi.Core's method) take one algorithm: 2 MB go by blocks on all four and give the serial sum.
