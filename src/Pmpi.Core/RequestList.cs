@@ -29,7 +29,11 @@ public sealed class RequestList
     /// <summary>Completes every request if all have completed, returning their statuses; otherwise null and nothing changes.</summary>
     public List<CompletedStatus>? TestAll()
     {
-        if (ExpeditePending().Count > 0) return null;
+        if (_requests.Any(r => !r.Completion.IsCompleted))
+        {
+            ExpeditePending();
+            return null;
+        }
         return WaitAll();
     }
 
@@ -81,11 +85,9 @@ public sealed class RequestList
         return done;
     }
 
-    /// <summary>The requests not completed yet, each told that the program waits for it without running it (<see cref="Request.Expedite"/>).</summary>
-    private List<Request> ExpeditePending()
+    /// <summary>Tells each request not completed yet that the program waits for it without running it (<see cref="Request.Expedite"/>).</summary>
+    private void ExpeditePending()
     {
-        var pending = _requests.Where(r => !r.Completion.IsCompleted).ToList();
-        foreach (var request in pending) request.Expedite();
-        return pending;
+        foreach (var request in _requests.Where(r => !r.Completion.IsCompleted).ToList()) request.Expedite();
     }
 }

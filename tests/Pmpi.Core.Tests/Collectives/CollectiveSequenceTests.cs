@@ -12,40 +12,40 @@ public sealed class CollectiveSequenceTests
     private static readonly TimeSpan Long = TimeSpan.FromMinutes(5);
 
     [Fact]
-    public void Wait_WithinTheGrace_RunsTheCollectiveOnTheWaitingThread()
+    public async Task Wait_WithinTheGrace_RunsTheCollectiveOnTheWaitingThread()
     {
         var sequence = new CollectiveSequence(grace: Long);
         var request = sequence.Start(() => System.Environment.CurrentManagedThreadId);
 
-        request.Wait();
+        int waiter = await OnAThreadOfItsOwn(() => request.Wait());
 
-        Assert.Equal(System.Environment.CurrentManagedThreadId, request.Value);
+        Assert.Equal(waiter, request.Value);
     }
 
     [Fact]
-    public void Wait_ForTheSecondOfTwo_RunsBothHereInTheirOrder()
+    public async Task Wait_ForTheSecondOfTwo_RunsBothHereInTheirOrder()
     {
         var sequence = new CollectiveSequence(grace: Long);
         var order = new List<(string, int)>();
         var first = sequence.Start(() => { order.Add(("first", System.Environment.CurrentManagedThreadId)); return 1; });
         var second = sequence.Start(() => { order.Add(("second", System.Environment.CurrentManagedThreadId)); return 2; });
 
-        second.Wait();
+        int waiter = await OnAThreadOfItsOwn(() => second.Wait());
 
-        Assert.Equal([("first", System.Environment.CurrentManagedThreadId), ("second", System.Environment.CurrentManagedThreadId)], order);
+        Assert.Equal([("first", waiter), ("second", waiter)], order);
         Assert.NotNull(first.Test());
     }
 
     [Fact]
-    public void AwaitTurn_RunsTheQueuedCollectivesOnTheCallingThread()
+    public async Task AwaitTurn_RunsTheQueuedCollectivesOnTheCallingThread()
     {
         var sequence = new CollectiveSequence(grace: Long);
         var requests = Enumerable.Range(0, 3).Select(_ => sequence.Start(() => System.Environment.CurrentManagedThreadId)).ToArray();
 
-        sequence.AwaitTurn();
+        int caller = await OnAThreadOfItsOwn(sequence.AwaitTurn);
 
         Assert.All(requests, request => Assert.NotNull(request.Test()));
-        Assert.All(requests, request => Assert.Equal(System.Environment.CurrentManagedThreadId, request.Value));
+        Assert.All(requests, request => Assert.Equal(caller, request.Value));
     }
 
     [Fact]
@@ -85,4 +85,12 @@ public sealed class CollectiveSequenceTests
 
         Assert.NotEqual(System.Environment.CurrentManagedThreadId, request.Value);
     }
+
+    /// <summary>Runs a blocking <paramref name="call"/> on a thread of its own, bounded by the test timeout; returns that thread's id.</summary>
+    private static Task<int> OnAThreadOfItsOwn(Action call) =>
+        Task.Factory.StartNew(() =>
+        {
+            call();
+            return System.Environment.CurrentManagedThreadId;
+        }, TaskCreationOptions.LongRunning).WaitAsync(TestJob.Timeout);
 }
